@@ -1,0 +1,87 @@
+//! `$AIRLOCK_HOME/airlock.toml`: the stack's configuration. `airlock up` writes it on first start
+//! with the paths and keys of this home filled in; each service reads its own section, and
+//! anything left out takes the service's defaults.
+
+use crate::home::Home;
+use crate::stack;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NatsSection {
+    /// Port of the embedded nats-server (0: any free port).
+    pub port: u16,
+    /// Replicas of streams and buckets (1 for a single server, 3 for a cluster).
+    pub replicas: usize,
+}
+
+impl Default for NatsSection {
+    fn default() -> Self {
+        Self {
+            port: 4222,
+            replicas: 1,
+        }
+    }
+}
+
+pub fn nats_section(home: &Home) -> anyhow::Result<NatsSection> {
+    Ok(airlock_bus::runner::load_section(&home.config_file(), "nats")?)
+}
+
+/// Writes the initial config unless one exists (an operator's edits are never overwritten).
+pub fn ensure_config(home: &Home) -> anyhow::Result<()> {
+    let path = home.config_file();
+    if path.exists() {
+        return Ok(());
+    }
+    let gate_key = home.private_key(stack::GATE_KEY.0);
+    let auditor_key = home.private_key(stack::AUDITOR_KEY.0);
+    let text = format!(
+        r#"# Airlock stack configuration, written by `airlock up` on first start.
+# Each service reads its own section; anything left out takes the service's defaults
+# (see the README and docs/ for every setting).
+
+[nats]
+port = 4222
+replicas = 1
+
+# The limits of each trust level, read by the gate (what it grants) and the executor (its warm
+# pool's shapes). Defaults: trusted 2 CPUs, 1 GiB, 120 s; unknown 1 CPU, 512 MiB, 30 s;
+# untrusted 0.5 CPU, 256 MiB, 10 s. Override a level as a whole, e.g.
+# [quotas.untrusted]
+# memory_bytes = 268435456
+# cpu_millis = 500
+# pids = 64
+# wall_ms = 10000
+# output_bytes = 262144
+# disk_bytes = 16777216
+# open_files = 128
+
+[assessor]
+
+[gate]
+key_file = {gate_key:?}
+key_name = {gate_name:?}
+# Verifier keys whose signed override answers the gate accepts.
+approver_keys = [{approver:?}]
+
+[executor]
+# Verifier keys of the gate: the executor runs nothing without a valid signature by one of them.
+gate_keys = [{gate_pub:?}]
+
+[auditor]
+store = {store:?}
+key_file = {auditor_key:?}
+origin = {auditor_name:?}
+"#,
+        gate_key = gate_key.display().to_string(),
+        gate_name = stack::GATE_KEY.1,
+        approver = stack::read_verifier(home, stack::APPROVER_KEY.0)?,
+        gate_pub = stack::read_verifier(home, stack::GATE_KEY.0)?,
+        store = format!("file://{}", home.audit_store().display()),
+        auditor_key = auditor_key.display().to_string(),
+        auditor_name = stack::AUDITOR_KEY.1,
+    );
+    std::fs::write(path, text)?;
+    Ok(())
+}

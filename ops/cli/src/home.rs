@@ -1,0 +1,59 @@
+//! `$AIRLOCK_HOME`: the one directory that holds a stack's state, so that every subcommand finds
+//! the running stack with no further flags.
+//!
+//! Layout:
+//! - `airlock.toml`      the stack's configuration (written by `airlock up` on first start)
+//! - `stack.json`        where the running stack is (NATS URL, pids); present while `up` runs
+//! - `nats/`             nats-server config, JetStream store, server log
+//! - `creds/<user>.nk`   NATS nkey seeds, one per user (mode 0600)
+//! - `keys/<name>.key`   Ed25519 private keys (gate, auditor, approver), `keys/<name>.pub` verifier keys
+//! - `audit/`            the local audit store (tlog-tiles layout)
+//! - `logs/`             one log file per service
+
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// `--home`, else `$AIRLOCK_HOME`, else `<data dir>/airlock` (e.g. `~/.local/share/airlock`).
+    pub fn locate(explicit: Option<PathBuf>) -> anyhow::Result<Self> {
+        let root = match explicit.or_else(|| std::env::var_os("AIRLOCK_HOME").map(PathBuf::from)) {
+            Some(p) => p,
+            None => dirs::data_dir()
+                .ok_or_else(|| anyhow::anyhow!("no data directory for this user: set AIRLOCK_HOME"))?
+                .join("airlock"),
+        };
+        Ok(Self { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join("airlock.toml")
+    }
+    pub fn stack_file(&self) -> PathBuf {
+        self.root.join("stack.json")
+    }
+    pub fn nats_dir(&self) -> PathBuf {
+        self.root.join("nats")
+    }
+    pub fn creds(&self, user: &str) -> PathBuf {
+        self.root.join("creds").join(format!("{user}.nk"))
+    }
+    pub fn private_key(&self, name: &str) -> PathBuf {
+        self.root.join("keys").join(format!("{name}.key"))
+    }
+    pub fn verifier_key(&self, name: &str) -> PathBuf {
+        self.root.join("keys").join(format!("{name}.pub"))
+    }
+    pub fn audit_store(&self) -> PathBuf {
+        self.root.join("audit")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+}

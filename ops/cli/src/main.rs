@@ -1,0 +1,106 @@
+//! `airlock`: run the stack, submit code, answer overrides, read and verify the audit log.
+
+mod assess;
+mod audit;
+mod bench;
+mod config;
+mod home;
+mod image;
+mod nats_auth;
+mod overrides;
+mod run;
+mod schema;
+mod serve;
+mod stack;
+mod status;
+mod up;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "airlock",
+    version,
+    about = "The safety layer between an AI assistant and the machine it runs on"
+)]
+struct Cli {
+    /// The stack's state directory (default: $AIRLOCK_HOME, else <data dir>/airlock).
+    #[arg(long, global = true)]
+    home: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create the stack's keys, credentials and airlock.toml in $AIRLOCK_HOME, without starting it.
+    Init,
+    /// Start NATS, the four services and the local audit store, in the foreground.
+    Up(up::UpArgs),
+    /// Submit a program as Mai and wait for its result.
+    Run(run::RunArgs),
+    /// Rate files with the assessor's engine, without the pipeline.
+    Assess(assess::AssessArgs),
+    /// Read, verify and prove the audit log.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
+    /// Requests waiting for a human, and answers to them.
+    #[command(subcommand)]
+    Override(overrides::OverrideCommand),
+    /// Run one service in this process.
+    Serve {
+        #[arg(value_enum)]
+        service: serve::Service,
+    },
+    /// Whether each service answers, with its counters.
+    Status(status::StatusArgs),
+    /// The sandbox image.
+    #[command(subcommand)]
+    Image(image::ImageCommand),
+    /// Benchmarks that need the running stack.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// The JSON Schemas of the wire contract.
+    #[command(subcommand)]
+    Schema(schema::SchemaCommand),
+}
+
+fn main() -> ExitCode {
+    // Output piped into `head` and the like ends quietly when the reader goes away.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("airlock: cannot start the async runtime: {e}");
+            return ExitCode::from(run::status::AIRLOCK_FAILED);
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("airlock: {e:#}");
+            ExitCode::from(run::status::AIRLOCK_FAILED)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let home = home::Home::locate(cli.home)?;
+    match cli.command {
+        Command::Init => up::init(&home).map(|_| ExitCode::SUCCESS),
+        Command::Up(args) => up::run(&home, args).await,
+        Command::Run(args) => run::run(&home, args).await,
+        Command::Override(command) => overrides::run(&home, command).await,
+        Command::Assess(args) => assess::run(args),
+        Command::Audit(command) => audit::run(command, &home).await,
+        Command::Serve { service } => serve::run(&home, service).await,
+        Command::Schema(command) => schema::run(command),
+        Command::Status(args) => status::run(&home, args).await,
+        Command::Bench(command) => bench::run(&home, command).await,
+        Command::Image(command) => image::run(&home, command).await,
+    }
+}

@@ -1,0 +1,336 @@
+//! assess-bench: the assessor's speed against bandit on the same files in the same run, its
+//! agreement with bandit per check id, and the confusion matrix of the labelled corpus.
+//!
+//! cargo build --release -p airlock-assessor --bin assess-bench
+//! target/release/assess-bench [--runs N] [--only NAME] [--no-bandit] [--corpora DIR]
+//!
+//! Prints Markdown (the assessor figures in docs/benchmarks.md come from it).
+
+use airlock_assessor::Engine;
+use airlock_assessor::quality::{self, CheckScore};
+use airlock_protocol::request::{Language, Origin};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+struct Options {
+    runs: usize,
+    /// Time only files whose name contains this (quality reports still run).
+    only: Option<String>,
+    bandit: bool,
+    corpora: PathBuf,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        runs: 50,
+        only: None,
+        bandit: true,
+        corpora: quality::shared_corpora(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => {
+                options.runs = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("--runs needs a positive number")?;
+            }
+            "--no-bandit" => options.bandit = false,
+            "--only" => options.only = Some(args.next().ok_or("--only needs a file name part")?),
+            "--corpora" => options.corpora = args.next().ok_or("--corpora needs a directory")?.into(),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --corpora DIR)"
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+struct Subject {
+    name: String,
+    path: PathBuf,
+    language: Language,
+    code: Vec<u8>,
+}
+
+struct Timing {
+    median: Duration,
+    p99: Duration,
+    all: Vec<Duration>,
+}
+
+fn time_engine(engine: &Engine, subject: &Subject, runs: usize) -> Timing {
+    // One warm-up run: the first parse of a process touches cold pages of the grammar tables.
+    let _ = engine.assess(&subject.code, subject.language, Origin::External);
+    let mut all: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            let assessment = engine.assess(&subject.code, subject.language, Origin::External);
+            std::hint::black_box(assessment);
+            started.elapsed()
+        })
+        .collect();
+    all.sort();
+    Timing {
+        median: percentile(&all, 50.0),
+        p99: percentile(&all, 99.0),
+        all,
+    }
+}
+
+fn time_bandit(path: &Path) -> Option<Duration> {
+    let started = Instant::now();
+    let status = Command::new("bandit")
+        .args(["-q", "-f", "json"])
+        .arg(path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    // bandit exits 1 when it reports issues; anything else means it did not run.
+    matches!(status.code(), Some(0 | 1)).then(|| started.elapsed())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.0}", d.as_secs_f64() * 1e6)
+}
+
+fn generated_subjects(dir: &Path) -> std::io::Result<Vec<Subject>> {
+    let block = |i: usize| {
+        format!(
+            r#"def fetch_page_{i}(session, url, retries=3):
+    """Fetch one page and keep the rows that mention the keyword."""
+    for attempt in range(retries):
+        response = session.get(url, params={{"page": {i}}}, timeout=10)
+        if response.status_code == 200:
+            break
+    rows = []
+    for item in response.json().get("items", []):
+        if "keyword" in item.get("title", "").lower():
+            rows.append({{"id": item["id"], "title": item["title"].strip()}})
+    frame = pd.DataFrame(rows)
+    frame["length"] = frame["title"].str.len()
+    summary = frame.groupby("length").agg({{"id": "count"}})
+    out = Path("out") / f"page_{i}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(out)
+    logging.info("page %s: %d rows", {i}, len(rows))
+    return summary
+
+
+"#
+        )
+    };
+    let mut python =
+        String::from("import logging\nfrom pathlib import Path\n\nimport pandas as pd\nimport requests\n\n\n");
+    let mut i = 0;
+    while python.lines().count() < 200 {
+        python.push_str(&block(i));
+        i += 1;
+    }
+    let python: String = python.lines().take(200).collect::<Vec<_>>().join("\n") + "\n";
+
+    let mut shell = String::from("#!/bin/bash\nset -euo pipefail\nOUT=\"${OUT:-./out}\"\nmkdir -p \"$OUT\"\n");
+    let mut i = 0;
+    while shell.lines().count() < 200 {
+        shell.push_str(&format!(
+            "for f in data/part{i}_*.csv; do\n  lines=$(wc -l < \"$f\")\n  if [ \"$lines\" -gt 1 ]; then\n    cut -d, -f1,3 \"$f\" | sort | uniq -c > \"$OUT/$(basename \"$f\" .csv).counts\"\n  fi\ndone\ncurl -fsS --max-time 10 -o \"$OUT/ref{i}.json\" https://api.example.com/ref/{i}\ngrep -c error \"$OUT/ref{i}.json\" || true\n"
+        ));
+        i += 1;
+    }
+    let shell: String = shell.lines().take(200).collect::<Vec<_>>().join("\n") + "\n";
+
+    let mut literal = String::from("WORDS = {\n");
+    let mut n = 0;
+    while literal.len() < 65 * 1024 {
+        literal.push_str(&format!("    'word{n:05}': {n},\n"));
+        n += 1;
+    }
+    literal.push_str("}\n");
+
+    let deep = format!("x = {}1{}\n", "(".repeat(100_000), ")".repeat(100_000));
+
+    let mut subjects = Vec::new();
+    for (name, language, code) in [
+        ("generated-200-lines.py", Language::Python, python),
+        ("generated-200-lines.sh", Language::Bash, shell),
+        ("generated-65k-dict-literal.py", Language::Python, literal),
+        ("generated-100k-nested-parens.py", Language::Python, deep),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, &code)?;
+        subjects.push(Subject {
+            name: name.into(),
+            path,
+            language,
+            code: code.into_bytes(),
+        });
+    }
+    Ok(subjects)
+}
+
+fn main() -> ExitCode {
+    let options = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("assess-bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("assess-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let engine = Engine::builtin()?;
+    let examples_dir = options.corpora.join("bandit-examples");
+    let baseline = quality::Baseline::load(&options.corpora.join("bandit-1.9.4-baseline.json"))?;
+    let scratch = std::env::temp_dir().join(format!("assess-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+
+    let mut examples = Vec::new();
+    for file in quality::python_files(&examples_dir)? {
+        let path = examples_dir.join(&file);
+        examples.push(Subject {
+            code: std::fs::read(&path)?,
+            name: file,
+            path,
+            language: Language::Python,
+        });
+    }
+    let generated = generated_subjects(&scratch)?;
+
+    println!("# assess-bench");
+    println!();
+    println!(
+        "rules {} · threats {} · {} runs per file (after one warm-up) · bandit: {}",
+        engine.rules_version(),
+        engine.threats_version(),
+        options.runs,
+        if options.bandit { "one run per file" } else { "not run" }
+    );
+    println!();
+    println!("## Speed per file");
+    println!();
+    println!("| file | bytes | assessor median µs | assessor p99 µs | bandit ms | bandit / assessor |");
+    println!("|---|---|---|---|---|---|");
+    let mut example_medians = Vec::new();
+    let mut example_runs = Vec::new();
+    let mut ratios = Vec::new();
+    let mut bandit_times = Vec::new();
+    for (group, subjects) in [("examples", &examples), ("generated", &generated)] {
+        for subject in subjects.iter() {
+            if options
+                .only
+                .as_ref()
+                .is_some_and(|o| !subject.name.contains(o.as_str()))
+            {
+                continue;
+            }
+            let timing = time_engine(&engine, subject, options.runs);
+            let bandit = if options.bandit {
+                time_bandit(&subject.path)
+            } else {
+                None
+            };
+            let ratio = bandit.map(|b| b.as_secs_f64() / timing.median.as_secs_f64().max(1e-9));
+            if group == "examples" {
+                example_medians.push(timing.median);
+                example_runs.extend(timing.all.iter().copied());
+                if let (Some(b), Some(r)) = (bandit, ratio) {
+                    bandit_times.push(b);
+                    ratios.push(r);
+                }
+            }
+            let show = group == "generated" || subjects.len() <= 10;
+            if show || timing.median > Duration::from_millis(1) {
+                println!(
+                    "| {} | {} | {} | {} | {} | {} |",
+                    subject.name,
+                    subject.code.len(),
+                    micros(timing.median),
+                    micros(timing.p99),
+                    bandit.map_or("-".into(), |b| format!("{:.0}", b.as_secs_f64() * 1e3)),
+                    ratio.map_or("-".into(), |r| format!("{r:.0}x"))
+                );
+            }
+        }
+    }
+    example_medians.sort();
+    example_runs.sort();
+    bandit_times.sort();
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    println!();
+    println!(
+        "Bandit examples ({} files; rows above only for files whose median exceeds 1 ms): assessor median of per-file medians {} µs, p99 over all {} runs {} µs, slowest file median {} µs.",
+        examples.len(),
+        micros(percentile(&example_medians, 50.0)),
+        example_runs.len(),
+        micros(percentile(&example_runs, 99.0)),
+        micros(example_medians.last().copied().unwrap_or_default()),
+    );
+    if !ratios.is_empty() {
+        println!(
+            "bandit on the same files: median {:.0} ms per file. Speed-up per file (bandit / assessor median): median {:.0}x, lowest {:.0}x.",
+            percentile(&bandit_times, 50.0).as_secs_f64() * 1e3,
+            ratios[ratios.len() / 2],
+            ratios[0]
+        );
+    }
+
+    println!();
+    println!("## Agreement with bandit 1.9.4 per check id (file + line + id)");
+    println!();
+    let scores = quality::compare_with_bandit(&engine, &examples_dir, &baseline)?;
+    println!("| check | bandit | assessor | agreed | recall | precision |");
+    println!("|---|---|---|---|---|---|");
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", v));
+    for score in scores.iter().chain(std::iter::once(&quality::totals(&scores))) {
+        let CheckScore {
+            check,
+            baseline,
+            ours,
+            agreed,
+        } = score;
+        println!(
+            "| {check} | {baseline} | {ours} | {agreed} | {} | {} |",
+            fmt(score.recall()),
+            fmt(score.precision())
+        );
+    }
+
+    println!();
+    println!("## Labelled corpus (tests/assessor-corpus): confusion matrix by level");
+    println!();
+    let report = quality::evaluate_corpus(&engine, &quality::assessor_corpus())?;
+    let exact = report.outcomes.iter().filter(|o| o.actual == o.case.expected).count();
+    println!("{} cases, {} rated as labelled.", report.outcomes.len(), exact);
+    println!();
+    print!("{}", report.render_confusion());
+    for miss in report.mismatches() {
+        println!(
+            "- {} ({:?}, {:?}): expected {}, rated {}",
+            miss.case.file, miss.case.language, miss.case.origin, miss.case.expected, miss.actual
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}

@@ -1,0 +1,462 @@
+//! The engine: configuration, loading rules and threats, and rating one program.
+
+use crate::extract::{self, Budget, Context};
+use crate::facts::Span;
+use crate::matcher::{self, MatchInput};
+use crate::rules::RuleSet;
+use crate::threats::ThreatList;
+use crate::{builtin, input, summary};
+use airlock_protocol::assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
+use airlock_protocol::request::{Language, MAX_CODE_BYTES, Origin};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Findings kept per assessment; the rest are counted in the summary.
+pub const MAX_FINDINGS: usize = 100;
+
+/// The `[assessor]` section of the stack's configuration. Every field has a default.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct EngineConfig {
+    /// Directory of rule files (`*.toml`). Unset: the rules compiled into the binary.
+    pub rules_dir: Option<PathBuf>,
+    /// Threat list file. Unset: the list compiled into the binary.
+    pub threats_file: Option<PathBuf>,
+    /// Larger programs are not parsed (they are rated `unanalysed_level`).
+    pub max_input_bytes: usize,
+    /// Wall-clock limit for analysing one program, parsing included.
+    pub analysis_budget_ms: u64,
+    /// Syntax nested deeper than this is not analysed (and the program is rated
+    /// `unanalysed_level`): no legitimate program needs it, and it bounds the stack.
+    pub max_nesting_depth: u32,
+    pub thresholds: Thresholds,
+    /// A BLOCKED finding with less confidence than this rates HIGH.
+    pub blocked_min_confidence: Confidence,
+    /// The level of a program that could not be analysed (binary, too large, too deep, over the
+    /// time budget): nobody could tell what it does.
+    pub unanalysed_level: Level,
+    /// Reload rules and threats when their files change.
+    pub watch: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            rules_dir: None,
+            threats_file: None,
+            max_input_bytes: MAX_CODE_BYTES,
+            analysis_budget_ms: 250,
+            max_nesting_depth: 256,
+            thresholds: Thresholds::default(),
+            blocked_min_confidence: Confidence::Medium,
+            unanalysed_level: Level::High,
+            watch: true,
+        }
+    }
+}
+
+/// Besides the most severe finding, many lesser ones add up: each distinct rule that matched
+/// adds the weight of its severity, and the sum raises the level at these thresholds.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Thresholds {
+    pub weight_low: f64,
+    pub weight_medium: f64,
+    /// Sum at which the level is at least MEDIUM.
+    pub medium: f64,
+    /// Sum at which the level is at least HIGH.
+    pub high: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            weight_low: 1.0,
+            weight_medium: 3.0,
+            medium: 3.0,
+            high: 12.0,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("rule file {file}: {message}")]
+    RuleSyntax { file: String, message: String },
+    #[error("rule file {file}, {rule}: {message}")]
+    RuleInvalid {
+        file: String,
+        rule: String,
+        message: String,
+    },
+    #[error("rule {id} is defined in {first_file} and again in {second_file}")]
+    DuplicateRule {
+        id: String,
+        first_file: String,
+        second_file: String,
+    },
+    #[error("no rules: the rule files define no [[rule]]")]
+    NoRules,
+    #[error("no rule files (*.toml) in {0}")]
+    NoRuleFiles(PathBuf),
+    #[error("threat list {file}: {message}")]
+    ThreatsInvalid { file: String, message: String },
+    #[error("watching rule files: {0}")]
+    Watch(#[from] notify::Error),
+}
+
+/// A loaded rule set and threat list. Immutable: reloading builds a new engine.
+#[derive(Debug)]
+pub struct Engine {
+    rules: RuleSet,
+    threats: ThreatList,
+    config: EngineConfig,
+}
+
+impl Engine {
+    /// Rules and threat list compiled into the binary, default configuration.
+    pub fn builtin() -> Result<Engine, EngineError> {
+        Engine::load(&EngineConfig::default())
+    }
+
+    /// Rules from `config.rules_dir` and threats from `config.threats_file` (each falling back to
+    /// the compiled-in files when unset).
+    pub fn load(config: &EngineConfig) -> Result<Engine, EngineError> {
+        let rule_files = match &config.rules_dir {
+            Some(dir) => read_rule_dir(dir)?,
+            None => builtin::rule_files(),
+        };
+        let rules = RuleSet::compile(&rule_files)?;
+        let threats = match &config.threats_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| EngineError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                ThreatList::parse(&path.display().to_string(), &text)?
+            }
+            None => ThreatList::parse(builtin::THREATS_FILE, builtin::THREATS)?,
+        };
+        tracing::info!(
+            rules = rules.rules.len(),
+            rules_version = %rules.version,
+            threats_version = %threats.version,
+            "assessor engine loaded"
+        );
+        Ok(Engine {
+            rules,
+            threats,
+            config: config.clone(),
+        })
+    }
+
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    pub fn rules_version(&self) -> &str {
+        &self.rules.version
+    }
+
+    pub fn threats_version(&self) -> &str {
+        &self.threats.version
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Rates a program. Never panics and returns within about the configured analysis budget,
+    /// whatever the bytes.
+    pub fn assess(&self, code: &[u8], language: Language, origin: Origin) -> Assessment {
+        let started = Instant::now();
+        let mut findings = Vec::new();
+        for hit in self.threats.scan(code) {
+            findings.push(self.threat_finding(code, &hit));
+        }
+        let (parse, facts_summary) = self.analyse(code, language, origin, &mut findings);
+        findings.sort_by(|a, b| {
+            b.severity
+                .cmp(&a.severity)
+                .then(a.line.cmp(&b.line))
+                .then(a.rule_id.cmp(&b.rule_id))
+        });
+        let total_findings = findings.len();
+        findings.truncate(MAX_FINDINGS);
+        let level = self.level(&findings);
+        let summary = summary::write(&summary::Input {
+            level,
+            language,
+            origin,
+            parse: &parse,
+            findings: &findings,
+            total_findings,
+            rules: &self.rules,
+            facts: &facts_summary,
+        });
+        Assessment {
+            level,
+            findings,
+            parse,
+            summary,
+            language,
+            origin,
+            rules_version: self.rules.version.clone(),
+            threats_version: self.threats.version.clone(),
+            elapsed_us: started.elapsed().as_micros().min(u128::from(u64::MAX)) as u64,
+        }
+    }
+
+    fn analyse(
+        &self,
+        code: &[u8],
+        language: Language,
+        origin: Origin,
+        findings: &mut Vec<Finding>,
+    ) -> (ParseStatus, summary::FactsSummary) {
+        let mut facts_summary = summary::FactsSummary::default();
+        if code.len() > self.config.max_input_bytes {
+            let reason = format!(
+                "{} bytes; the assessor analyses at most {}",
+                code.len(),
+                self.config.max_input_bytes
+            );
+            findings.push(self.input_finding("AIR-INPUT-TOO-LARGE", &reason, Span::default(), ""));
+            return (ParseStatus::Unparsed { reason }, facts_summary);
+        }
+        let text = match input::decode(code) {
+            input::Decoded::Binary => {
+                let reason = "binary data, not source text".to_string();
+                findings.push(self.input_finding("AIR-INPUT-BINARY", &reason, Span::default(), ""));
+                return (ParseStatus::Unparsed { reason }, facts_summary);
+            }
+            input::Decoded::Text(text) => text,
+            input::Decoded::Lossy(text) => {
+                findings.push(Finding {
+                    rule_id: "AIR-INPUT-NOT-UTF8".into(),
+                    category: Category::Input,
+                    severity: Level::Low,
+                    confidence: Confidence::High,
+                    line: 1,
+                    column: 1,
+                    snippet: String::new(),
+                    explanation: "The code is not valid UTF-8; invalid bytes were replaced before analysis, so \
+                                  what runs may differ slightly from what was analysed."
+                        .into(),
+                    references: vec![],
+                });
+                text
+            }
+        };
+        let mut budget = Budget::new(Duration::from_millis(self.config.analysis_budget_ms));
+        let Some(tree) = extract::parse(language, &text, &mut budget) else {
+            let reason = format!(
+                "parsing did not finish within the analysis budget of {} ms",
+                self.config.analysis_budget_ms
+            );
+            findings.push(self.input_finding("AIR-INPUT-BUDGET", &reason, Span::default(), ""));
+            return (ParseStatus::Unparsed { reason }, facts_summary);
+        };
+        let errors = extract::syntax_errors(&tree, &mut budget);
+        let parse = if errors.count == 0 {
+            ParseStatus::Complete
+        } else {
+            ParseStatus::Partial {
+                error_count: errors.count,
+                first_error_line: errors.first_line,
+            }
+        };
+        let mut ctx = Context::new(&self.rules, budget, self.config.max_nesting_depth);
+        ctx.extract(language, &tree, &text, None);
+        let input = MatchInput {
+            language,
+            source: &text,
+            tree: Some(&tree),
+            seen_kinds: &ctx.seen_kinds,
+            python: &ctx.python,
+            shell: &ctx.shell,
+        };
+        let hits = matcher::run(&self.rules, &input, &mut ctx.budget);
+        facts_summary = summary::FactsSummary::of(language, &ctx.python, &ctx.shell);
+        for hit in hits {
+            if let Some(rule) = self.rules.rules.get(hit.rule) {
+                findings.push(self.rule_finding(rule, &hit, &text, origin));
+            }
+        }
+        if ctx.too_deep {
+            let reason = format!(
+                "syntax nested deeper than {} levels was not analysed",
+                self.config.max_nesting_depth
+            );
+            findings.push(self.input_finding("AIR-INPUT-TOO-DEEP", &reason, Span::default(), ""));
+        }
+        if ctx.budget.check_now() {
+            let reason = format!(
+                "analysis stopped at its budget of {} ms; the rest of the code was not checked",
+                self.config.analysis_budget_ms
+            );
+            findings.push(self.input_finding("AIR-INPUT-BUDGET", &reason, Span::default(), ""));
+        }
+        (parse, facts_summary)
+    }
+
+    fn rule_finding(&self, rule: &crate::rules::Rule, hit: &matcher::Hit, source: &str, origin: Origin) -> Finding {
+        let mut severity = rule.severity;
+        let mut explanation = rule.explanation.clone();
+        for related in &hit.related {
+            explanation.push_str(&format!(
+                " Together with line {}: `{}`.",
+                related.line,
+                snippet(source, *related)
+            ));
+        }
+        if rule.category == Category::MaliciousIntent && origin == Origin::Generated && severity > Level::High {
+            severity = Level::High;
+            explanation.push_str(
+                " Rated HIGH rather than BLOCKED because Mai generated this code: behavioural patterns \
+                 block only external code.",
+            );
+        }
+        if severity == Level::Blocked && rule.confidence < self.config.blocked_min_confidence {
+            severity = Level::High;
+            explanation
+                .push_str(" Rated HIGH rather than BLOCKED: the rule's confidence is below the configured minimum.");
+        }
+        Finding {
+            rule_id: rule.id.clone(),
+            category: rule.category,
+            severity,
+            confidence: rule.confidence,
+            line: hit.span.line.max(1),
+            column: hit.span.column.max(1),
+            snippet: snippet(source, hit.span),
+            explanation,
+            references: rule.references.clone(),
+        }
+    }
+
+    fn threat_finding(&self, code: &[u8], hit: &crate::threats::ThreatHit) -> Finding {
+        let (line, column, snippet) = if hit.end > hit.start {
+            let before = code.get(..hit.start).unwrap_or_default();
+            let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+            let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+            let line_end = code[hit.start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(code.len(), |p| hit.start + p);
+            let text = String::from_utf8_lossy(&code[line_start..line_end]);
+            (line, (hit.start - line_start) as u32 + 1, shorten(text.trim()))
+        } else {
+            (1, 1, String::new())
+        };
+        Finding {
+            rule_id: hit.kind.rule_id().into(),
+            category: Category::KnownThreat,
+            severity: Level::Blocked,
+            confidence: Confidence::High,
+            line,
+            column,
+            snippet,
+            explanation: format!(
+                "On the operators' threat list (version {}): {} ({}).",
+                self.threats.version, hit.description, hit.value
+            ),
+            references: vec![],
+        }
+    }
+
+    fn input_finding(&self, id: &str, reason: &str, span: Span, snippet: &str) -> Finding {
+        Finding {
+            rule_id: id.into(),
+            category: Category::Input,
+            severity: self.config.unanalysed_level,
+            confidence: Confidence::High,
+            line: span.line.max(1),
+            column: span.column.max(1),
+            snippet: snippet.into(),
+            explanation: format!(
+                "The code could not be fully analysed: {reason}. A human should look at it before it runs."
+            ),
+            references: vec![],
+        }
+    }
+
+    /// The most severe finding's level, raised by the weight of many lesser ones.
+    fn level(&self, findings: &[Finding]) -> Level {
+        let most_severe = findings.iter().map(|f| f.severity).max().unwrap_or(Level::Low);
+        let mut seen = std::collections::HashSet::new();
+        let mut score = 0.0;
+        for finding in findings {
+            if seen.insert(finding.rule_id.as_str()) {
+                score += match finding.severity {
+                    Level::Low => self.config.thresholds.weight_low,
+                    Level::Medium => self.config.thresholds.weight_medium,
+                    Level::High | Level::Blocked => 0.0,
+                };
+            }
+        }
+        let by_score = if score >= self.config.thresholds.high {
+            Level::High
+        } else if score >= self.config.thresholds.medium {
+            Level::Medium
+        } else {
+            Level::Low
+        };
+        most_severe.max(by_score)
+    }
+}
+
+fn read_rule_dir(dir: &Path) -> Result<Vec<(String, String)>, EngineError> {
+    let io = |source| EngineError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            let text = std::fs::read_to_string(&path).map_err(|source| EngineError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((name, text));
+        }
+    }
+    if files.is_empty() {
+        return Err(EngineError::NoRuleFiles(dir.to_path_buf()));
+    }
+    Ok(files)
+}
+
+/// The source line of a span, trimmed and shortened for a chat message.
+fn snippet(source: &str, span: Span) -> String {
+    let bytes = source.as_bytes();
+    let at = span.start_byte.min(bytes.len());
+    let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let end = bytes[at..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| at + p);
+    shorten(String::from_utf8_lossy(&bytes[start..end]).trim())
+}
+
+fn shorten(text: &str) -> String {
+    const LIMIT: usize = 120;
+    if text.chars().count() <= LIMIT {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(LIMIT - 1).collect();
+    short.push('…');
+    short
+}

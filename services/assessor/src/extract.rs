@@ -1,0 +1,231 @@
+//! Turning source text into facts: parsing under a time budget, and the state both extractors
+//! share (the facts found so far, the rule set's data-flow sources, the nesting limit).
+
+use crate::facts::{Facts, Span};
+use crate::rules::RuleSet;
+use airlock_protocol::request::Language;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+use tree_sitter::{Node, Parser, Tree};
+
+/// Embedded code inside embedded code inside ... is followed this many levels deep.
+pub const MAX_EMBED_LEVEL: u32 = 4;
+
+/// The analysis deadline of one request. Checking the clock on every node would cost more than
+/// the work it guards, so most checks only count.
+pub struct Budget {
+    deadline: Instant,
+    ticks: u32,
+    exhausted: bool,
+}
+
+impl Budget {
+    pub fn new(limit: Duration) -> Budget {
+        Budget {
+            deadline: Instant::now() + limit,
+            ticks: 0,
+            exhausted: false,
+        }
+    }
+
+    pub fn exhausted(&mut self) -> bool {
+        if self.exhausted {
+            return true;
+        }
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks.is_multiple_of(128) {
+            self.check_now()
+        } else {
+            false
+        }
+    }
+
+    pub fn check_now(&mut self) -> bool {
+        if !self.exhausted && Instant::now() >= self.deadline {
+            self.exhausted = true;
+        }
+        self.exhausted
+    }
+
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+}
+
+pub fn grammar(language: Language) -> tree_sitter::Language {
+    match language {
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::Bash => tree_sitter_bash::LANGUAGE.into(),
+    }
+}
+
+/// Parses under the budget; `None` when the budget ran out (or, in theory, the grammar could not
+/// be loaded, which the grammar version tests rule out).
+pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tree> {
+    let mut parser = Parser::new();
+    if let Err(e) = parser.set_language(&grammar(language)) {
+        tracing::error!(error = %e, "tree-sitter grammar does not match the library");
+        return None;
+    }
+    let deadline = budget.deadline();
+    let mut give_up = |_: &tree_sitter::ParseState| {
+        if Instant::now() >= deadline {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let bytes = source.as_bytes();
+    let tree = parser.parse_with_options(
+        &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut give_up)),
+    );
+    if tree.is_none() {
+        budget.check_now();
+    }
+    tree
+}
+
+/// Syntax errors of a parse, for `ParseStatus::Partial`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyntaxErrors {
+    pub count: u32,
+    pub first_line: u32,
+}
+
+/// Counts error and missing nodes without recursion, so any nesting depth is safe.
+pub fn syntax_errors(tree: &Tree, budget: &mut Budget) -> SyntaxErrors {
+    let mut errors = SyntaxErrors::default();
+    if !tree.root_node().has_error() {
+        return errors;
+    }
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            errors.count = errors.count.saturating_add(1);
+            let line = error_line(node);
+            if errors.first_line == 0 || line < errors.first_line {
+                errors.first_line = line;
+            }
+        }
+        // Subtrees without errors need no visit.
+        if node.has_error() && !node.is_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return errors;
+            }
+        }
+        if budget.exhausted() {
+            return errors;
+        }
+    }
+}
+
+/// Where an error node goes wrong. Recovery often wraps whole valid statements in the error
+/// node, so its start is too early: the first token it could not use (an unnamed child) is the
+/// place a human should look.
+fn error_line(node: Node<'_>) -> u32 {
+    let mut cursor = node.walk();
+    let unexpected = node
+        .children(&mut cursor)
+        .find(|c| !c.is_named() || c.is_error() || c.is_missing())
+        .unwrap_or(node);
+    unexpected.start_position().row as u32 + 1
+}
+
+/// State of one request's extraction.
+pub struct Context<'r> {
+    pub rules: &'r RuleSet,
+    pub python: Facts,
+    pub shell: Facts,
+    pub budget: Budget,
+    pub max_depth: u32,
+    /// Set when some subtree was deeper than `max_depth` and was not analysed.
+    pub too_deep: bool,
+    /// Node kinds visited in the submitted file's tree (not in embedded code), by grammar id:
+    /// query rules whose starting kinds never appear need not run.
+    pub seen_kinds: Vec<bool>,
+    embed_level: u32,
+}
+
+impl<'r> Context<'r> {
+    pub fn new(rules: &'r RuleSet, budget: Budget, max_depth: u32) -> Context<'r> {
+        Context {
+            rules,
+            python: Facts::default(),
+            shell: Facts::default(),
+            budget,
+            max_depth,
+            too_deep: false,
+            seen_kinds: Vec::new(),
+            embed_level: 0,
+        }
+    }
+
+    /// Records a node kind of the submitted file's own tree.
+    pub fn saw(&mut self, node: Node<'_>, outer: Option<Span>) {
+        if outer.is_some() {
+            return;
+        }
+        let id = usize::from(node.kind_id());
+        if id >= self.seen_kinds.len() {
+            self.seen_kinds.resize(id + 1, false);
+        }
+        self.seen_kinds[id] = true;
+    }
+
+    pub fn extract(&mut self, language: Language, tree: &Tree, source: &str, outer: Option<Span>) {
+        match language {
+            Language::Python => crate::python::extract(self, tree, source, outer),
+            Language::Bash => crate::shell::extract(self, tree, source, outer),
+        }
+    }
+
+    /// Extracts code found inside a string of the outer code (a shell command given to
+    /// `os.system`, a script given to `bash -c`); its facts carry the outer span.
+    pub fn extract_embedded(&mut self, language: Language, code: &str, outer: Span) {
+        if self.embed_level >= MAX_EMBED_LEVEL || code.trim().is_empty() {
+            return;
+        }
+        let Some(tree) = parse(language, code, &mut self.budget) else {
+            return;
+        };
+        self.embed_level += 1;
+        self.extract(language, &tree, code, Some(outer));
+        self.embed_level -= 1;
+    }
+}
+
+/// The span of a node, or the outer span for embedded code.
+pub fn span_of(node: Node<'_>, outer: Option<Span>) -> Span {
+    if let Some(outer) = outer {
+        return outer;
+    }
+    let start = node.start_position();
+    Span {
+        line: start.row as u32 + 1,
+        column: start.column as u32 + 1,
+        start_byte: node.start_byte(),
+        end_byte: node.end_byte(),
+    }
+}
+
+pub fn node_text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
+    source.get(node.byte_range()).unwrap_or_default()
+}
+
+/// Runs one step of a recursive walk, moving to a fresh heap-allocated stack segment when the
+/// current one runs low. The depth limit bounds the work; this bounds the stack, whatever the
+/// caller's thread was given (tokio's blocking pool, a test thread, a debug build's big frames).
+pub fn with_stack<R>(step: impl FnOnce() -> R) -> R {
+    const RED_ZONE: usize = 64 * 1024;
+    const SEGMENT: usize = 1024 * 1024;
+    stacker::maybe_grow(RED_ZONE, SEGMENT, step)
+}

@@ -1,0 +1,26 @@
+//! The assessor: rates code LOW / MEDIUM / HIGH / BLOCKED before anything runs.
+//!
+//! Code is parsed with tree-sitter (Python and bash), reduced to a small model of facts (calls
+//! with resolved names and argument values, imports, bindings, strings, data-flow labels), and
+//! matched against rules that are data (TOML files in `rules/`), plus the operators' threat list
+//! (`threats/threats.toml`). [`Engine::assess`] rates one program; [`SharedEngine`] reloads
+//! rules and threats without a restart.
+
+pub mod engine;
+pub mod quality;
+pub mod rules;
+pub mod service;
+pub mod shared;
+
+mod builtin;
+mod extract;
+mod facts;
+mod input;
+mod matcher;
+mod python;
+mod shell;
+mod summary;
+mod threats;
+
+pub use engine::{Engine, EngineConfig, EngineError, Thresholds};
+pub use shared::{RuleWatcher, SharedEngine};

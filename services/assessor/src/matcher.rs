@@ -1,0 +1,319 @@
+//! Running a compiled rule set over the facts of one request.
+
+use crate::extract::Budget;
+use crate::facts::{Facts, Span};
+use crate::rules::{LanguageKey, Pattern, RuleSet};
+use airlock_protocol::request::Language;
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::time::Instant;
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{QueryCursor, QueryCursorOptions, Tree};
+
+/// What the rules look at.
+pub struct MatchInput<'a> {
+    /// The submitted file's language: only its rules' `text` and `query` patterns run.
+    pub language: Language,
+    pub source: &'a str,
+    pub tree: Option<&'a Tree>,
+    /// Node kinds (by grammar id) the extraction visited in the file's own tree.
+    pub seen_kinds: &'a [bool],
+    pub python: &'a Facts,
+    pub shell: &'a Facts,
+}
+
+impl MatchInput<'_> {
+    fn facts(&self, language: Language) -> &Facts {
+        match language {
+            Language::Python => self.python,
+            Language::Bash => self.shell,
+        }
+    }
+}
+
+/// One place a rule matched; `related` are the other parts of an `all` combination.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub rule: usize,
+    pub span: Span,
+    pub related: Vec<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Place {
+    span: Span,
+    related: Vec<Span>,
+}
+
+impl Place {
+    fn at(span: Span) -> Place {
+        Place {
+            span,
+            related: Vec::new(),
+        }
+    }
+}
+
+pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<Hit> {
+    let query_hits = run_queries(rules, input, budget);
+    let lines = LineIndex::new(input.source);
+    let finder = Finder {
+        input,
+        query_hits: &query_hits,
+        lines: &lines,
+    };
+    let mut hits = Vec::new();
+    let mut seen: HashSet<(usize, u32)> = HashSet::new();
+    let mut push = |hits: &mut Vec<Hit>, rule: usize, place: Place| {
+        if seen.insert((rule, place.span.line)) {
+            hits.push(Hit {
+                rule,
+                span: place.span,
+                related: place.related,
+            });
+        }
+    };
+
+    for language in [Language::Python, Language::Bash] {
+        let facts = input.facts(language);
+        let key = LanguageKey::from(language);
+        let is_file_language = language == input.language;
+        if !is_file_language && facts.calls.is_empty() && facts.strings.is_empty() {
+            continue;
+        }
+        if let Some(index) = rules.call_index.get(&key) {
+            for call in &facts.calls {
+                if budget.exhausted() {
+                    return hits;
+                }
+                let exact = index.by_name.get(&call.name).map(Vec::as_slice).unwrap_or_default();
+                for &i in exact.iter().chain(index.with_globs.iter()) {
+                    if let Pattern::Call(pattern) = &rules.rules[i].pattern
+                        && pattern.matches(call)
+                    {
+                        push(&mut hits, i, Place::at(call.span));
+                    }
+                }
+            }
+        }
+        if let Some(index) = rules.string_index.get(&key) {
+            for lit in &facts.strings {
+                if budget.exhausted() {
+                    return hits;
+                }
+                // Most strings match nothing: the cheap test first.
+                if !index.set.is_match(&lit.text) {
+                    continue;
+                }
+                for set_index in index.set.matches(&lit.text).iter() {
+                    let i = index.rules[set_index];
+                    if let Pattern::String { formatted, .. } = &rules.rules[i].pattern
+                        && formatted.is_none_or(|f| f == lit.formatted)
+                    {
+                        push(&mut hits, i, Place::at(lit.span));
+                    }
+                }
+            }
+        }
+        for (i, rule) in rules.rules.iter().enumerate() {
+            if !rule.languages.contains(&language) || matches!(rule.pattern, Pattern::Call(_) | Pattern::String { .. })
+            {
+                continue;
+            }
+            if budget.exhausted() {
+                return hits;
+            }
+            for place in finder.find(&rule.pattern, language, is_file_language) {
+                push(&mut hits, i, place);
+            }
+        }
+    }
+    hits
+}
+
+struct Finder<'a> {
+    input: &'a MatchInput<'a>,
+    query_hits: &'a HashMap<usize, Vec<Span>>,
+    lines: &'a LineIndex,
+}
+
+impl Finder<'_> {
+    fn find(&self, pattern: &Pattern, language: Language, is_file_language: bool) -> Vec<Place> {
+        let facts = self.input.facts(language);
+        match pattern {
+            Pattern::Call(p) => facts
+                .calls
+                .iter()
+                .filter(|c| p.matches(c))
+                .map(|c| Place::at(c.span))
+                .collect(),
+            Pattern::Import(names) => facts
+                .imports
+                .iter()
+                .filter(|i| names.contains(&i.name))
+                .map(|i| Place::at(i.span))
+                .collect(),
+            Pattern::String { regex, formatted } => facts
+                .strings
+                .iter()
+                .filter(|s| formatted.is_none_or(|f| f == s.formatted) && regex.is_match(&s.text))
+                .map(|s| Place::at(s.span))
+                .collect(),
+            Pattern::Binding { kinds, target, value } => facts
+                .bindings
+                .iter()
+                .filter(|b| kinds.contains(&b.kind) && target.is_match(&b.target) && value.matches(Some(&b.value)))
+                .map(|b| Place::at(b.span))
+                .collect(),
+            Pattern::Name(names) => facts
+                .names
+                .iter()
+                .filter(|n| names.contains(&n.name))
+                .map(|n| Place::at(n.span))
+                .collect(),
+            Pattern::Query(group) if is_file_language => self
+                .query_hits
+                .get(group)
+                .map(|spans| spans.iter().copied().map(Place::at).collect())
+                .unwrap_or_default(),
+            Pattern::Text(regex) if is_file_language => regex
+                .find_iter(self.input.source)
+                .take(1000)
+                .map(|m| Place::at(self.lines.span(m.start(), m.end())))
+                .collect(),
+            Pattern::Query(_) | Pattern::Text(_) => Vec::new(),
+            Pattern::All { all, none } => {
+                let mut firsts = Vec::with_capacity(all.len());
+                let mut places = Vec::new();
+                for (i, part) in all.iter().enumerate() {
+                    let found = self.find(part, language, is_file_language);
+                    let Some(first) = found.first() else {
+                        return Vec::new();
+                    };
+                    firsts.push(first.span);
+                    if i == 0 {
+                        places = found;
+                    }
+                }
+                if none
+                    .iter()
+                    .any(|p| !self.find(p, language, is_file_language).is_empty())
+                {
+                    return Vec::new();
+                }
+                for place in &mut places {
+                    place.related = firsts
+                        .iter()
+                        .skip(1)
+                        .copied()
+                        .filter(|s| s.line != place.span.line)
+                        .collect();
+                }
+                places
+            }
+            Pattern::Any(parts) => parts
+                .iter()
+                .flat_map(|p| self.find(p, language, is_file_language))
+                .collect(),
+        }
+    }
+}
+
+/// Runs every query rule of the file's language in one pass over the tree, unless the
+/// extraction saw none of the node kinds the queries start at (then no query can match, and the
+/// pass, which costs about as much as parsing, is skipped).
+fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> HashMap<usize, Vec<Span>> {
+    let mut found: HashMap<usize, Vec<Span>> = HashMap::new();
+    let (Some(tree), Some(combined)) = (input.tree, rules.queries.get(&input.language.into())) else {
+        return found;
+    };
+    if let Some(roots) = &combined.root_kinds
+        && !roots
+            .iter()
+            .any(|kind| input.seen_kinds.get(usize::from(*kind)).copied().unwrap_or(false))
+    {
+        return found;
+    }
+    let deadline = budget.deadline();
+    let mut give_up = |_: &tree_sitter::QueryCursorState| {
+        if Instant::now() >= deadline {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let mut cursor = QueryCursor::new();
+    cursor.set_match_limit(4096);
+    let mut matches = cursor.matches_with_options(
+        &combined.query,
+        tree.root_node(),
+        input.source.as_bytes(),
+        QueryCursorOptions::new().progress_callback(&mut give_up),
+    );
+    while let Some(m) = matches.next() {
+        let Some(&group) = combined.group_of_pattern.get(m.pattern_index) else {
+            continue;
+        };
+        // The capture named `match` places the finding; without one, the first capture does.
+        let names = combined.query.capture_names();
+        let chosen = m
+            .captures()
+            .iter()
+            .find(|c| names.get(c.index as usize).is_some_and(|n| *n == "match"))
+            .or_else(|| m.captures().first());
+        let Some(capture) = chosen else {
+            continue;
+        };
+        let spans = found.entry(group).or_default();
+        if spans.len() < 1000 {
+            spans.push(crate::extract::span_of(capture.node, None));
+        }
+    }
+    budget.check_now();
+    found
+}
+
+/// Byte offsets to lines and columns, for `text` matches.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(source: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(source));
+        LineIndex { starts }
+    }
+
+    pub fn span(&self, start: usize, end: usize) -> Span {
+        let line = self.starts.partition_point(|&s| s <= start).max(1);
+        let line_start = self.starts.get(line - 1).copied().unwrap_or(0);
+        Span {
+            line: line as u32,
+            column: (start - line_start) as u32 + 1,
+            start_byte: start,
+            end_byte: end,
+        }
+    }
+}
+
+fn memchr_newlines(source: &str) -> impl Iterator<Item = usize> + '_ {
+    source
+        .bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'\n')
+        .map(|(i, _)| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_offsets_map_to_lines_and_columns() {
+        let index = LineIndex::new("ab\ncd\n\nx");
+        assert_eq!((index.span(0, 1).line, index.span(0, 1).column), (1, 1));
+        assert_eq!((index.span(4, 5).line, index.span(4, 5).column), (2, 2));
+        assert_eq!((index.span(7, 8).line, index.span(7, 8).column), (4, 1));
+    }
+}

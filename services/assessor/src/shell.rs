@@ -1,0 +1,746 @@
+//! Shell syntax tree to facts.
+//!
+//! Every simple command becomes a call named after the program it runs (directory stripped), with
+//! its words as arguments and its options split into flags. Wrappers (`sudo`, `nohup`, `env`,
+//! `find -exec`, ... as declared by the rule set) yield a call for the wrapper and one for the
+//! command they run. Redirections become pseudo-commands named `>`, `>>`, `<` and `<>` whose first
+//! argument is the path, so "writes to /etc" is one rule whether it is `tee /etc/x` or `> /etc/x`.
+//! Data flows through variables, command substitutions and pipelines: what a stage reads or
+//! produces reaches the next stage's standard input.
+
+use crate::extract::{Context, node_text, span_of, with_stack};
+use crate::facts::{Binding, BindingKind, Call, Expr, Span, StringLit, Taints, Value};
+use crate::rules::Embedded;
+use airlock_protocol::request::Language;
+use std::collections::HashMap;
+use tree_sitter::{Node, Tree};
+
+pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
+    let mut walker = Walker {
+        ctx,
+        source,
+        outer,
+        vars: HashMap::new(),
+    };
+    walker.visit(tree.root_node(), 0, &Pipe::default());
+}
+
+/// A command given as an argument vector (`subprocess.run(["rm", "-rf", "/"])`).
+pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
+    let mut walker = Walker {
+        ctx,
+        source: "",
+        outer: Some(span),
+        vars: HashMap::new(),
+    };
+    for word in &argv {
+        walker.record_string(word, span);
+    }
+    walker.command_from_words(argv, span, &Pipe::default(), Vec::new());
+}
+
+/// Where a command sits in its pipeline.
+#[derive(Clone, Default)]
+struct Pipe {
+    stdin: Taints,
+    from: Vec<String>,
+    to: Vec<String>,
+}
+
+struct Walker<'c, 'r, 's> {
+    ctx: &'c mut Context<'r>,
+    source: &'s str,
+    outer: Option<Span>,
+    vars: HashMap<String, Expr>,
+}
+
+impl Walker<'_, '_, '_> {
+    fn text(&self, node: Node<'_>) -> &str {
+        node_text(node, self.source)
+    }
+
+    fn span(&self, node: Node<'_>) -> Span {
+        span_of(node, self.outer)
+    }
+
+    fn stop(&mut self, depth: u32) -> bool {
+        if depth > self.ctx.max_depth {
+            self.ctx.too_deep = true;
+            return true;
+        }
+        self.ctx.budget.exhausted()
+    }
+
+    /// Visits a statement; returns the labels of what it writes to standard output.
+    fn visit(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+        with_stack(|| self.visit_node(node, depth, pipe))
+    }
+
+    fn visit_node(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+        if self.stop(depth) {
+            return Taints::NONE;
+        }
+        self.ctx.saw(node, self.outer);
+        match node.kind() {
+            "command" => self.command(node, depth, pipe),
+            "pipeline" => self.pipeline(node, depth, pipe),
+            "redirected_statement" => self.redirected(node, depth, pipe),
+            "variable_assignment" => {
+                self.assignment(node, depth);
+                Taints::NONE
+            }
+            "declaration_command" | "unset_command" => self.declaration(node, depth, pipe),
+            "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Taints::NONE,
+            "string"
+            | "word"
+            | "raw_string"
+            | "concatenation"
+            | "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "number" => self.word(node, depth).taints,
+            _ => {
+                let mut output = Taints::NONE;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    output = output.union(self.visit(child, depth + 1, pipe));
+                }
+                output
+            }
+        }
+    }
+
+    fn assignment(&mut self, node: Node<'_>, depth: u32) {
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
+        let value = match node.child_by_field_name("value") {
+            Some(v) => self.word(v, depth + 1),
+            None => Expr::new(Value::Str(String::new())),
+        };
+        let name = self.text(name).to_string();
+        let binding = Binding {
+            kind: BindingKind::Assign,
+            target: name.clone(),
+            value: value.clone(),
+            span: self.span(node),
+        };
+        self.ctx.shell.push_binding(binding);
+        self.vars.insert(name, value);
+    }
+
+    /// `export A=b`, `local x`, `unset HISTFILE`: assignments, and a command named after the
+    /// keyword whose arguments are the words as written (`HISTFILE=/dev/null`).
+    fn declaration(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+        let keyword = node.child(0).map(|k| self.text(k).to_string()).unwrap_or_default();
+        let span = self.span(node);
+        let mut words = vec![Expr::new(Value::Str(keyword))];
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" => {
+                    self.assignment(child, depth + 1);
+                    let name = child
+                        .child_by_field_name("name")
+                        .map(|n| self.text(n).to_string())
+                        .unwrap_or_default();
+                    let value = self
+                        .vars
+                        .get(&name)
+                        .cloned()
+                        .unwrap_or_else(|| Expr::new(Value::Str(String::new())));
+                    let text = format!("{name}={}", value.text().unwrap_or_default());
+                    let word = Expr {
+                        value: if matches!(value.value, Value::Str(_)) {
+                            Value::Str(text)
+                        } else {
+                            Value::Formatted(text)
+                        },
+                        taints: value.taints,
+                    };
+                    self.record_string(&word, span);
+                    words.push(word);
+                }
+                "comment" => {}
+                _ => {
+                    let word = self.word(child, depth + 1);
+                    self.record_string(&word, span);
+                    words.push(word);
+                }
+            }
+        }
+        self.command_from_words(words, span, pipe, Vec::new())
+    }
+
+    fn pipeline(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+        let mut cursor = node.walk();
+        let stages: Vec<Node<'_>> = node
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        let names: Vec<String> = stages.iter().map(|s| self.stage_name(*s)).collect();
+        let mut stdin = pipe.stdin;
+        for (i, stage) in stages.iter().enumerate() {
+            let mut from = pipe.from.clone();
+            from.extend(names[..i].iter().cloned());
+            let mut to: Vec<String> = names[i + 1..].to_vec();
+            to.extend(pipe.to.iter().cloned());
+            let stage_pipe = Pipe { stdin, from, to };
+            stdin = self.visit(*stage, depth + 1, &stage_pipe);
+        }
+        stdin
+    }
+
+    /// The program a pipeline stage runs, for `pipe_from` / `pipe_to`.
+    fn stage_name(&self, stage: Node<'_>) -> String {
+        let command = match stage.kind() {
+            "redirected_statement" => stage.child_by_field_name("body"),
+            _ => Some(stage),
+        };
+        command
+            .filter(|c| c.kind() == "command")
+            .and_then(|c| c.child_by_field_name("name"))
+            .map(|n| program_name(&literal_word(self.text(n))))
+            .unwrap_or_default()
+    }
+
+    fn redirected(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+        let body = node.child_by_field_name("body");
+        let body_name = body.map(|b| self.stage_name(b)).unwrap_or_default();
+        let mut stdin = pipe.stdin;
+        let mut writes = Vec::new();
+        let mut heredoc = None;
+        let mut cursor = node.walk();
+        for redirect in node.children_by_field_name("redirect", &mut cursor) {
+            match redirect.kind() {
+                "file_redirect" => {
+                    let Some((operator, target)) = self.file_redirect(redirect, depth) else {
+                        continue;
+                    };
+                    if operator == "<" || operator == "<>" {
+                        let read = self.pseudo_command(&operator, target.clone(), redirect, &body_name, Taints::NONE);
+                        stdin = stdin.union(read);
+                    }
+                    // `<>` opens for reading and writing: recorded once, as a read.
+                    if operator != "<" && operator != "<>" {
+                        writes.push((operator, target, redirect));
+                    }
+                }
+                "heredoc_redirect" | "herestring_redirect" => {
+                    let content = self.heredoc_content(redirect, depth);
+                    stdin = stdin.union(content.taints);
+                    heredoc = Some(content);
+                }
+                _ => {}
+            }
+        }
+        // `python3 - <<EOF ... EOF` and `bash <<< "..."` run the text they are given.
+        if let Some(content) = &heredoc
+            && let Some(text) = content.text()
+        {
+            let interpreter = match body_name.as_str() {
+                "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => Some(Language::Bash),
+                n if n.starts_with("python") => Some(Language::Python),
+                _ => None,
+            };
+            if let Some(language) = interpreter {
+                let span = self.span(node);
+                let text = text.into_owned();
+                self.ctx.extract_embedded(language, &text, span);
+            }
+        }
+        let body_pipe = Pipe {
+            stdin,
+            from: pipe.from.clone(),
+            to: pipe.to.clone(),
+        };
+        let output = match body {
+            Some(b) => self.visit(b, depth + 1, &body_pipe),
+            None => Taints::NONE,
+        };
+        for (operator, target, redirect) in writes {
+            let written = output.union(heredoc.as_ref().map_or(Taints::NONE, |h| h.taints));
+            self.pseudo_command(&operator, target, redirect, &body_name, written);
+        }
+        output
+    }
+
+    /// `2>&1` and friends duplicate descriptors and name no file: `None` for those.
+    fn file_redirect(&mut self, redirect: Node<'_>, depth: u32) -> Option<(String, Expr)> {
+        let mut operator = String::new();
+        let mut target = None;
+        let mut cursor = redirect.walk();
+        for child in redirect.children(&mut cursor) {
+            if !child.is_named() {
+                operator = self.text(child).to_string();
+            } else if redirect
+                .child_by_field_name("destination")
+                .is_some_and(|d| d.id() == child.id())
+                && target.is_none()
+            {
+                target = Some(self.word(child, depth + 1));
+            }
+        }
+        let target = target?;
+        if let Value::Str(t) = &target.value
+            && (t == "-" || t.chars().all(|c| c.is_ascii_digit()))
+        {
+            return None;
+        }
+        let operator = match operator.as_str() {
+            ">>" | "&>>" => ">>",
+            "<" => "<",
+            "<>" => "<>",
+            _ => ">",
+        };
+        Some((operator.to_string(), target))
+    }
+
+    fn pseudo_command(
+        &mut self,
+        operator: &str,
+        target: Expr,
+        node: Node<'_>,
+        writer: &str,
+        written: Taints,
+    ) -> Taints {
+        let span = self.span(node);
+        self.record_string(&target, span);
+        let mut call = Call::new(operator.to_string(), span);
+        call.taints = target.taints.union(written);
+        call.args.push(target);
+        if !writer.is_empty() {
+            call.pipe_from.push(writer.to_string());
+        }
+        let labels = self.ctx.rules.call_labels(Language::Bash, &call);
+        self.ctx.shell.push_call(call);
+        labels
+    }
+
+    fn heredoc_content(&mut self, redirect: Node<'_>, depth: u32) -> Expr {
+        let mut text = String::new();
+        let mut literal = true;
+        let mut taints = Taints::NONE;
+        let mut cursor = redirect.walk();
+        for child in redirect.named_children(&mut cursor) {
+            match child.kind() {
+                "heredoc_body" => {
+                    let mut parts = child.walk();
+                    let mut any_part = false;
+                    for part in child.named_children(&mut parts) {
+                        any_part = true;
+                        if part.kind() == "heredoc_content" {
+                            text.push_str(self.text(part));
+                        } else {
+                            let expr = self.word(part, depth + 1);
+                            literal = false;
+                            taints = taints.union(expr.taints);
+                            text.push_str(&expr.text().unwrap_or_default());
+                        }
+                    }
+                    if !any_part {
+                        text.push_str(self.text(child));
+                    }
+                }
+                "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
+                _ => {
+                    let expr = self.word(child, depth + 1);
+                    literal &= matches!(expr.value, Value::Str(_));
+                    taints = taints.union(expr.taints);
+                    text.push_str(&expr.text().unwrap_or_default());
+                }
+            }
+        }
+        let span = self.span(redirect);
+        self.ctx.shell.push_string(StringLit {
+            text: text.clone(),
+            formatted: !literal,
+            span,
+        });
+        let value = if literal {
+            Value::Str(text)
+        } else {
+            Value::Formatted(text)
+        };
+        Expr { value, taints }
+    }
+
+    fn command(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+        let span = self.span(node);
+        let mut words = Vec::new();
+        let mut cursor = node.walk();
+        let mut stdin = pipe.stdin;
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                // `FOO=bar cmd` sets FOO for cmd only; its value still carries labels.
+                "variable_assignment" => {
+                    if let Some(v) = child.child_by_field_name("value") {
+                        let value = self.word(v, depth + 1);
+                        stdin = stdin.union(value.taints);
+                    }
+                }
+                "file_redirect" => {
+                    if let Some((operator, target)) = self.file_redirect(child, depth) {
+                        let name = node
+                            .child_by_field_name("name")
+                            .map(|n| program_name(&literal_word(self.text(n))))
+                            .unwrap_or_default();
+                        let read = self.pseudo_command(&operator, target, child, &name, Taints::NONE);
+                        stdin = stdin.union(read);
+                    }
+                }
+                "herestring_redirect" => {
+                    stdin = stdin.union(self.heredoc_content(child, depth).taints);
+                }
+                "comment" => {}
+                _ => {
+                    let word = self.word(child, depth + 1);
+                    self.record_string(&word, span);
+                    words.push(word);
+                }
+            }
+        }
+        let pipe = Pipe {
+            stdin,
+            from: pipe.from.clone(),
+            to: pipe.to.clone(),
+        };
+        self.command_from_words(words, span, &pipe, Vec::new())
+    }
+
+    fn record_string(&mut self, word: &Expr, span: Span) {
+        let (text, formatted) = match &word.value {
+            Value::Str(s) => (s.clone(), false),
+            Value::Formatted(s) => (s.clone(), true),
+            _ => return,
+        };
+        self.ctx.shell.push_string(StringLit { text, formatted, span });
+    }
+
+    /// Builds the call for an argument vector, unwrapping wrappers; returns the labels of its
+    /// output.
+    fn command_from_words(&mut self, words: Vec<Expr>, span: Span, pipe: &Pipe, via: Vec<String>) -> Taints {
+        let Some(first) = words.first() else {
+            return pipe.stdin;
+        };
+        let name = program_name(&first.text().unwrap_or_default());
+        let mut call = Call::new(name.clone(), span);
+        call.taints = pipe.stdin.union(first.taints);
+        call.pipe_from = pipe.from.clone();
+        call.pipe_to = pipe.to.clone();
+        call.via = via.clone();
+        let mut options_done = false;
+        for word in words.iter().skip(1) {
+            call.taints = call.taints.union(word.taints);
+            if let Value::Str(text) = &word.value
+                && !options_done
+            {
+                if text == "--" {
+                    options_done = true;
+                } else if let Some(long) = text.strip_prefix("--") {
+                    let long = long.split('=').next().unwrap_or_default();
+                    call.flags.push(long.to_string());
+                } else if let Some(short) = text.strip_prefix('-')
+                    && !short.is_empty()
+                    && short.chars().all(|c| c.is_ascii_alphanumeric())
+                {
+                    call.flags.extend(short.chars().map(String::from));
+                }
+            }
+            call.args.push(word.clone());
+        }
+        let labels = self.ctx.rules.call_labels(Language::Bash, &call);
+        let output = call.taints.union(labels);
+        let embedded = self.ctx.rules.embedded(Language::Bash, &call);
+        let inner = self.ctx.rules.wrapper(&name).map(|w| w.inner_command(&words));
+        self.ctx.shell.push_call(call);
+        match embedded {
+            Some(Embedded::Source(language, code)) => self.ctx.extract_embedded(language, &code, span),
+            Some(Embedded::Argv(argv)) => {
+                self.command_from_words(argv, span, pipe, via.clone());
+            }
+            None => {}
+        }
+        if let Some(inner) = inner
+            && !inner.is_empty()
+        {
+            let mut inner_via = via;
+            inner_via.push(name);
+            return output.union(self.command_from_words(inner, span, pipe, inner_via));
+        }
+        output
+    }
+
+    /// The value of a shell word; expansions of known variables are substituted.
+    fn word(&mut self, node: Node<'_>, depth: u32) -> Expr {
+        if self.stop(depth) {
+            return Expr::other(Taints::NONE);
+        }
+        match node.kind() {
+            "word" | "number" | "extglob_pattern" | "regex" | "special_variable_name" => {
+                Expr::new(Value::Str(literal_word(self.text(node))))
+            }
+            "raw_string" => {
+                let text = self.text(node);
+                let inner = text
+                    .strip_prefix('\'')
+                    .and_then(|t| t.strip_suffix('\''))
+                    .unwrap_or(text);
+                Expr::new(Value::Str(inner.to_string()))
+            }
+            "ansi_c_string" => {
+                let text = self.text(node);
+                let inner = text
+                    .strip_prefix("$'")
+                    .and_then(|t| t.strip_suffix('\''))
+                    .unwrap_or(text);
+                Expr::new(Value::Str(ansi_c_unescape(inner)))
+            }
+            "string" | "concatenation" | "command_name" | "translated_string" => self.compound_word(node, depth),
+            "simple_expansion" | "expansion" => self.expansion(node, depth),
+            "command_substitution" | "process_substitution" => {
+                let mut output = Taints::NONE;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    output = output.union(self.visit(child, depth + 1, &Pipe::default()));
+                }
+                let inner: String = self.text(node).chars().take(200).collect();
+                Expr {
+                    value: Value::Formatted(inner),
+                    taints: output,
+                }
+            }
+            _ => {
+                let mut taints = Taints::NONE;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    taints = taints.union(self.word(child, depth + 1).taints);
+                }
+                Expr {
+                    value: Value::Formatted(self.text(node).to_string()),
+                    taints,
+                }
+            }
+        }
+    }
+
+    fn compound_word(&mut self, node: Node<'_>, depth: u32) -> Expr {
+        let quoted = node.kind() == "string";
+        let mut text = String::new();
+        let mut literal = true;
+        let mut taints = Taints::NONE;
+        let mut last_end = if quoted {
+            node.start_byte() + 1
+        } else {
+            node.start_byte()
+        };
+        let end = if quoted {
+            node.end_byte().saturating_sub(1)
+        } else {
+            node.end_byte()
+        };
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            // Text between named children (a `$` alone, spaces in a string) is literal too.
+            if child.start_byte() > last_end
+                && let Some(gap) = self.source.get(last_end..child.start_byte())
+            {
+                text.push_str(gap);
+            }
+            last_end = child.end_byte();
+            match child.kind() {
+                "string_content" => text.push_str(&unescape_double_quoted(self.text(child))),
+                _ => {
+                    let part = self.word(child, depth + 1);
+                    taints = taints.union(part.taints);
+                    match &part.value {
+                        Value::Str(s) => text.push_str(s),
+                        Value::Formatted(s) => {
+                            literal = false;
+                            text.push_str(s);
+                        }
+                        _ => {
+                            literal = false;
+                            text.push_str(self.text(child));
+                        }
+                    }
+                }
+            }
+        }
+        if end > last_end
+            && let Some(gap) = self.source.get(last_end..end)
+        {
+            text.push_str(gap);
+        }
+        let value = if literal {
+            Value::Str(text)
+        } else {
+            Value::Formatted(text)
+        };
+        Expr { value, taints }
+    }
+
+    fn expansion(&mut self, node: Node<'_>, depth: u32) -> Expr {
+        let mut cursor = node.walk();
+        let mut name = None;
+        let mut taints = Taints::NONE;
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "variable_name" | "special_variable_name" if name.is_none() => {
+                    name = Some(self.text(child).to_string());
+                }
+                _ => taints = taints.union(self.word(child, depth + 1).taints),
+            }
+        }
+        let Some(name) = name else {
+            return Expr {
+                value: Value::Formatted(self.text(node).to_string()),
+                taints,
+            };
+        };
+        match self.vars.get(&name) {
+            // `${X:-default}` and other operators may change the value: keep only the labels.
+            Some(bound) if node.kind() == "simple_expansion" || node.named_child_count() == 1 => {
+                bound.clone().with_taints(taints)
+            }
+            Some(bound) => Expr {
+                value: Value::Formatted(format!("${name}")),
+                taints: taints.union(bound.taints),
+            },
+            None => Expr {
+                value: Value::Formatted(format!("${name}")),
+                taints,
+            },
+        }
+    }
+}
+
+/// `/usr/bin/rm` and `\rm` both run `rm`.
+pub fn program_name(word: &str) -> String {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    base.trim_start_matches('\\').to_string()
+}
+
+/// An unquoted word with its backslash escapes removed.
+fn literal_word(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('\n') => {}
+                Some(next) => out.push(next),
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn unescape_double_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '"' | '\\' | '$' | '`' | '\n')
+        {
+            chars.next();
+            if next != '\n' {
+                out.push(next);
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `$'\x2fetc\x2fshadow'` as `/etc/shadow`.
+fn ansi_c_unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' || i >= chars.len() {
+            out.push(c);
+            continue;
+        }
+        let e = chars[i];
+        i += 1;
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'e' | 'E' => out.push('\u{1b}'),
+            'a' => out.push('\u{7}'),
+            '\\' | '\'' | '"' => out.push(e),
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let digits: String = chars[i..]
+                    .iter()
+                    .take(max)
+                    .take_while(|c| c.is_ascii_hexdigit())
+                    .collect();
+                i += digits.len();
+                match u32::from_str_radix(&digits, 16).ok().and_then(char::from_u32) {
+                    Some(decoded) => out.push(decoded),
+                    None => {
+                        out.push('\\');
+                        out.push(e);
+                    }
+                }
+            }
+            '0'..='7' => {
+                let digits: String = std::iter::once(e)
+                    .chain(
+                        chars[i..]
+                            .iter()
+                            .copied()
+                            .take(2)
+                            .take_while(|c| ('0'..='7').contains(c)),
+                    )
+                    .collect();
+                i += digits.len() - 1;
+                match u32::from_str_radix(&digits, 8).ok().and_then(char::from_u32) {
+                    Some(decoded) => out.push(decoded),
+                    None => out.push_str(&digits),
+                }
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_names_lose_their_directory() {
+        assert_eq!(program_name("/usr/bin/rm"), "rm");
+        assert_eq!(program_name("\\rm"), "rm");
+        assert_eq!(program_name("curl"), "curl");
+    }
+
+    #[test]
+    fn ansi_c_strings_are_decoded() {
+        assert_eq!(ansi_c_unescape(r"\x2fetc\x2fshadow"), "/etc/shadow");
+        assert_eq!(ansi_c_unescape(r"\057bin\057sh"), "/bin/sh");
+        assert_eq!(ansi_c_unescape(r"a\qb"), "a\\qb");
+        assert_eq!(ansi_c_unescape("\\"), "\\");
+    }
+}

@@ -1,0 +1,221 @@
+//! The attack suite's expectations, as data (`tests/attacks/attacks.toml`), so the sandbox's
+//! own test and the whole-pipeline test check the same containment.
+
+use crate::config::Quotas;
+use airlock_protocol::{Inputs, Language, Limits, TrustLevel, ViolationKind};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Marks output that proves an attack got through.
+pub const ESCAPED: &str = "ESCAPED";
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Manifest {
+    pub attack: Vec<Attack>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attack {
+    pub name: String,
+    pub file: String,
+    #[serde(default = "untrusted")]
+    pub quota: TrustLevel,
+    #[serde(default)]
+    pub limits: LimitOverrides,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub arg_bytes: usize,
+    #[serde(default)]
+    pub env_bytes: usize,
+    #[serde(default)]
+    pub stdin: String,
+    pub expect: Expect,
+}
+
+fn untrusted() -> TrustLevel {
+    TrustLevel::Untrusted
+}
+
+/// Lower values for some limits of the quota (to keep the suite short).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitOverrides {
+    pub wall_ms: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub pids: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The violation that must be reported; absent: none may be.
+    pub violation: Option<ViolationKind>,
+    pub exit_code: Option<i64>,
+    #[serde(default)]
+    pub stdout_contains: Vec<String>,
+    #[serde(default)]
+    pub stdout_lacks: Vec<String>,
+    pub output_at_most: Option<u64>,
+}
+
+impl Manifest {
+    /// Reads `attacks.toml` in `dir`.
+    pub fn load(dir: &Path) -> Result<Manifest, String> {
+        let path = dir.join("attacks.toml");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The suite's directory in this repository.
+    pub fn repo_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/attacks")
+    }
+}
+
+impl Attack {
+    pub fn language(&self) -> Result<Language, String> {
+        Language::detect(&self.file, b"").ok_or_else(|| format!("{}: no language for this extension", self.file))
+    }
+
+    pub fn code(&self, dir: &Path) -> Result<Vec<u8>, String> {
+        std::fs::read(dir.join(&self.file)).map_err(|e| format!("{}: {e}", self.file))
+    }
+
+    pub fn inputs(&self) -> Inputs {
+        let mut args = self.args.clone();
+        if self.arg_bytes > 0 {
+            args.push("A".repeat(self.arg_bytes));
+        }
+        let mut env = std::collections::BTreeMap::new();
+        if self.env_bytes > 0 {
+            env.insert("AIRLOCK_BIG_ENV".to_owned(), "B".repeat(self.env_bytes));
+        }
+        Inputs {
+            args,
+            env,
+            stdin: self.stdin.as_bytes().to_vec(),
+        }
+    }
+
+    /// The quota's limits with the overrides applied (never above the quota).
+    pub fn limits(&self, quotas: &Quotas) -> Limits {
+        let quota = quotas.for_level(self.quota);
+        let o = &self.limits;
+        let lowered = Limits {
+            wall_ms: o.wall_ms.unwrap_or(quota.wall_ms),
+            memory_bytes: o.memory_bytes.unwrap_or(quota.memory_bytes),
+            output_bytes: o.output_bytes.unwrap_or(quota.output_bytes),
+            pids: o.pids.unwrap_or(quota.pids),
+            ..quota
+        };
+        lowered.min(&quota)
+    }
+}
+
+impl Expect {
+    /// Whether a result shows the expected containment; the error says what did not hold.
+    pub fn check(
+        &self,
+        exit_code: Option<i64>,
+        stdout: &[u8],
+        stderr: &[u8],
+        violation: Option<ViolationKind>,
+    ) -> Result<(), String> {
+        let out = String::from_utf8_lossy(stdout);
+        let err = String::from_utf8_lossy(stderr);
+        let mut problems = Vec::new();
+        if out.contains(ESCAPED) || err.contains(ESCAPED) {
+            problems.push("the output says ESCAPED".to_owned());
+        }
+        if violation != self.violation {
+            problems.push(format!("violation {violation:?}, expected {:?}", self.violation));
+        }
+        if let Some(code) = self.exit_code
+            && exit_code != Some(code)
+        {
+            problems.push(format!("exit code {exit_code:?}, expected {code}"));
+        }
+        for needle in &self.stdout_contains {
+            if !out.contains(needle.as_str()) {
+                problems.push(format!("stdout lacks {needle:?}"));
+            }
+        }
+        for needle in &self.stdout_lacks {
+            if out.contains(needle.as_str()) {
+                problems.push(format!("stdout contains {needle:?}"));
+            }
+        }
+        if let Some(max) = self.output_at_most
+            && (stdout.len() + stderr.len()) as u64 > max
+        {
+            problems.push(format!(
+                "{} bytes of output, at most {max} allowed",
+                stdout.len() + stderr.len()
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            let tail = |s: &str| {
+                s.chars()
+                    .rev()
+                    .take(600)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<String>()
+            };
+            Err(format!(
+                "{}\n--- stdout (end) ---\n{}\n--- stderr (end) ---\n{}",
+                problems.join("; "),
+                tail(&out),
+                tail(&err)
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_parses_and_every_file_exists() {
+        let dir = Manifest::repo_dir();
+        let manifest = Manifest::load(&dir).unwrap();
+        assert!(manifest.attack.len() >= 20);
+        for attack in &manifest.attack {
+            attack.language().unwrap();
+            assert!(!attack.code(&dir).unwrap().is_empty(), "{}", attack.name);
+            assert!(
+                attack
+                    .limits(&Quotas::default())
+                    .within(&Quotas::default().for_level(attack.quota))
+            );
+        }
+    }
+
+    #[test]
+    fn expectations_can_fail() {
+        let expect = Expect {
+            violation: Some(ViolationKind::Pids),
+            stdout_contains: vec!["CONTAINED".into()],
+            ..Default::default()
+        };
+        assert!(
+            expect
+                .check(None, b"CONTAINED x", b"", Some(ViolationKind::Pids))
+                .is_ok()
+        );
+        assert!(expect.check(None, b"CONTAINED x", b"", None).is_err());
+        assert!(
+            expect
+                .check(None, b"CONTAINED ESCAPED", b"", Some(ViolationKind::Pids))
+                .is_err()
+        );
+        assert!(expect.check(None, b"nothing", b"", Some(ViolationKind::Pids)).is_err());
+    }
+}

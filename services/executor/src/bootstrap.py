@@ -1,0 +1,221 @@
+# Airlock sandbox bootstrap: PID 1 of every sandbox container.
+#
+# The executor passes this source in the AIRLOCK_BOOT environment variable and starts
+# `python3 -I -c "import os;exec(os.environ['AIRLOCK_BOOT'])"`, so that a warm container has a
+# Python interpreter loaded and waiting before any job exists. It then:
+#
+# 1. waits (at most AIRLOCK_IDLE_S seconds, then exits: a forgotten warm container dies by
+#    itself) for one frame on stdin: b"AIRLOCK1", a 4-byte big-endian header length, a JSON
+#    header {language, args, env, code_len, wall_ms, grace_ms, park_ms, path}, then code_len
+#    bytes of code. Everything after the frame is the program's own stdin, until EOF;
+# 2. forks the program: Python code runs in the forked interpreter (no second interpreter
+#    start-up), bash code is exec'd from a memfd;
+# 3. supervises it as init: reaps every process, and once the program exits (or wall_ms +
+#    grace_ms passes: the safety net if the executor is gone) kills everything left in the
+#    container;
+# 4. writes the header's end_marker on its stdout and stderr, which tells the executor that no
+#    process of the program is left (the Docker engine ends an attach stream only when the
+#    container stops, not when its output closes), and waits (at most park_ms) for SIGUSR1 while
+#    the executor reads the container's final state from outside; then exits with the program's
+#    status (128 + signal when it was killed by a signal).
+#
+# Everything here runs as the same unprivileged user as the program, so nothing it reports is
+# trusted: the executor takes limits, usage and violations from the kernel and the engine. Its
+# one defence of its own is being non-dumpable (the program cannot ptrace it or read its /proc
+# files) and being init (the program cannot kill it).
+
+import os, sys, signal, json, select, time
+
+MAGIC = b"AIRLOCK1"
+ACTIVITY_FD = 9
+
+
+def _prctl_dumpable(value):
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(4, value, 0, 0, 0)  # PR_SET_DUMPABLE
+    except Exception:
+        pass
+
+
+def _read_exact(n, deadline):
+    buf = bytearray()
+    while len(buf) < n:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            os._exit(0)
+        ready, _, _ = select.select([0], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(0, n - len(buf))
+        if not chunk:
+            os._exit(0)
+        buf += chunk
+    return bytes(buf)
+
+
+def _supervise(child, header):
+    os.close(0)
+    deadline = time.monotonic() + (header["wall_ms"] + header["grace_ms"]) / 1000.0
+    status = None
+    code = None
+    overran = False
+    while status is None:
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = -1
+            if pid <= 0:
+                break
+            if pid == child:
+                status = st
+        if status is not None:
+            break
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            code = 128 + signal.SIGKILL
+            overran = True
+            break
+        signal.sigtimedwait({signal.SIGCHLD}, min(remaining, 1.0))
+    # The program is over: nothing it started may outlive it.
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    if code is None:
+        if os.WIFEXITED(status):
+            code = os.WEXITSTATUS(status)
+        elif os.WIFSIGNALED(status):
+            code = 128 + os.WTERMSIG(status)
+        else:
+            code = 255
+    try:
+        os.write(ACTIVITY_FD, b'{"event":"exit","code":%d}\n' % code)
+    except OSError:
+        pass
+    marker = header["end_marker"].encode()
+    for fd in (1, 2):
+        try:
+            os.write(fd, marker)
+        except OSError:
+            pass
+        os.close(fd)
+    # An executor that is still there kills at wall_ms, long before this safety net: nobody is
+    # left to read the final state, so there is no reason to park.
+    if not overran:
+        signal.sigtimedwait({signal.SIGUSR1}, header["park_ms"] / 1000.0)
+    os._exit(code)
+
+
+def _main():
+    _prctl_dumpable(0)
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR2,
+              signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
+        signal.signal(s, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD, signal.SIGUSR1})
+    idle_deadline = time.monotonic() + float(os.environ.get("AIRLOCK_IDLE_S", "120"))
+    magic = _read_exact(len(MAGIC) + 4, idle_deadline)
+    if magic[: len(MAGIC)] != MAGIC:
+        os._exit(254)
+    frame_deadline = time.monotonic() + 30.0
+    header = json.loads(_read_exact(int.from_bytes(magic[len(MAGIC):], "big"), frame_deadline))
+    code = _read_exact(header["code_len"], frame_deadline) if header["code_len"] else b""
+    activity = os.memfd_create("airlock-activity")
+    if activity != ACTIVITY_FD:
+        os.dup2(activity, ACTIVITY_FD)
+        os.close(activity)
+    child = os.fork()
+    if child == 0:
+        return header, code
+    _supervise(child, header)
+
+
+def _child_environment(header):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRLOCK_")}
+    env.update(header["env"])
+    return env
+
+
+def _reset_signals(python):
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR2,
+              signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
+        signal.signal(s, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler if python else signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN if python else signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def _run_bash(header, code):
+    os.close(ACTIVITY_FD)
+    script = os.memfd_create("main.sh", 0)
+    os.write(script, code)
+    os.lseek(script, 0, os.SEEK_SET)
+    if script != 3:
+        os.dup2(script, 3)
+        os.close(script)
+    _reset_signals(False)
+    os.execve("/bin/bash", ["bash", "/dev/fd/3"] + header["args"], _child_environment(header))
+
+
+def _record_network(event, args):
+    if event in ("socket.connect", "socket.sendto", "socket.sendmsg", "socket.bind",
+                 "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr"):
+        try:
+            detail = repr(args[1:] if event.startswith("socket.") and event not in (
+                "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr") else args)[:200]
+            os.write(ACTIVITY_FD, (json.dumps({"event": event, "detail": detail}) + "\n").encode())
+        except Exception:
+            pass
+
+
+def _run_python(header, code):
+    import types, linecache
+    env = _child_environment(header)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = ["main.py"] + header["args"]
+    sys.path[:0] = [os.getcwd()] + header["path"]
+    main = types.ModuleType("__main__")
+    main.__file__ = "main.py"
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
+    text = code.decode("utf-8", "replace")
+    linecache.cache["main.py"] = (len(text), None, text.splitlines(True), "main.py")
+    sys.addaudithook(_record_network)
+    _reset_signals(True)
+    try:
+        compiled = compile(code, "main.py", "exec")
+        exec(compiled, main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as error:
+        tb = error.__traceback__
+        # Hide this bootstrap's own frame, so the traceback reads as the program's.
+        if tb is not None and tb.tb_frame.f_code.co_filename != "main.py":
+            tb = tb.tb_next
+        error = error.with_traceback(tb)
+        if sys.excepthook is sys.__excepthook__:
+            # The traceback module reads the program's source from linecache; the built-in
+            # hook would look for a main.py file that does not exist.
+            import traceback
+            traceback.print_exception(type(error), error, tb)
+        else:
+            sys.excepthook(type(error), error, tb)
+        sys.exit(130 if isinstance(error, KeyboardInterrupt) else 1)
+
+
+_header, _code = _main()
+_prctl_dumpable(1)
+del _main
+if _header["language"] == "bash":
+    _run_bash(_header, _code)
+else:
+    _h, _c = _header, _code
+    del _header, _code
+    _run_python(_h, _c)

@@ -1,0 +1,287 @@
+//! The Docker engine as the sandbox uses it: the connection (negotiated down to the engine's API
+//! version, 1.41 here), the labels that let a restarted executor find what a crashed one left,
+//! and the one hardened container definition every sandbox container is made from.
+
+use crate::config::SandboxConfig;
+use crate::error::{SandboxError, from_docker};
+use airlock_protocol::Limits;
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
+use std::collections::HashMap;
+
+/// Label naming the executor instance that made a container or network.
+pub const LABEL_EXECUTOR: &str = "airlock.executor";
+/// Label naming the request a container runs (`warm` until a warm container is taken).
+pub const LABEL_REQUEST: &str = "airlock.request";
+/// Label naming what the object is: `sandbox`, `install`, `egress`.
+pub const LABEL_ROLE: &str = "airlock.role";
+/// Every object the sandbox makes carries this label, whatever the instance.
+pub const LABEL_MANAGED: &str = "airlock.managed";
+
+/// Where installed packages appear inside the program's container (read-only).
+pub const PACKAGES_MOUNT: &str = "/opt/airlock/packages";
+
+/// The engine, and the endpoint name used in errors.
+#[derive(Clone)]
+pub struct Engine {
+    pub docker: Docker,
+    pub endpoint: String,
+}
+
+impl Engine {
+    /// Connects and negotiates the API version; a missing socket or a dead daemon is
+    /// [`SandboxError::DockerUnreachable`].
+    pub async fn connect(config: &SandboxConfig) -> Result<Engine, SandboxError> {
+        let endpoint = config
+            .docker_host
+            .clone()
+            .or_else(|| std::env::var("DOCKER_HOST").ok())
+            .unwrap_or_else(|| "unix:///var/run/docker.sock".to_owned());
+        let version = bollard::API_DEFAULT_VERSION;
+        let docker = if let Some(path) = endpoint.strip_prefix("unix://") {
+            Docker::connect_with_unix(path, config.docker_timeout_secs, version)
+        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+            Docker::connect_with_http(&endpoint, config.docker_timeout_secs, version)
+        } else {
+            Docker::connect_with_unix(&endpoint, config.docker_timeout_secs, version)
+        }
+        .map_err(|e| from_docker(&endpoint, e))?;
+        // bollard speaks a newer API than Debian's engine; without this every call is refused.
+        let docker = docker.negotiate_version().await.map_err(|e| match e {
+            bollard::errors::Error::APIVersionParseError {} => {
+                SandboxError::Internal(format!("the engine at {endpoint} sent an unparsable API version"))
+            }
+            other => from_docker(&endpoint, other),
+        })?;
+        Ok(Engine { docker, endpoint })
+    }
+
+    pub fn err(&self, error: bollard::errors::Error) -> SandboxError {
+        from_docker(&self.endpoint, error)
+    }
+}
+
+/// Labels of one object.
+pub fn labels(config: &SandboxConfig, role: &str, request: &str) -> HashMap<String, String> {
+    let mut labels: HashMap<String, String> = config.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    labels.insert(LABEL_MANAGED.to_owned(), "true".to_owned());
+    labels.insert(LABEL_EXECUTOR.to_owned(), config.instance.clone());
+    labels.insert(LABEL_ROLE.to_owned(), role.to_owned());
+    labels.insert(LABEL_REQUEST.to_owned(), request.to_owned());
+    labels
+}
+
+/// A Docker-safe name: `airlock-{instance}-{role}-{request}-{random}`.
+pub fn object_name(config: &SandboxConfig, role: &str, request: &str) -> String {
+    let clean = |s: &str, max: usize| -> String {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .take(max)
+            .collect()
+    };
+    // The tail of a v7 UUID is random (its head is the time).
+    let random = uuid::Uuid::now_v7().simple().to_string();
+    format!(
+        "airlock-{}-{}-{}-{}",
+        clean(&config.instance, 24),
+        role,
+        clean(request, 40),
+        &random[random.len() - 12..]
+    )
+}
+
+/// How a container reaches the network.
+pub enum NetworkMode {
+    /// No interface but loopback: the program's containers.
+    None,
+    /// An internal network whose only way out is the egress proxy at `gateway`; DNS goes to the
+    /// gateway too, where nothing answers, so names cannot leak through Docker's resolver.
+    Egress { network: String, gateway: String },
+}
+
+/// Everything that varies between sandbox containers; the rest is fixed hardening.
+pub struct ContainerSpec {
+    pub image: String,
+    pub limits: Limits,
+    pub labels: HashMap<String, String>,
+    pub env: Vec<String>,
+    pub cmd: Vec<String>,
+    pub network: NetworkMode,
+    /// Read-only bind mounts, `(host path, container path)`.
+    pub read_only_binds: Vec<(String, String)>,
+    pub tmpfs_noexec: bool,
+    pub shm_bytes: u64,
+}
+
+/// The container definition, API 1.41 fields only. Each line is one of the limits the kernel or
+/// the engine enforces; see docs/sandbox.md.
+pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
+    let limits = spec.limits;
+    let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let mut tmpfs_options = format!("rw,nosuid,nodev,size={},mode=1777", limits.disk_bytes.max(4096));
+    if spec.tmpfs_noexec {
+        tmpfs_options.push_str(",noexec");
+    }
+    let (network_mode, dns, network_disabled) = match &spec.network {
+        NetworkMode::None => ("none".to_owned(), None, true),
+        NetworkMode::Egress { network, gateway } => (network.clone(), Some(vec![gateway.clone()]), false),
+    };
+    let ulimit = |name: &str, value: u64| ResourcesUlimits {
+        name: Some(name.to_owned()),
+        soft: Some(as_i64(value)),
+        hard: Some(as_i64(value)),
+    };
+    let host_config = HostConfig {
+        network_mode: Some(network_mode),
+        dns,
+        readonly_rootfs: Some(true),
+        cap_drop: Some(vec!["ALL".to_owned()]),
+        security_opt: Some(vec!["no-new-privileges".to_owned()]),
+        privileged: Some(false),
+        pids_limit: Some(i64::from(limits.pids.max(1))),
+        memory: Some(as_i64(limits.memory_bytes)),
+        // Equal to `memory`: no swap at all.
+        memory_swap: Some(as_i64(limits.memory_bytes)),
+        nano_cpus: Some(i64::from(limits.cpu_millis.max(1)) * 1_000_000),
+        // The host's OOM killer picks sandbox processes first, never the host's.
+        oom_score_adj: Some(1000),
+        tmpfs: Some(HashMap::from([("/tmp".to_owned(), tmpfs_options)])),
+        ipc_mode: Some(if spec.shm_bytes == 0 { "none" } else { "private" }.to_owned()),
+        shm_size: (spec.shm_bytes > 0).then(|| as_i64(spec.shm_bytes)),
+        ulimits: Some(vec![
+            ulimit("nofile", u64::from(limits.open_files.max(16))),
+            // No single file larger than the writable space; no core dumps at all.
+            ulimit("fsize", limits.disk_bytes.max(4096)),
+            ulimit("core", 0),
+        ]),
+        // Output is read from the attach stream only; no log file can fill the host's disk.
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("none".to_owned()),
+            config: None,
+        }),
+        binds: (!spec.read_only_binds.is_empty()).then(|| {
+            spec.read_only_binds
+                .iter()
+                .map(|(host, inside)| format!("{host}:{inside}:ro"))
+                .collect()
+        }),
+        init: Some(false),
+        auto_remove: Some(false),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(spec.image),
+        hostname: Some("sandbox".to_owned()),
+        user: Some("1000:1000".to_owned()),
+        working_dir: Some("/tmp".to_owned()),
+        env: Some(spec.env),
+        cmd: Some(spec.cmd),
+        entrypoint: Some(vec![]),
+        labels: Some(spec.labels),
+        network_disabled: Some(network_disabled),
+        attach_stdin: Some(true),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        open_stdin: Some(true),
+        stdin_once: Some(true),
+        tty: Some(false),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+/// The environment every sandbox process starts from (a job's own variables are added on top).
+pub fn base_env() -> Vec<String> {
+    [
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME=/tmp",
+        "TMPDIR=/tmp",
+        "USER=sandbox",
+        "LOGNAME=sandbox",
+        "LANG=C.UTF-8",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// Removes every container and network labelled with this executor instance: what a crashed
+/// executor left behind (on start) or what this one made (on shutdown). Returns how many
+/// containers were removed.
+pub async fn remove_labelled(engine: &Engine, instance: &str) -> Result<usize, SandboxError> {
+    use bollard::query_parameters::{
+        ListContainersOptionsBuilder, ListNetworksOptionsBuilder, RemoveContainerOptionsBuilder,
+    };
+    let filter = HashMap::from([("label", vec![format!("{LABEL_EXECUTOR}={instance}")])]);
+    let containers = engine
+        .docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filter)
+                .build(),
+        ))
+        .await
+        .map_err(|e| engine.err(e))?;
+    let mut removed = 0;
+    for container in containers {
+        let Some(id) = container.id else { continue };
+        match engine
+            .docker
+            .remove_container(
+                &id,
+                Some(RemoveContainerOptionsBuilder::default().force(true).v(true).build()),
+            )
+            .await
+        {
+            Ok(()) => removed += 1,
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {}
+            Err(e) => return Err(engine.err(e)),
+        }
+    }
+    let networks = engine
+        .docker
+        .list_networks(Some(ListNetworksOptionsBuilder::default().filters(&filter).build()))
+        .await
+        .map_err(|e| engine.err(e))?;
+    for network in networks {
+        let Some(id) = network.id else { continue };
+        match engine.docker.remove_network(&id).await {
+            Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {}
+            Err(e) => return Err(engine.err(e)),
+        }
+    }
+    Ok(removed)
+}
+
+/// Force-removes one container (and its anonymous volumes); gone already is fine.
+pub async fn remove_container(engine: &Engine, id: &str) -> Result<(), SandboxError> {
+    use bollard::query_parameters::RemoveContainerOptionsBuilder;
+    match engine
+        .docker
+        .remove_container(
+            id,
+            Some(RemoveContainerOptionsBuilder::default().force(true).v(true).build()),
+        )
+        .await
+    {
+        Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(()),
+        Err(e) => Err(engine.err(e)),
+    }
+}
+
+/// Sends a signal to a container's PID 1; a container that is already gone is fine.
+pub async fn signal(engine: &Engine, id: &str, signal: &str) -> Result<(), SandboxError> {
+    use bollard::query_parameters::KillContainerOptionsBuilder;
+    match engine
+        .docker
+        .kill_container(id, Some(KillContainerOptionsBuilder::default().signal(signal).build()))
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404 | 409, ..
+        }) => Ok(()),
+        Err(e) => Err(engine.err(e)),
+    }
+}

@@ -1,0 +1,38 @@
+//! Airlock's executor: runs approved code in fresh, hardened, single-use containers.
+//!
+//! Reading order: [`config`] (everything configurable, with defaults), [`sandbox`] (the API the
+//! service calls: [`Sandbox::start`], [`Sandbox::run`], [`Sandbox::shutdown`]), then what a run
+//! is made of: [`host`] (what the host can give, admission), [`pool`] (warm containers),
+//! [`launch`] (the hardened container and the frame that hands it a job, with `bootstrap.py`
+//! as its PID 1), [`run`] (one job: output cap, wall time, violations), [`monitor`] (the
+//! kernel's counters, read from outside), [`activity`] (what the code did); then dependencies:
+//! [`packages`] (install step, cache) and [`egress`] (the proxy); and [`image`] (the recipe).
+//! [`docker`] holds the engine connection, labels and the hardening itself; [`bench`] the
+//! benchmark harness; [`attacks`] the attack suite's expectations. `docs/sandbox.md` describes
+//! the whole.
+
+pub mod activity;
+pub mod attacks;
+pub mod bench;
+pub mod config;
+pub mod docker;
+pub mod egress;
+mod error;
+mod events;
+pub mod host;
+pub mod image;
+pub mod launch;
+pub mod monitor;
+pub mod packages;
+pub mod pool;
+pub mod run;
+pub mod sandbox;
+pub mod service;
+
+pub use config::{
+    DEFAULT_IMAGE, EgressConfig, HostConfig, Images, LimitPolicy, PackagesConfig, PoolConfig, Quotas, SandboxConfig,
+};
+pub use error::SandboxError;
+pub use image::{ImageStatus, ensure_image};
+pub use pool::PoolStats;
+pub use sandbox::{Job, RunReport, Sandbox, SandboxEvent};

@@ -1,0 +1,279 @@
+//! Watching a container from outside while its program runs.
+//!
+//! On the host (the default) the executor reads the kernel's own cgroup v1 counters (memory peak,
+//! CPU time, pids, fork refusals, OOM kills) every few milliseconds, the writable tmpfs's fill
+//! through the container's root in /proc, and the processes in the container's pids cgroup.
+//! None of it passes through the container, so the program cannot forge it. An executor without
+//! the host's /proc and /sys falls back to the Docker stats API (coarser: no fork refusals, no
+//! disk fill, no process list).
+
+use crate::config::{HostConfig, Observe};
+use crate::docker::Engine;
+use bollard::query_parameters::StatsOptionsBuilder;
+use futures::StreamExt;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One look at a container.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reading {
+    pub memory_bytes: u64,
+    /// Highest memory use since [`Observer::reset_peak`].
+    pub peak_memory_bytes: u64,
+    pub cpu_ns: u64,
+    pub pids: u32,
+    pub peak_pids: u32,
+    /// Forks the pids limit refused (cgroup `pids.events` "max").
+    pub fork_failures: u64,
+    /// Processes the kernel's OOM killer killed in the container.
+    pub oom_kills: u64,
+    /// Bytes used and size of the writable tmpfs.
+    pub disk: Option<(u64, u64)>,
+}
+
+pub enum Observer {
+    Cgroup(CgroupObserver),
+    Api { engine: Engine, id: String },
+}
+
+pub struct CgroupObserver {
+    memory: PathBuf,
+    cpuacct: PathBuf,
+    pids: PathBuf,
+    /// The container's root as the host sees it (`/proc/PID/root`).
+    root: PathBuf,
+    proc_root: PathBuf,
+}
+
+impl Observer {
+    /// The kernel's counters when they can be found for this container, the API otherwise.
+    pub fn for_container(host: &HostConfig, engine: &Engine, id: &str, host_pid: Option<u32>) -> Observer {
+        if host.observe == Observe::Auto
+            && let Some(pid) = host_pid
+        {
+            match CgroupObserver::find(host, pid) {
+                Some(observer) => return Observer::Cgroup(observer),
+                None => tracing::debug!(container = %id, "cgroup files not found; using the stats API"),
+            }
+        }
+        Observer::Api {
+            engine: engine.clone(),
+            id: id.to_owned(),
+        }
+    }
+
+    pub fn is_host(&self) -> bool {
+        matches!(self, Observer::Cgroup(_))
+    }
+
+    /// Starts the memory peak afresh, so a warm container's idle interpreter history does not count.
+    pub fn reset_peak(&self) {
+        if let Observer::Cgroup(c) = self
+            && let Err(error) = std::fs::write(c.memory.join("memory.max_usage_in_bytes"), "0")
+        {
+            tracing::debug!(%error, "resetting the memory peak");
+        }
+    }
+
+    /// `None` when the container is gone (its cgroup removed) or the engine did not answer.
+    pub async fn read(&self) -> Option<Reading> {
+        match self {
+            Observer::Cgroup(c) => c.read(),
+            Observer::Api { engine, id } => {
+                let mut stream = engine.docker.stats(
+                    id,
+                    Some(StatsOptionsBuilder::default().stream(false).one_shot(true).build()),
+                );
+                let stats = stream.next().await?.ok()?;
+                let memory = stats.memory_stats.unwrap_or_default();
+                let pids = stats
+                    .pids_stats
+                    .and_then(|p| p.current)
+                    .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
+                    .unwrap_or(0);
+                let usage = memory.usage.unwrap_or(0);
+                Some(Reading {
+                    memory_bytes: usage,
+                    peak_memory_bytes: memory.max_usage.unwrap_or(usage),
+                    cpu_ns: stats
+                        .cpu_stats
+                        .and_then(|c| c.cpu_usage)
+                        .and_then(|u| u.total_usage)
+                        .unwrap_or(0),
+                    pids,
+                    peak_pids: pids,
+                    fork_failures: 0,
+                    oom_kills: 0,
+                    disk: None,
+                })
+            }
+        }
+    }
+
+    /// Host pids of the processes in the container now (empty through the API).
+    pub fn processes(&self) -> Vec<u32> {
+        match self {
+            Observer::Cgroup(c) => std::fs::read_to_string(c.pids.join("cgroup.procs"))
+                .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+                .unwrap_or_default(),
+            Observer::Api { .. } => vec![],
+        }
+    }
+
+    /// What a host process is: its executable (the kernel's word) and its command line (which
+    /// the process can rewrite).
+    pub fn describe_process(&self, pid: u32) -> Option<String> {
+        let Observer::Cgroup(c) = self else { return None };
+        let dir = c.proc_root.join(pid.to_string());
+        let exe = std::fs::read_link(dir.join("exe")).ok()?;
+        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let cmdline: Vec<u8> = cmdline
+            .iter()
+            .take(240)
+            .map(|&b| if b == 0 { b' ' } else { b })
+            .collect();
+        Some(format!(
+            "{}: {}",
+            exe.display(),
+            String::from_utf8_lossy(&cmdline).trim_end()
+        ))
+    }
+
+    /// The container's root as the host sees it, for the post-mortem look at its tmpfs.
+    pub fn container_root(&self) -> Option<&Path> {
+        match self {
+            Observer::Cgroup(c) => Some(&c.root),
+            Observer::Api { .. } => None,
+        }
+    }
+
+    /// An open file of PID 1, by the name its memfd was created with (host only).
+    pub fn read_init_memfd(&self, fd: u32, name: &str, max: usize) -> Option<Vec<u8>> {
+        let Observer::Cgroup(c) = self else { return None };
+        let init = c.root.parent()?;
+        let path = init.join("fd").join(fd.to_string());
+        let target = std::fs::read_link(&path).ok()?;
+        if !target.to_string_lossy().starts_with(&format!("/memfd:{name}")) {
+            return None;
+        }
+        use std::io::Read;
+        let mut data = Vec::new();
+        std::fs::File::open(&path)
+            .ok()?
+            .take(max as u64)
+            .read_to_end(&mut data)
+            .ok()?;
+        Some(data)
+    }
+}
+
+impl CgroupObserver {
+    fn find(host: &HostConfig, pid: u32) -> Option<CgroupObserver> {
+        let proc_dir = host.proc_root.join(pid.to_string());
+        let cgroups = std::fs::read_to_string(proc_dir.join("cgroup")).ok()?;
+        let mut memory = None;
+        let mut cpuacct = None;
+        let mut pids = None;
+        for line in cgroups.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+                continue;
+            };
+            let relative = path.trim_start_matches('/');
+            let dir = |controller: &str| -> Option<PathBuf> {
+                [controller, controllers]
+                    .iter()
+                    .map(|mount| host.cgroup_root.join(mount).join(relative))
+                    .find(|p| p.is_dir())
+            };
+            let list: BTreeSet<&str> = controllers.split(',').collect();
+            if list.contains("memory") {
+                memory = dir("memory");
+            }
+            if list.contains("cpuacct") {
+                cpuacct = dir("cpuacct");
+            }
+            if list.contains("pids") {
+                pids = dir("pids");
+            }
+        }
+        Some(CgroupObserver {
+            memory: memory?,
+            cpuacct: cpuacct?,
+            pids: pids?,
+            root: proc_dir.join("root"),
+            proc_root: host.proc_root.clone(),
+        })
+    }
+
+    fn read(&self) -> Option<Reading> {
+        let memory_bytes = read_u64(&self.memory.join("memory.usage_in_bytes"))?;
+        let peak_memory_bytes = read_u64(&self.memory.join("memory.max_usage_in_bytes")).unwrap_or(memory_bytes);
+        let cpu_ns = read_u64(&self.cpuacct.join("cpuacct.usage")).unwrap_or(0);
+        let pids = read_u64(&self.pids.join("pids.current")).unwrap_or(0);
+        let peak_pids = read_u64(&self.pids.join("pids.peak")).unwrap_or(pids);
+        let fork_failures = read_keyed(&self.pids.join("pids.events"), "max").unwrap_or(0);
+        let oom_kills = read_keyed(&self.memory.join("memory.oom_control"), "oom_kill").unwrap_or(0);
+        Some(Reading {
+            memory_bytes,
+            peak_memory_bytes,
+            cpu_ns,
+            pids: u32::try_from(pids).unwrap_or(u32::MAX),
+            peak_pids: u32::try_from(peak_pids).unwrap_or(u32::MAX),
+            fork_failures,
+            oom_kills,
+            disk: statvfs_used(&self.root.join("tmp")),
+        })
+    }
+}
+
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The value of `key` in a "key value" per line file.
+fn read_keyed(path: &Path, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().find_map(|line| {
+        let (k, v) = line.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
+/// Bytes used and total size of the filesystem at `path`.
+fn statvfs_used(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c_path` is a valid NUL-terminated string and `stat` a writable statvfs.
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) };
+    if rc != 0 {
+        return None;
+    }
+    let block = stat.f_frsize;
+    let size = stat.f_blocks.saturating_mul(block);
+    let used = stat.f_blocks.saturating_sub(stat.f_bfree).saturating_mul(block);
+    Some((used, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").unwrap();
+        assert_eq!(read_keyed(&path, "oom_kill"), Some(3));
+        assert_eq!(read_keyed(&path, "missing"), None);
+        std::fs::write(&path, "max 12\n").unwrap();
+        assert_eq!(read_keyed(&path, "max"), Some(12));
+    }
+
+    #[test]
+    fn statvfs_of_root() {
+        let (used, size) = statvfs_used(Path::new("/")).unwrap();
+        assert!(size > 0 && used <= size);
+    }
+}

@@ -1,0 +1,270 @@
+//! The sandbox as the executor service uses it: start it once, run jobs, shut it down.
+
+use crate::config::SandboxConfig;
+use crate::docker::{self, Engine};
+use crate::error::SandboxError;
+use crate::events::EventSink;
+use crate::host::Capacity;
+use crate::launch::{self, LaunchRequest, Launched};
+use crate::packages::Installer;
+use crate::pool::{Pool, PoolStats, Shape};
+use crate::run::{self, Execution};
+use airlock_protocol::{
+    Activity, Egress, ExecStarted, Inputs, Language, Limits, OutputChunk, Usage, UsageSample, Violation,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
+
+/// One program to run.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub request_id: String,
+    pub language: Language,
+    pub code: Vec<u8>,
+    pub inputs: Inputs,
+    /// `NAME` or `NAME==VERSION`, installed through the egress proxy before the code runs.
+    pub packages: Vec<String>,
+    /// The decision's limits; the sandbox may only lower them.
+    pub limits: Limits,
+}
+
+/// What happens while a job runs, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SandboxEvent {
+    Started(ExecStarted),
+    Output(OutputChunk),
+    Usage(UsageSample),
+    Activity(Activity),
+    Egress(Egress),
+}
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    /// The program's exit status; `None` when the sandbox killed it for a violation.
+    pub exit_code: Option<i64>,
+    /// Captured output, stdout and stderr together at most `limits.output_bytes`.
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub output_truncated: bool,
+    pub violation: Option<Violation>,
+    pub usage: Usage,
+}
+
+struct Inner {
+    engine: Engine,
+    config: Arc<SandboxConfig>,
+    capacity: Arc<Capacity>,
+    pool: Option<Arc<Pool>>,
+    installer: Installer,
+    cleanup: TaskTracker,
+    closing: AtomicBool,
+}
+
+/// The sandbox. Cheap to clone; all clones share one pool.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+impl Sandbox {
+    /// Connects (negotiating the API version), checks the images exist, removes whatever a
+    /// crashed executor of the same instance left behind, and starts the warm pool.
+    pub async fn start(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
+        let engine = Engine::connect(&config).await?;
+        for image in [&config.images.python, &config.images.bash] {
+            crate::image::check_image(&engine, image).await?;
+        }
+        let removed = docker::remove_labelled(&engine, &config.instance).await?;
+        if removed > 0 {
+            tracing::warn!(removed, instance = %config.instance, "removed containers left by an earlier executor");
+        }
+        let config = Arc::new(config);
+        let capacity = Capacity::new(&config);
+        let pool = if config.pool.enabled {
+            let mut classes: Vec<(String, Limits)> = Vec::new();
+            for (_, quota) in config.quotas.all() {
+                let limits = capacity.effective_limits(&quota);
+                for image in [&config.images.python, &config.images.bash] {
+                    if !classes
+                        .iter()
+                        .any(|(i, l)| Shape::of(i, l) == Shape::of(image, &limits))
+                    {
+                        classes.push((image.clone(), limits));
+                    }
+                }
+            }
+            let pool = Pool::new(engine.clone(), config.clone(), classes);
+            pool.run();
+            Some(pool)
+        } else {
+            None
+        };
+        Ok(Sandbox {
+            inner: Arc::new(Inner {
+                installer: Installer::new(engine.clone(), config.clone()),
+                engine,
+                config,
+                capacity,
+                pool,
+                cleanup: TaskTracker::new(),
+                closing: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &SandboxConfig {
+        &self.inner.config
+    }
+
+    /// Lowers `limits` to what the host can give now (never raises them).
+    pub fn effective_limits(&self, limits: &Limits) -> Limits {
+        self.inner.capacity.effective_limits(limits)
+    }
+
+    /// Pool counters (idle, starting, hits, misses).
+    pub fn pool_stats(&self) -> PoolStats {
+        self.inner.pool.as_ref().map(|p| p.stats()).unwrap_or_default()
+    }
+
+    /// Waits until each pool class has its minimum of ready containers; `false` on timeout or
+    /// when there is no pool.
+    pub async fn wait_warm(&self, timeout: std::time::Duration) -> bool {
+        match &self.inner.pool {
+            Some(pool) => pool.wait_ready(timeout).await,
+            None => false,
+        }
+    }
+
+    /// Runs one job in a fresh, single-use container (a warm one when one of its shape is ready),
+    /// after waiting for room on the host. Events stream to `events` (consume them
+    /// concurrently); the container is always removed.
+    pub async fn run(&self, job: Job, events: mpsc::Sender<SandboxEvent>) -> Result<RunReport, SandboxError> {
+        let sink = EventSink::new(events);
+        let result = self.run_with(job, &sink).await;
+        sink.finish().await;
+        result
+    }
+
+    async fn run_with(&self, job: Job, events: &EventSink) -> Result<RunReport, SandboxError> {
+        let inner = &self.inner;
+        if inner.closing.load(Ordering::Acquire) {
+            return Err(SandboxError::ShuttingDown);
+        }
+        if job.code.is_empty() {
+            return Err(SandboxError::InvalidJob("the code is empty".into()));
+        }
+        let image = inner.config.image_for(job.language).to_owned();
+        let installed = if job.packages.is_empty() {
+            None
+        } else {
+            Some(
+                inner
+                    .installer
+                    .ensure(&job.request_id, &image, &job.packages, events.sender())
+                    .await?,
+            )
+        };
+        let limits = self.effective_limits(&job.limits);
+        let admission = inner.capacity.admit(limits.memory_bytes).await?;
+        let shape = Shape::of(&image, &limits);
+        let (warm, _in_use) = match (&inner.pool, &installed) {
+            (Some(pool), None) => pool.take(&shape),
+            _ => (None, None),
+        };
+        let is_warm = warm.is_some();
+        let launched = match warm {
+            Some(launched) => {
+                self.rename_later(&launched, &job.request_id);
+                launched
+            }
+            None => self.launch_cold(&job, &image, limits, installed.as_ref()).await?,
+        };
+        let end_marker = run::end_marker();
+        let frame = launch::frame(
+            job.language,
+            &job.code,
+            &job.inputs,
+            limits.wall_ms,
+            &inner.config,
+            installed.is_some(),
+            &end_marker,
+        )?;
+        tracing::debug!(request = %job.request_id, warm = is_warm, container = %launched.id, "running");
+        run::execute(
+            Execution {
+                engine: &inner.engine,
+                config: &inner.config,
+                request_id: &job.request_id,
+                limits,
+                frame,
+                stdin: job.inputs.stdin,
+                end_marker: end_marker.into_bytes(),
+                warm: is_warm,
+                memory_used: admission.used.clone(),
+                cleanup: &inner.cleanup,
+            },
+            launched,
+            events,
+        )
+        .await
+    }
+
+    async fn launch_cold(
+        &self,
+        job: &Job,
+        image: &str,
+        limits: Limits,
+        installed: Option<&crate::packages::Installed>,
+    ) -> Result<Launched, SandboxError> {
+        let binds = installed
+            .map(|i| vec![(i.site.display().to_string(), docker::PACKAGES_MOUNT.to_owned())])
+            .unwrap_or_default();
+        launch::launch(
+            &self.inner.engine,
+            &self.inner.config,
+            LaunchRequest {
+                image,
+                limits,
+                role: "sandbox",
+                request: &job.request_id,
+                idle_secs: 60,
+                read_only_binds: binds,
+            },
+        )
+        .await
+    }
+
+    /// A warm container was labelled before its request existed (labels are fixed at creation);
+    /// its name carries the request instead. Off the hot path: the rename is cosmetic.
+    fn rename_later(&self, launched: &Launched, request_id: &str) {
+        let engine = self.inner.engine.clone();
+        let id = launched.id.clone();
+        let name = docker::object_name(&self.inner.config, "sandbox", request_id);
+        self.inner.cleanup.spawn(async move {
+            let options = bollard::query_parameters::RenameContainerOptionsBuilder::default()
+                .name(&name)
+                .build();
+            if let Err(error) = engine.docker.rename_container(&id, options).await {
+                tracing::debug!(container = %id, %error, "renaming a warm container after its request");
+            }
+        });
+    }
+
+    /// Stops the pool, waits for running removals, and removes everything this instance made.
+    pub async fn shutdown(&self) {
+        let inner = &self.inner;
+        inner.closing.store(true, Ordering::Release);
+        inner.capacity.close();
+        if let Some(pool) = &inner.pool {
+            pool.shutdown().await;
+        }
+        inner.cleanup.close();
+        inner.cleanup.wait().await;
+        if let Err(error) = docker::remove_labelled(&inner.engine, &inner.config.instance).await {
+            tracing::warn!(%error, "removing the sandbox's containers at shutdown");
+        }
+    }
+}

@@ -1,0 +1,628 @@
+//! The executor's loop: consume decisions, run only what a valid, unexpired, unused decision
+//! signed by the gate approves for exactly the code delivered, and end each request with one
+//! terminal event.
+//!
+//! Reading order: [`Config`], [`run`] (the consume loop), [`authorize`] (the checks, pure),
+//! [`Executor::execute`] (claim, run, publish).
+
+use crate::{Job, RunReport, Sandbox, SandboxConfig, SandboxError, SandboxEvent};
+use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
+use airlock_bus::{Claim, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
+use airlock_protocol::decision::DECISION_DOMAIN;
+use airlock_protocol::subjects::{EVENTS_STREAM, EXECUTOR_BUCKET, UNKNOWN_REQUEST};
+use airlock_protocol::{
+    Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Envelope, Event, EventKind, ExecutionRequest,
+    Limits, MessageId, Outcome, Producer, Refusal, RefusalReason, RequestId, SignatureError, Terminal, VerifierKey,
+    VerifierSet, now_ms,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+/// The `[executor]` section of the stack's config.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Verifier keys of the gate (`name+keyid+base64`): nothing runs without a valid signature
+    /// by one of them.
+    pub gate_keys: Vec<String>,
+    #[serde(flatten)]
+    pub sandbox: SandboxConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    #[error("gate key {key:?}: {source}")]
+    GateKey {
+        key: String,
+        source: airlock_protocol::KeyError,
+    },
+    #[error("no gate keys configured: the executor would refuse everything")]
+    NoGateKeys,
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Claims(#[from] ClaimError),
+    #[error(transparent)]
+    Bus(#[from] airlock_bus::BusError),
+    #[error("publishing: {0}")]
+    Publish(#[from] airlock_bus::PublishError),
+    #[error("service API: {0}")]
+    Service(String),
+}
+
+/// What the executor remembers of a request it took on, in its bucket.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+enum Record {
+    /// Claimed; the code may be running. Found at a redelivery, it means a run was interrupted.
+    Running {
+        stream_seq: u64,
+        decision_id: MessageId,
+        claimed_at_ms: i64,
+    },
+    /// The terminal event is published.
+    Done {
+        stream_seq: u64,
+        decision_id: MessageId,
+        outcome: Outcome,
+    },
+}
+
+/// A decision that passed every check: the executor may run `request` within `limits`.
+#[derive(Debug)]
+pub struct Authorized {
+    pub decision: Decision,
+    pub request: ExecutionRequest,
+    pub assessment: Option<Assessment>,
+    pub limits: Limits,
+}
+
+/// Why a decision is not acted on.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A denial: nothing to run, nothing wrong.
+    NothingToRun,
+    Refuse(RefusalReason, String),
+    /// Valid but too late: the request ends as expired.
+    Expired(String),
+}
+
+/// The checks, in order: signature by a trusted gate key, the decision names this request, it
+/// approves, it carries the code, the code and inputs are exactly those signed, it is not
+/// expired, nor is the request's own deadline past.
+pub fn authorize(
+    rid: &RequestId,
+    decided: &Decided,
+    gate_keys: &VerifierSet,
+    now_ms: i64,
+) -> Result<Authorized, Verdict> {
+    let (decision, _key): (Decision, VerifierKey) = decided
+        .signed
+        .verify(DECISION_DOMAIN, "decision", gate_keys)
+        .map_err(|e| {
+            let reason = match e {
+                SignatureError::UnknownKey { .. } => RefusalReason::UnknownSigner,
+                SignatureError::BadSignature { .. } => RefusalReason::BadSignature,
+                SignatureError::BadPayload { .. } => RefusalReason::Malformed,
+            };
+            Verdict::Refuse(reason, e.to_string())
+        })?;
+    if &decision.request_id != rid {
+        return Err(Verdict::Refuse(
+            RefusalReason::SubjectMismatch,
+            format!("decision for request {} delivered for {rid}", decision.request_id),
+        ));
+    }
+    let DecisionOutcome::Approved { limits, .. } = decision.outcome else {
+        return Err(Verdict::NothingToRun);
+    };
+    let Some(request) = decided.request.clone() else {
+        return Err(Verdict::Refuse(
+            RefusalReason::Malformed,
+            "an approval without the request it approves".into(),
+        ));
+    };
+    if request.code_digest() != decision.code_digest {
+        return Err(Verdict::Refuse(
+            RefusalReason::DigestMismatch,
+            format!(
+                "decision signs code {}, delivered code is {}",
+                decision.code_digest,
+                request.code_digest()
+            ),
+        ));
+    }
+    if request.inputs_digest() != decision.inputs_digest {
+        return Err(Verdict::Refuse(
+            RefusalReason::DigestMismatch,
+            format!(
+                "decision signs inputs {}, delivered inputs are {}",
+                decision.inputs_digest,
+                request.inputs_digest()
+            ),
+        ));
+    }
+    if let Err(e) = request.validate() {
+        return Err(Verdict::Refuse(RefusalReason::InvalidRequest, e.to_string()));
+    }
+    if now_ms > decision.expires_at_ms {
+        return Err(Verdict::Expired(format!(
+            "the decision expired {} ms before it could run",
+            now_ms - decision.expires_at_ms
+        )));
+    }
+    if let Some(deadline) = request.deadline_ms.filter(|d| now_ms > *d) {
+        return Err(Verdict::Expired(format!(
+            "the request's deadline passed {} ms before it could run",
+            now_ms - deadline
+        )));
+    }
+    Ok(Authorized {
+        decision,
+        request,
+        assessment: decided.assessment.clone(),
+        limits,
+    })
+}
+
+struct Executor {
+    sandbox: Sandbox,
+    gate_keys: VerifierSet,
+    publisher: Publisher,
+    records: Claims,
+    counters: ServiceCounters,
+    shutdown: CancellationToken,
+}
+
+/// How long the server waits for an ack before redelivering: runs report progress well within it.
+const ACK_WAIT: Duration = Duration::from_secs(10);
+
+pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), ExecutorError> {
+    let gate_keys = config
+        .gate_keys
+        .iter()
+        .map(|k| VerifierKey::parse(k).map_err(|source| ExecutorError::GateKey { key: k.clone(), source }))
+        .collect::<Result<Vec<_>, _>>()?;
+    if gate_keys.is_empty() {
+        return Err(ExecutorError::NoGateKeys);
+    }
+    let concurrency = config
+        .sandbox
+        .host
+        .max_concurrent
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .max(1);
+    let sandbox = Sandbox::start(config.sandbox.clone()).await?;
+    let js = async_nats::jetstream::new(client.clone());
+    let records = loop {
+        match Claims::open(&js, EXECUTOR_BUCKET).await {
+            Ok(r) => break r,
+            Err(_) if shutdown.is_cancelled() => return Ok(()),
+            Err(e) => {
+                tracing::warn!(error = %e, "executor bucket not ready; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    let executor = Arc::new(Executor {
+        sandbox: sandbox.clone(),
+        gate_keys: VerifierSet::new(gate_keys),
+        publisher: Publisher::new(js.clone(), Producer::Executor, shutdown.clone()),
+        records,
+        counters: ServiceCounters::default(),
+        shutdown: shutdown.clone(),
+    });
+    let service = airlock_bus::start_service(
+        &client,
+        "airlock-executor",
+        "Runs approved code in hardened containers",
+        executor.counters.clone(),
+    )
+    .await
+    .map_err(|e| ExecutorError::Service(e.to_string()))?;
+    tracing::info!(concurrency, "executor ready");
+
+    // The consumer hands out at most `concurrency` decisions at a time; the rest wait in
+    // JetStream rather than in this process.
+    let spec = ConsumerSpec {
+        stream: EVENTS_STREAM.to_owned(),
+        durable: "executor".to_owned(),
+        filter_subjects: vec![EventKind::Decided.subject_filter()],
+        ack_wait: ACK_WAIT,
+        max_ack_pending: concurrency as i64,
+    };
+    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
+    let mut deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
+        Ok(d) => d,
+        Err(_) if shutdown.is_cancelled() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut running = tokio::task::JoinSet::new();
+    while let Some(delivery) = deliveries.next().await {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            break;
+        };
+        let executor = executor.clone();
+        running.spawn(async move {
+            let span = delivery.span("executor");
+            executor.handle(delivery).instrument(span).await;
+            drop(slot);
+        });
+        while running.try_join_next().is_some() {}
+    }
+    // Shutting down: runs in progress are killed by the sandbox's shutdown and their decisions
+    // redelivered to the next executor, which ends them as interrupted.
+    running.abort_all();
+    sandbox.shutdown().await;
+    let _ = service.stop().await;
+    Ok(())
+}
+
+impl Executor {
+    async fn handle(&self, delivery: Delivery) {
+        match self.try_handle(&delivery).await {
+            Ok(Ack::Done) => delivery.ack().await,
+            Err(e) if self.shutdown.is_cancelled() => tracing::info!(error = %e, "stopped mid-message"),
+            Err(e) => {
+                tracing::error!(error = %e, "handling a decision failed; asking for redelivery");
+                delivery.retry_after(Duration::from_secs(2)).await;
+            }
+        }
+    }
+
+    async fn try_handle(&self, delivery: &Delivery) -> Result<Ack, ExecutorError> {
+        let envelope = match delivery.envelope() {
+            Ok(e) => e,
+            Err(error) => {
+                self.refuse(delivery, RefusalReason::of_wire_error(&error), error.to_string())
+                    .await?;
+                return Ok(Ack::Done);
+            }
+        };
+        let rid = envelope.request_id.clone();
+        tracing::Span::current().record("request_id", rid.as_str());
+        let Event::Decided(decided) = envelope.event else {
+            self.refuse(delivery, RefusalReason::SubjectMismatch, "not a decision".into())
+                .await?;
+            return Ok(Ack::Done);
+        };
+        self.counters.incr("decisions");
+        let authorized = match authorize(&rid, &decided, &self.gate_keys, now_ms()) {
+            Ok(a) => a,
+            Err(Verdict::NothingToRun) => return Ok(Ack::Done),
+            Err(Verdict::Refuse(reason, detail)) => {
+                self.refuse(delivery, reason, detail).await?;
+                return Ok(Ack::Done);
+            }
+            Err(Verdict::Expired(detail)) => {
+                self.refuse(delivery, RefusalReason::Expired, detail.clone()).await?;
+                // Ends the request, unless an earlier decision already ran it.
+                let decision_id = decided
+                    .signed
+                    .peek::<Decision>()
+                    .map(|d| d.decision_id)
+                    .unwrap_or_default();
+                let record = Record::Done {
+                    stream_seq: delivery.position().0,
+                    decision_id,
+                    outcome: Outcome::Expired,
+                };
+                if let Claim::Won { .. } = self.records.claim(rid.as_str(), &record).await? {
+                    let mut terminal = Terminal::without_run(Outcome::Expired, detail);
+                    terminal.decision = decided.signed.peek::<Decision>().map(|d| DecisionSummary {
+                        decision: "expired".into(),
+                        ..DecisionSummary::of(&d)
+                    });
+                    self.publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
+                }
+                return Ok(Ack::Done);
+            }
+        };
+        self.execute(delivery, &rid, authorized).await
+    }
+
+    /// Claims the request, runs it, publishes its events and its terminal event.
+    async fn execute(
+        &self,
+        delivery: &Delivery,
+        rid: &RequestId,
+        authorized: Authorized,
+    ) -> Result<Ack, ExecutorError> {
+        // The decision message's stream sequence tells a redelivery of the same message (after a
+        // crash) from a replay of the decision in a new message.
+        let stream_seq = delivery.position().0;
+        let decision_id = authorized.decision.decision_id.clone();
+        let running = Record::Running {
+            stream_seq,
+            decision_id: decision_id.clone(),
+            claimed_at_ms: now_ms(),
+        };
+        let revision = match self.records.claim(rid.as_str(), &running).await? {
+            Claim::Won { revision } => revision,
+            Claim::Held {
+                value: Record::Done { stream_seq: done, .. },
+                ..
+            } if done == stream_seq => {
+                // Redelivered after the terminal event was published: nothing left to do.
+                return Ok(Ack::Done);
+            }
+            Claim::Held {
+                value: Record::Running { stream_seq: held, .. },
+                revision,
+            } if held == stream_seq => {
+                // This executor (or another) died while the code ran. Running it again could do
+                // its effects twice, so the request ends as failed.
+                self.counters.incr("interrupted");
+                let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
+                terminal.reason =
+                    Some("interrupted: the executor stopped while the code ran; it is not run again".into());
+                self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
+                return Ok(Ack::Done);
+            }
+            Claim::Held { .. } => {
+                self.refuse(
+                    delivery,
+                    RefusalReason::Replayed,
+                    format!("request {rid} was already executed"),
+                )
+                .await?;
+                return Ok(Ack::Done);
+            }
+        };
+
+        let job = Job {
+            request_id: rid.to_string(),
+            language: authorized.request.language,
+            code: authorized.request.code.clone(),
+            inputs: authorized.request.inputs.clone(),
+            packages: authorized.request.packages.clone(),
+            limits: self.sandbox.effective_limits(&authorized.limits),
+        };
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);
+        let forward = {
+            let publisher = self.publisher.clone();
+            let rid = rid.clone();
+            async move {
+                while let Some(event) = events_rx.recv().await {
+                    let event = match event {
+                        SandboxEvent::Started(e) => Event::ExecStarted(e),
+                        SandboxEvent::Output(e) => Event::Output(e),
+                        SandboxEvent::Usage(e) => Event::Usage(e),
+                        SandboxEvent::Activity(e) => Event::Activity(e),
+                        SandboxEvent::Egress(e) => Event::Egress(e),
+                    };
+                    if let Err(e) = publisher.emit(&rid, event).await {
+                        tracing::warn!(error = %e, "an execution event was not published");
+                    }
+                }
+            }
+        };
+        let heartbeat = async {
+            loop {
+                tokio::time::sleep(ACK_WAIT / 3).await;
+                delivery.in_progress().await;
+            }
+        };
+        self.counters.incr("runs");
+        let run = self.sandbox.run(job, events_tx);
+        let (report, ()) = tokio::select! {
+            both = async { tokio::join!(run, forward) } => both,
+            _ = heartbeat => unreachable!("the heartbeat never ends"),
+        };
+        let terminal = match report {
+            Ok(report) => self.terminal_of(&authorized, report),
+            Err(e) => {
+                let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
+                terminal.reason = Some(format!("the sandbox failed: {e}"));
+                terminal
+            }
+        };
+        self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
+        Ok(Ack::Done)
+    }
+
+    fn terminal_base(&self, authorized: &Authorized, outcome: Outcome) -> Terminal {
+        let mut terminal = Terminal::without_run(outcome, String::new());
+        terminal.reason = None;
+        terminal.level = Some(authorized.decision.level);
+        terminal.findings = authorized
+            .assessment
+            .as_ref()
+            .map(|a| a.findings.clone())
+            .unwrap_or_default();
+        terminal.decision = Some(DecisionSummary::of(&authorized.decision));
+        terminal
+    }
+
+    fn terminal_of(&self, authorized: &Authorized, report: RunReport) -> Terminal {
+        let outcome = if report.violation.is_some() {
+            Outcome::Failed
+        } else {
+            Outcome::Finished
+        };
+        let mut terminal = self.terminal_base(authorized, outcome);
+        terminal.exit_code = report.exit_code;
+        terminal.stdout = report.stdout;
+        terminal.stderr = report.stderr;
+        terminal.usage = Some(report.usage);
+        if let Some(v) = &report.violation {
+            self.counters.incr("violations");
+            terminal.reason = Some(format!("limit violated: {}", v.detail));
+        }
+        terminal.violation = report.violation;
+        terminal
+    }
+
+    async fn finish(
+        &self,
+        rid: &RequestId,
+        terminal: Terminal,
+        stream_seq: u64,
+        decision_id: MessageId,
+        revision: u64,
+    ) -> Result<(), ExecutorError> {
+        let outcome = terminal.outcome;
+        self.publisher.emit(rid, Event::Terminal(Box::new(terminal))).await?;
+        self.records
+            .update(
+                rid.as_str(),
+                &Record::Done {
+                    stream_seq,
+                    decision_id,
+                    outcome,
+                },
+                revision,
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn refuse(&self, delivery: &Delivery, reason: RefusalReason, detail: String) -> Result<(), ExecutorError> {
+        self.counters.incr("refused");
+        tracing::warn!(?reason, %detail, "refused a decision");
+        let refusal = Refusal::of_message(reason, detail, delivery.subject(), delivery.payload());
+        let rid = EventKind::parse_subject(delivery.subject())
+            .and_then(|(_, r)| RequestId::parse(r).ok())
+            .unwrap_or_else(|| RequestId::parse(UNKNOWN_REQUEST).unwrap_or_default());
+        self.publisher
+            .publish(&Envelope::new(rid, Producer::Executor, Event::Refused(refusal)))
+            .await?;
+        Ok(())
+    }
+}
+
+enum Ack {
+    Done,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::{Approver, Inputs, Language, Level, Origin, Signed, SigningKey, TrustLevel};
+
+    const LIMITS: Limits = Limits {
+        memory_bytes: 1 << 28,
+        cpu_millis: 1000,
+        pids: 64,
+        wall_ms: 10_000,
+        output_bytes: 1 << 16,
+        disk_bytes: 1 << 24,
+        open_files: 64,
+    };
+
+    fn request(code: &str) -> ExecutionRequest {
+        ExecutionRequest {
+            language: Language::Python,
+            code: code.as_bytes().to_vec(),
+            origin: Origin::Generated,
+            trust: TrustLevel::Unknown,
+            inputs: Inputs::default(),
+            packages: vec![],
+            revises: None,
+            deadline_ms: None,
+            label: None,
+        }
+    }
+
+    fn decided(
+        key: &SigningKey,
+        rid: &RequestId,
+        signed_for: &ExecutionRequest,
+        delivered: ExecutionRequest,
+        expires: i64,
+    ) -> Decided {
+        let decision = Decision {
+            decision_id: MessageId::new(),
+            request_id: rid.clone(),
+            code_digest: signed_for.code_digest(),
+            inputs_digest: signed_for.inputs_digest(),
+            level: Level::Low,
+            outcome: DecisionOutcome::Approved {
+                quota: TrustLevel::Unknown,
+                limits: LIMITS,
+            },
+            approver: Approver::Policy { rule: "test".into() },
+            issued_at_ms: 1000,
+            expires_at_ms: expires,
+        };
+        Decided {
+            signed: Signed::sign(&decision, DECISION_DOMAIN, key),
+            request: Some(delivered),
+            assessment: None,
+        }
+    }
+
+    fn refusal(result: Result<Authorized, Verdict>) -> RefusalReason {
+        match result {
+            Err(Verdict::Refuse(reason, _)) => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_a_valid_unexpired_decision_for_exactly_this_code_authorizes() {
+        let gate = SigningKey::generate("test/gate").unwrap();
+        let keys = VerifierSet::new(vec![gate.verifier()]);
+        let rid = RequestId::new();
+        let r = request("print(1)");
+
+        let ok = authorize(&rid, &decided(&gate, &rid, &r, r.clone(), 5000), &keys, 2000).expect("valid decision");
+        assert_eq!(ok.limits, LIMITS);
+        assert_eq!(ok.request, r);
+
+        let impostor = SigningKey::generate("test/gate").unwrap();
+        assert_eq!(
+            refusal(authorize(
+                &rid,
+                &decided(&impostor, &rid, &r, r.clone(), 5000),
+                &keys,
+                2000
+            )),
+            RefusalReason::UnknownSigner
+        );
+
+        let mut flipped = decided(&gate, &rid, &r, r.clone(), 5000);
+        flipped.signed.signature[0] ^= 1;
+        assert_eq!(
+            refusal(authorize(&rid, &flipped, &keys, 2000)),
+            RefusalReason::BadSignature
+        );
+
+        let swapped = decided(&gate, &rid, &r, request("print(2)"), 5000);
+        assert_eq!(
+            refusal(authorize(&rid, &swapped, &keys, 2000)),
+            RefusalReason::DigestMismatch
+        );
+
+        let mut other_inputs = r.clone();
+        other_inputs.inputs.args.push("--evil".into());
+        assert_eq!(
+            refusal(authorize(
+                &rid,
+                &decided(&gate, &rid, &r, other_inputs, 5000),
+                &keys,
+                2000
+            )),
+            RefusalReason::DigestMismatch
+        );
+
+        let other_rid = RequestId::new();
+        assert_eq!(
+            refusal(authorize(
+                &other_rid,
+                &decided(&gate, &rid, &r, r.clone(), 5000),
+                &keys,
+                2000
+            )),
+            RefusalReason::SubjectMismatch
+        );
+
+        assert!(matches!(
+            authorize(&rid, &decided(&gate, &rid, &r, r.clone(), 5000), &keys, 6000),
+            Err(Verdict::Expired(_))
+        ));
+    }
+}

@@ -1,0 +1,96 @@
+//! The gate's configuration: the `[gate]` section of the stack's TOML file.
+
+pub use airlock_protocol::Quotas;
+use airlock_protocol::TrustLevel;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What the gate does with code rated at one level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Run with the quota the request asked for.
+    Approve,
+    /// Run with at most this quota, whatever the request asked for.
+    ApproveWith(TrustLevel),
+    /// Ask a human; no answer by the deadline is a denial.
+    Ask,
+    Deny,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Policy {
+    pub low: Action,
+    pub medium: Action,
+    pub high: Action,
+    pub blocked: Action,
+    /// The quota a human's approval of an asked request grants (at most what was requested).
+    pub override_quota: TrustLevel,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            low: Action::Approve,
+            medium: Action::Approve,
+            high: Action::ApproveWith(TrustLevel::Untrusted),
+            blocked: Action::Ask,
+            override_quota: TrustLevel::Untrusted,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// The gate's Ed25519 key (signed-note private key format); created when missing.
+    pub key_file: PathBuf,
+    /// Key name, used when the key is created.
+    pub key_name: String,
+    /// Verifier keys (`name+keyid+base64`) whose signed override answers the gate accepts.
+    pub approver_keys: Vec<String>,
+    /// How long a decision stays valid for the executor.
+    pub decision_ttl_secs: u64,
+    /// How long a human has to answer, when the request names no earlier deadline.
+    pub override_timeout_secs: u64,
+    pub policy: Policy,
+    /// The limits each trust level grants. In the stack's config this is the top-level
+    /// `[quotas]` section, which the executor reads too.
+    pub quotas: Quotas,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            key_file: PathBuf::from("keys/gate.key"),
+            key_name: "airlock.local/gate".to_owned(),
+            approver_keys: vec![],
+            decision_ttl_secs: 600,
+            override_timeout_secs: 900,
+            policy: Policy::default(),
+            quotas: Quotas::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_reads_from_toml() {
+        let policy: Policy = toml::from_str(
+            r#"
+            low = "approve"
+            medium = { approve_with = "unknown" }
+            high = "deny"
+            blocked = "ask"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(policy.medium, Action::ApproveWith(TrustLevel::Unknown));
+        assert_eq!(policy.high, Action::Deny);
+        assert_eq!(policy.override_quota, TrustLevel::Untrusted);
+    }
+}

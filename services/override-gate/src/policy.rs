@@ -1,0 +1,198 @@
+//! The decision itself, free of I/O: which action a level gets, which limits an approval grants,
+//! and how to explain a request to the human asked about it.
+
+use crate::config::{Action, Policy, Quotas};
+use airlock_protocol::{Assessment, ExecutionRequest, Level, Limits, TrustLevel};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Approve {
+        quota: TrustLevel,
+        limits: Limits,
+        rule: String,
+    },
+    Ask,
+    Deny {
+        reason: String,
+    },
+}
+
+/// What the policy says for code rated `level` that asked for `requested`.
+pub fn decide(policy: &Policy, quotas: &Quotas, level: Level, requested: TrustLevel) -> Verdict {
+    let action = match level {
+        Level::Low => policy.low,
+        Level::Medium => policy.medium,
+        Level::High => policy.high,
+        Level::Blocked => policy.blocked,
+    };
+    match action {
+        Action::Approve => approve(quotas, requested, format!("policy: {level} is approved")),
+        Action::ApproveWith(cap) => approve(
+            quotas,
+            requested.min(cap),
+            format!("policy: {level} is approved with at most the {} quota", cap.as_str()),
+        ),
+        Action::Ask => Verdict::Ask,
+        Action::Deny => Verdict::Deny {
+            reason: format!("policy: {level} is denied"),
+        },
+    }
+}
+
+/// The verdict for a human's approval of an asked request.
+pub fn approve_override(policy: &Policy, quotas: &Quotas, requested: TrustLevel, who: &str) -> Verdict {
+    approve(
+        quotas,
+        requested.min(policy.override_quota),
+        format!("override approved by {who}"),
+    )
+}
+
+fn approve(quotas: &Quotas, quota: TrustLevel, rule: String) -> Verdict {
+    Verdict::Approve {
+        quota,
+        limits: quotas.for_level(quota),
+        rule,
+    }
+}
+
+/// The first lines of the code, for a chat message.
+pub fn code_preview(request: &ExecutionRequest, max_lines: usize, max_bytes: usize) -> String {
+    let text = String::from_utf8_lossy(&request.code);
+    let mut preview = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == max_lines || preview.len() + line.len() > max_bytes {
+            preview.push_str("...\n");
+            break;
+        }
+        preview.push_str(line);
+        preview.push('\n');
+    }
+    preview
+}
+
+/// Why a human is being asked, built from the findings: the assessor's summary, then each
+/// finding at or above MEDIUM with its line, snippet and reason.
+pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
+    let mut text = format!(
+        "{} {} code{} rated {}: {}\n",
+        match request.origin {
+            airlock_protocol::Origin::Generated => "Mai-generated",
+            airlock_protocol::Origin::External => "External",
+        },
+        request.language.as_str(),
+        request.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
+        assessment.level,
+        assessment.summary.trim(),
+    );
+    let mut serious: Vec<_> = assessment
+        .findings
+        .iter()
+        .filter(|f| f.severity >= Level::Medium)
+        .collect();
+    serious.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.line.cmp(&b.line)));
+    for finding in serious.iter().take(12) {
+        text.push_str(&format!(
+            "- line {} [{} {}] `{}`: {}\n",
+            finding.line,
+            finding.severity,
+            finding.rule_id,
+            finding.snippet.trim(),
+            finding.explanation.trim()
+        ));
+    }
+    if serious.len() > 12 {
+        text.push_str(&format!("- and {} more findings\n", serious.len() - 12));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::{Category, Confidence, Finding, Inputs, Language, Origin, ParseStatus};
+
+    #[test]
+    fn default_policy_by_level() {
+        let (p, q) = (Policy::default(), Quotas::default());
+        assert!(matches!(
+            decide(&p, &q, Level::Low, TrustLevel::Trusted),
+            Verdict::Approve {
+                quota: TrustLevel::Trusted,
+                ..
+            }
+        ));
+        assert!(matches!(
+            decide(&p, &q, Level::Medium, TrustLevel::Unknown),
+            Verdict::Approve {
+                quota: TrustLevel::Unknown,
+                ..
+            }
+        ));
+        // HIGH gets the untrusted quota whatever it asked for.
+        match decide(&p, &q, Level::High, TrustLevel::Trusted) {
+            Verdict::Approve { quota, limits, .. } => {
+                assert_eq!(quota, TrustLevel::Untrusted);
+                assert_eq!(limits, q.untrusted);
+            }
+            other => panic!("HIGH should be approved with the untrusted quota, got {other:?}"),
+        }
+        assert_eq!(decide(&p, &q, Level::Blocked, TrustLevel::Trusted), Verdict::Ask);
+    }
+
+    #[test]
+    fn approve_with_never_raises_the_requested_quota() {
+        let p = Policy {
+            medium: Action::ApproveWith(TrustLevel::Trusted),
+            ..Policy::default()
+        };
+        assert!(matches!(
+            decide(&p, &Quotas::default(), Level::Medium, TrustLevel::Untrusted),
+            Verdict::Approve {
+                quota: TrustLevel::Untrusted,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn explanation_names_lines_and_reasons() {
+        let request = ExecutionRequest {
+            language: Language::Python,
+            code: b"import os\nos.system('rm -rf /')\n".to_vec(),
+            origin: Origin::External,
+            trust: TrustLevel::Unknown,
+            inputs: Inputs::default(),
+            packages: vec![],
+            revises: None,
+            deadline_ms: None,
+            label: Some("wipe.py".into()),
+        };
+        let assessment = Assessment {
+            level: Level::Blocked,
+            findings: vec![Finding {
+                rule_id: "AIR-DESTROY".into(),
+                category: Category::MaliciousIntent,
+                severity: Level::Blocked,
+                confidence: Confidence::High,
+                line: 2,
+                column: 1,
+                snippet: "os.system('rm -rf /')".into(),
+                explanation: "deletes the whole filesystem".into(),
+                references: vec![],
+            }],
+            parse: ParseStatus::Complete,
+            summary: "Deletes everything.".into(),
+            language: Language::Python,
+            origin: Origin::External,
+            rules_version: "t".into(),
+            threats_version: "t".into(),
+            elapsed_us: 1,
+        };
+        let text = explain(&request, &assessment);
+        assert!(text.contains("wipe.py"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+        assert!(text.contains("deletes the whole filesystem"), "{text}");
+        assert_eq!(code_preview(&request, 1, 1000), "import os\n...\n");
+    }
+}

@@ -1,0 +1,666 @@
+//! The gate's loop: consume assessments and override answers, decide, sign, publish.
+//!
+//! Each request's state lives in the gate's key-value bucket (pending, or decided with the events
+//! to publish), written with compare-and-swap, so that a restarted gate — or a second one —
+//! republishes what was decided instead of deciding twice, and exactly one of a human's answer
+//! and the deadline wins.
+
+use crate::config::Config;
+use crate::policy::{self, Verdict};
+use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
+use airlock_bus::{Claim, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
+use airlock_protocol::decision::DECISION_DOMAIN;
+use airlock_protocol::event::Assessed;
+use airlock_protocol::overrides::ANSWER_DOMAIN;
+use airlock_protocol::subjects::{EVENTS_STREAM, GATE_BUCKET, GATE_PENDING_ENDPOINT};
+use airlock_protocol::{
+    Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Envelope, Event, EventKind,
+    ExecutionRequest, MessageId, Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, Refusal,
+    RefusalReason, RequestId, SignatureError, Signed, SigningKey, Terminal, VerifierKey, VerifierSet, now_ms,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("gate key: {0}")]
+    Key(#[from] airlock_protocol::KeyError),
+    #[error("approver key {key:?}: {source}")]
+    ApproverKey {
+        key: String,
+        source: airlock_protocol::KeyError,
+    },
+    #[error(transparent)]
+    Claims(#[from] ClaimError),
+    #[error(transparent)]
+    Bus(#[from] airlock_bus::BusError),
+    #[error("publishing: {0}")]
+    Publish(#[from] airlock_bus::PublishError),
+    #[error("service API: {0}")]
+    Service(String),
+}
+
+/// What the gate remembers of a request. (Boxed where large; records are written once or twice
+/// per request, so their in-memory size does not matter.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+enum Record {
+    Pending {
+        request: Box<ExecutionRequest>,
+        assessment: Assessment,
+        asked: OverrideAsked,
+        /// The request's trace, so that a denial at the deadline (decided outside any message)
+        /// joins it.
+        #[serde(default)]
+        traceparent: Option<String>,
+    },
+    /// Decided; `events` are what the decision publishes (decided, and terminal for denials).
+    Decided { events: Vec<Event>, published: bool },
+}
+
+/// One request waiting for a human, as `airlock override list` shows it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PendingOverride {
+    pub request_id: RequestId,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(flatten)]
+    pub asked: OverrideAsked,
+}
+
+struct Gate {
+    config: Config,
+    key: SigningKey,
+    approvers: VerifierSet,
+    publisher: Publisher,
+    records: Claims,
+    counters: ServiceCounters,
+    /// Deadlines of the pending requests this gate knows of.
+    deadlines: Mutex<BTreeMap<RequestId, i64>>,
+}
+
+pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), GateError> {
+    let key = SigningKey::load_or_generate(&config.key_file, &config.key_name)?;
+    let approvers = config
+        .approver_keys
+        .iter()
+        .map(|k| VerifierKey::parse(k).map_err(|source| GateError::ApproverKey { key: k.clone(), source }))
+        .collect::<Result<Vec<_>, _>>()?;
+    if approvers.is_empty() {
+        tracing::warn!("no approver keys configured: override requests can only end by their deadline");
+    }
+    let js = async_nats::jetstream::new(client.clone());
+    let records = open_bucket(&js, &shutdown).await?;
+    let gate = Arc::new(Gate {
+        publisher: Publisher::new(js.clone(), Producer::OverrideGate, shutdown.clone()),
+        key,
+        approvers: VerifierSet::new(approvers),
+        records,
+        counters: ServiceCounters::default(),
+        deadlines: Mutex::new(BTreeMap::new()),
+        config,
+    });
+    tracing::info!(key = %gate.key.verifier(), "override-gate signing decisions");
+
+    let service = airlock_bus::start_service(
+        &client,
+        "airlock-override-gate",
+        "Signs execution decisions",
+        gate.counters.clone(),
+    )
+    .await
+    .map_err(|e| GateError::Service(e.to_string()))?;
+    let pending_endpoint = service
+        .endpoint(GATE_PENDING_ENDPOINT)
+        .await
+        .map_err(|e| GateError::Service(e.to_string()))?;
+    tokio::spawn(serve_pending(gate.clone(), pending_endpoint));
+    tokio::spawn(enforce_deadlines(gate.clone(), shutdown.clone()));
+
+    let spec = ConsumerSpec {
+        stream: EVENTS_STREAM.to_owned(),
+        durable: "override-gate".to_owned(),
+        filter_subjects: vec![
+            EventKind::Assessed.subject_filter(),
+            EventKind::OverrideAnswered.subject_filter(),
+        ],
+        ack_wait: Duration::from_secs(30),
+        max_ack_pending: 64,
+    };
+    let mut deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
+        Ok(d) => d,
+        Err(_) if shutdown.is_cancelled() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    while let Some(delivery) = deliveries.next().await {
+        let span = delivery.span("override-gate");
+        match gate.handle(&delivery).instrument(span).await {
+            Ok(()) => delivery.ack().await,
+            Err(e) if shutdown.is_cancelled() => {
+                tracing::info!(error = %e, "stopped mid-message; it will be redelivered");
+                break;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "handling failed; asking for redelivery");
+                delivery.retry_after(Duration::from_secs(2)).await;
+            }
+        }
+    }
+    let _ = service.stop().await;
+    Ok(())
+}
+
+async fn open_bucket(js: &async_nats::jetstream::Context, shutdown: &CancellationToken) -> Result<Claims, GateError> {
+    loop {
+        match Claims::open(js, GATE_BUCKET).await {
+            Ok(c) => return Ok(c),
+            Err(e) if shutdown.is_cancelled() => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "gate bucket not ready; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+impl Gate {
+    async fn handle(&self, delivery: &Delivery) -> Result<(), GateError> {
+        let envelope = match delivery.envelope() {
+            Ok(e) => e,
+            Err(error) => {
+                let reason = RefusalReason::of_wire_error(&error);
+                return self.refuse_message(delivery, reason, error.to_string()).await;
+            }
+        };
+        tracing::Span::current().record("request_id", envelope.request_id.as_str());
+        self.counters.incr("handled");
+        match envelope.event {
+            Event::Assessed(assessed) => self.on_assessed(&envelope.request_id, *assessed).await,
+            Event::OverrideAnswered(answer) => self.on_answer(delivery, &envelope.request_id, answer).await,
+            other => {
+                // The consumer's filter admits only the two kinds above, and decode_on checks the
+                // body against the subject; anything else is a bug worth refusing loudly.
+                let detail = format!("unexpected {} event", other.kind());
+                self.refuse_message(delivery, RefusalReason::SubjectMismatch, detail)
+                    .await
+            }
+        }
+    }
+
+    async fn on_assessed(&self, rid: &RequestId, assessed: Assessed) -> Result<(), GateError> {
+        if let Some((record, _)) = self.records.get::<Record>(rid.as_str()).await? {
+            // Seen before (a redelivery after a crash): finish what the record says.
+            return self.resume(rid, record).await;
+        }
+        let Assessed { request, assessment } = assessed;
+        if request.deadline_ms.is_some_and(|d| d <= now_ms()) {
+            let mut terminal =
+                Terminal::without_run(Outcome::Expired, "the request's deadline passed before a decision");
+            terminal.level = Some(assessment.level);
+            terminal.findings = assessment.findings.clone();
+            return self.commit(rid, vec![Event::Terminal(Box::new(terminal))]).await;
+        }
+        let verdict = policy::decide(
+            &self.config.policy,
+            &self.config.quotas,
+            assessment.level,
+            request.trust,
+        );
+        tracing::info!(level = %assessment.level, ?verdict, "policy verdict");
+        match verdict {
+            Verdict::Ask => self.ask(rid, request, assessment).await,
+            verdict => {
+                let approver = Approver::Policy {
+                    rule: verdict_rule(&verdict),
+                };
+                let events = self.decision_events(rid, request, assessment, verdict, approver);
+                self.commit(rid, events).await
+            }
+        }
+    }
+
+    async fn ask(&self, rid: &RequestId, request: ExecutionRequest, assessment: Assessment) -> Result<(), GateError> {
+        let timeout = now_ms() + (self.config.override_timeout_secs as i64) * 1000;
+        let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
+        let asked = OverrideAsked {
+            level: assessment.level,
+            explanation: policy::explain(&request, &assessment),
+            findings: assessment.findings.clone(),
+            code_digest: request.code_digest(),
+            language: request.language,
+            origin: request.origin,
+            code_preview: policy::code_preview(&request, 40, 4096),
+            deadline_ms,
+        };
+        let record = Record::Pending {
+            request: Box::new(request),
+            assessment,
+            asked: asked.clone(),
+            traceparent: airlock_telemetry::current_traceparent(),
+        };
+        match self.records.claim(rid.as_str(), &record).await? {
+            Claim::Won { .. } => {
+                self.deadlines
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(rid.clone(), deadline_ms);
+                self.counters.incr("asked");
+                self.publisher.emit(rid, Event::OverrideAsked(asked)).await?;
+                tracing::info!(deadline_ms, "asked for an override");
+                Ok(())
+            }
+            Claim::Held { value, .. } => self.resume(rid, value).await,
+        }
+    }
+
+    async fn on_answer(
+        &self,
+        delivery: &Delivery,
+        rid: &RequestId,
+        answered: OverrideAnswered,
+    ) -> Result<(), GateError> {
+        let (answer, signer): (OverrideAnswer, VerifierKey) =
+            match answered
+                .signed
+                .verify(ANSWER_DOMAIN, "override answer", &self.approvers)
+            {
+                Ok(v) => v,
+                Err(e) => {
+                    let reason = match e {
+                        SignatureError::UnknownKey { .. } => RefusalReason::UnknownSigner,
+                        SignatureError::BadSignature { .. } => RefusalReason::BadSignature,
+                        SignatureError::BadPayload { .. } => RefusalReason::Malformed,
+                    };
+                    return self.refuse_message(delivery, reason, e.to_string()).await;
+                }
+            };
+        if &answer.request_id != rid {
+            let detail = format!("answer signed for request {} arrived for {rid}", answer.request_id);
+            return self
+                .refuse_message(delivery, RefusalReason::SubjectMismatch, detail)
+                .await;
+        }
+        let Some((record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
+            return self
+                .refuse_message(delivery, RefusalReason::NotPending, "no such request is waiting".into())
+                .await;
+        };
+        let Record::Pending {
+            request,
+            assessment,
+            asked,
+            ..
+        } = record
+        else {
+            return self
+                .refuse_message(
+                    delivery,
+                    RefusalReason::NotPending,
+                    "the request is already decided".into(),
+                )
+                .await;
+        };
+        if answer.code_digest != asked.code_digest {
+            let detail = format!(
+                "answer is for code {}, the request's code is {}",
+                answer.code_digest, asked.code_digest
+            );
+            return self
+                .refuse_message(delivery, RefusalReason::DigestMismatch, detail)
+                .await;
+        }
+        if now_ms() > asked.deadline_ms {
+            return self
+                .refuse_message(delivery, RefusalReason::Expired, "answered after the deadline".into())
+                .await;
+        }
+        let verdict = if answer.approve {
+            policy::approve_override(&self.config.policy, &self.config.quotas, request.trust, &answer.who)
+        } else {
+            Verdict::Deny {
+                reason: format!("denied by {}: {}", answer.who, answer.reason),
+            }
+        };
+        let approver = Approver::Human {
+            who: answer.who.clone(),
+            reason: answer.reason.clone(),
+            key: signer.to_string(),
+        };
+        let events = self.decision_events(rid, *request, assessment, verdict, approver);
+        match self
+            .records
+            .update(
+                rid.as_str(),
+                &Record::Decided {
+                    events: events.clone(),
+                    published: false,
+                },
+                revision,
+            )
+            .await
+        {
+            Ok(revision) => {
+                self.counters.incr(if answer.approve {
+                    "override_approved"
+                } else {
+                    "override_denied"
+                });
+                self.deadlines.lock().unwrap_or_else(|p| p.into_inner()).remove(rid);
+                self.publish_decided(rid, events, revision).await
+            }
+            Err(ClaimError::Conflict { .. }) => {
+                self.refuse_message(
+                    delivery,
+                    RefusalReason::NotPending,
+                    "decided meanwhile (deadline or another answer)".into(),
+                )
+                .await
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Signs the decision and builds the events that announce it.
+    fn decision_events(
+        &self,
+        rid: &RequestId,
+        request: ExecutionRequest,
+        assessment: Assessment,
+        verdict: Verdict,
+        approver: Approver,
+    ) -> Vec<Event> {
+        let now = now_ms();
+        let ttl_end = now + (self.config.decision_ttl_secs as i64) * 1000;
+        let outcome = match &verdict {
+            Verdict::Approve { quota, limits, .. } => DecisionOutcome::Approved {
+                quota: *quota,
+                limits: *limits,
+            },
+            Verdict::Deny { reason } => DecisionOutcome::Denied { reason: reason.clone() },
+            // Asking is not a decision; callers resolve it first.
+            Verdict::Ask => DecisionOutcome::Denied {
+                reason: "no decision".into(),
+            },
+        };
+        let decision = Decision {
+            decision_id: MessageId::new(),
+            request_id: rid.clone(),
+            code_digest: request.code_digest(),
+            inputs_digest: request.inputs_digest(),
+            level: assessment.level,
+            outcome,
+            approver,
+            issued_at_ms: now,
+            expires_at_ms: request.deadline_ms.map_or(ttl_end, |d| d.min(ttl_end)),
+        };
+        let signed = Signed::sign(&decision, DECISION_DOMAIN, &self.key);
+        let summary = DecisionSummary::of(&decision);
+        if decision.is_approved() {
+            self.counters.incr("approved");
+            let decided = Decided {
+                signed,
+                request: Some(request),
+                assessment: Some(assessment),
+            };
+            vec![Event::Decided(Box::new(decided))]
+        } else {
+            self.counters.incr("denied");
+            let reason = match &decision.outcome {
+                DecisionOutcome::Denied { reason } => reason.clone(),
+                DecisionOutcome::Approved { .. } => String::new(),
+            };
+            let mut terminal = Terminal::without_run(Outcome::Denied, reason);
+            terminal.level = Some(assessment.level);
+            terminal.findings = assessment.findings.clone();
+            terminal.decision = Some(summary);
+            let decided = Decided {
+                signed,
+                request: None,
+                assessment: Some(assessment),
+            };
+            vec![Event::Decided(Box::new(decided)), Event::Terminal(Box::new(terminal))]
+        }
+    }
+
+    /// Records the events as decided (first writer wins), then publishes them.
+    async fn commit(&self, rid: &RequestId, events: Vec<Event>) -> Result<(), GateError> {
+        match self
+            .records
+            .claim(
+                rid.as_str(),
+                &Record::Decided {
+                    events: events.clone(),
+                    published: false,
+                },
+            )
+            .await?
+        {
+            Claim::Won { revision } => self.publish_decided(rid, events, revision).await,
+            Claim::Held { value, .. } => self.resume(rid, value).await,
+        }
+    }
+
+    async fn publish_decided(&self, rid: &RequestId, events: Vec<Event>, revision: u64) -> Result<(), GateError> {
+        for event in &events {
+            self.publisher.emit(rid, event.clone()).await?;
+        }
+        // Marking as published only saves the republishing at the next start; losing the race
+        // to another gate instance here is harmless.
+        if let Err(e) = self
+            .records
+            .update(
+                rid.as_str(),
+                &Record::Decided {
+                    events,
+                    published: true,
+                },
+                revision,
+            )
+            .await
+        {
+            tracing::debug!(error = %e, "could not mark decision published");
+        }
+        Ok(())
+    }
+
+    /// Finishes whatever a record says was started: republishing is idempotent (fixed
+    /// `Nats-Msg-Id`s), so this is safe after any crash.
+    async fn resume(&self, rid: &RequestId, record: Record) -> Result<(), GateError> {
+        match record {
+            Record::Pending { asked, .. } => {
+                self.deadlines
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(rid.clone(), asked.deadline_ms);
+                self.publisher.emit(rid, Event::OverrideAsked(asked)).await?;
+            }
+            Record::Decided { events, .. } => {
+                for event in events {
+                    self.publisher.emit(rid, event).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Denies a pending request whose deadline has passed, unless an answer won first.
+    async fn expire(&self, rid: &RequestId) -> Result<(), GateError> {
+        let Some((record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
+            return Ok(());
+        };
+        let Record::Pending {
+            request,
+            assessment,
+            asked,
+            traceparent,
+        } = record
+        else {
+            return Ok(());
+        };
+        if now_ms() <= asked.deadline_ms {
+            return Ok(());
+        }
+        let span = tracing::info_span!("override deadline", request_id = %rid);
+        airlock_telemetry::set_parent_traceparent(&span, traceparent.as_deref());
+        async move {
+            let verdict = Verdict::Deny {
+                reason: "no answer to the override request before its deadline".into(),
+            };
+            let events = self.decision_events(rid, *request, assessment, verdict, Approver::Deadline);
+            match self
+                .records
+                .update(
+                    rid.as_str(),
+                    &Record::Decided {
+                        events: events.clone(),
+                        published: false,
+                    },
+                    revision,
+                )
+                .await
+            {
+                Ok(revision) => {
+                    self.counters.incr("override_expired");
+                    tracing::info!(request_id = %rid, "override deadline passed: denied");
+                    self.publish_decided(rid, events, revision).await
+                }
+                Err(ClaimError::Conflict { .. }) => Ok(()),
+                Err(e) => Err(e.into()),
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn refuse_message(
+        &self,
+        delivery: &Delivery,
+        reason: RefusalReason,
+        detail: String,
+    ) -> Result<(), GateError> {
+        self.counters.incr("refused");
+        tracing::warn!(?reason, %detail, "refused a message");
+        let refusal = Refusal::of_message(reason, detail, delivery.subject(), delivery.payload());
+        let rid = subject_request_id(delivery.subject());
+        self.publisher
+            .publish(&Envelope::new(rid, Producer::OverrideGate, Event::Refused(refusal)))
+            .await?;
+        Ok(())
+    }
+
+    async fn pending(&self) -> Result<Vec<PendingOverride>, GateError> {
+        let mut pending = Vec::new();
+        for key in self.records.keys().await? {
+            if let (Ok(Some((Record::Pending { request, asked, .. }, _))), Ok(request_id)) =
+                (self.records.get::<Record>(&key).await, RequestId::parse(&key))
+            {
+                pending.push(PendingOverride {
+                    request_id,
+                    label: request.label,
+                    asked,
+                });
+            }
+        }
+        pending.sort_by_key(|p| p.asked.deadline_ms);
+        Ok(pending)
+    }
+
+    /// Reloads every record: pending deadlines into memory, and decisions not yet published.
+    async fn rescan(&self) -> Result<(), GateError> {
+        for key in self.records.keys().await? {
+            let Ok(rid) = RequestId::parse(&key) else { continue };
+            match self.records.get::<Record>(&key).await {
+                Ok(Some((Record::Pending { asked, .. }, _))) => {
+                    self.deadlines
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(rid, asked.deadline_ms);
+                }
+                Ok(Some((
+                    Record::Decided {
+                        events,
+                        published: false,
+                    },
+                    revision,
+                ))) => {
+                    self.publish_decided(&rid, events, revision).await?;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(key, error = %e, "unreadable gate record"),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn verdict_rule(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Approve { rule, .. } => rule.clone(),
+        Verdict::Deny { reason } => reason.clone(),
+        Verdict::Ask => "ask".into(),
+    }
+}
+
+/// The request id a subject names, or the placeholder for subjects that name none.
+pub(crate) fn subject_request_id(subject: &str) -> RequestId {
+    EventKind::parse_subject(subject)
+        .and_then(|(_, rid)| RequestId::parse(rid).ok())
+        .unwrap_or_else(|| RequestId::parse(airlock_protocol::subjects::UNKNOWN_REQUEST).unwrap_or_default())
+}
+
+async fn enforce_deadlines(gate: Arc<Gate>, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    let mut since_rescan = Duration::MAX;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        // A full rescan picks up requests asked by another gate instance or before a restart.
+        if since_rescan >= Duration::from_secs(15) {
+            if let Err(e) = gate.rescan().await {
+                tracing::warn!(error = %e, "rescan of gate records failed");
+            }
+            since_rescan = Duration::ZERO;
+        }
+        since_rescan += Duration::from_millis(500);
+        let now = now_ms();
+        let due: Vec<RequestId> = {
+            let deadlines = gate.deadlines.lock().unwrap_or_else(|p| p.into_inner());
+            deadlines
+                .iter()
+                .filter(|(_, d)| **d < now)
+                .map(|(r, _)| r.clone())
+                .collect()
+        };
+        for rid in due {
+            match gate.expire(&rid).await {
+                Ok(()) => {
+                    gate.deadlines.lock().unwrap_or_else(|p| p.into_inner()).remove(&rid);
+                }
+                Err(e) => tracing::warn!(request_id = %rid, error = %e, "expiring an override failed; will retry"),
+            }
+        }
+    }
+}
+
+async fn serve_pending(gate: Arc<Gate>, mut endpoint: async_nats::service::endpoint::Endpoint) {
+    use futures::StreamExt as _;
+    while let Some(request) = endpoint.next().await {
+        let reply = match gate.pending().await {
+            Ok(pending) => Ok(serde_json::to_vec(&pending).unwrap_or_default().into()),
+            Err(e) => Err(async_nats::service::error::Error {
+                status: e.to_string(),
+                code: 503,
+            }),
+        };
+        if let Err(e) = request.respond(reply).await {
+            tracing::debug!(error = %e, "pending reply failed");
+        }
+    }
+}

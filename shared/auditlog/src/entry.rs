@@ -1,0 +1,422 @@
+//! What one event becomes in the log: an [`Entry`], MessagePack with named fields, at most
+//! 65,535 bytes (the tlog-tiles bundle limit). Large content (code, stdin, output, the raw bytes
+//! of a message that could not be read) goes to content-addressed BLAKE3 blobs, stored once and
+//! referenced by digest, so that entries stay small and payloads can be pruned without touching
+//! the tree.
+
+use crate::hash::Hash;
+use crate::tile::MAX_ENTRY_BYTES;
+use airlock_protocol::subjects::UNKNOWN_REQUEST;
+use airlock_protocol::{Envelope, Event, EventKind, ExecutionRequest, WireError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The entry format version this build writes and reads.
+pub const ENTRY_VERSION: u32 = 1;
+/// Kind of an entry for a message that could not be decoded.
+pub const MALFORMED_KIND: &str = "malformed";
+/// Kind of an entry recording stream sequence numbers that were never delivered.
+pub const GAP_KIND: &str = "gap";
+/// Byte fields up to this size stay in the entry; larger ones (and code, always) go to blobs.
+/// One object per small output line would make the store's per-object cost dominate.
+pub const INLINE_MAX: usize = 256;
+/// The blob slot that holds a whole event too large to stay inline.
+pub const EVENT_SLOT: &str = "event";
+
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    #[error("entry is not a valid version-{ENTRY_VERSION} entry: {0}")]
+    Decode(String),
+    #[error("entry has format version {0}; this build reads version {ENTRY_VERSION}")]
+    Version(u32),
+    #[error("encoding the entry: {0}")]
+    Encode(String),
+    #[error("entry is {0} bytes even with its event in a blob")]
+    TooLarge(usize),
+}
+
+/// A reference to a blob: its BLAKE3 digest (hex) and length.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlobRef {
+    pub b3: String,
+    pub len: u64,
+}
+
+impl BlobRef {
+    /// The object path of the blob, beside the tiles.
+    pub fn path(&self) -> String {
+        blob_path(&self.b3)
+    }
+}
+
+/// `blob/<first two hex digits>/<the rest>`: spread over 256 directories, so a local store
+/// does not serialise every write on one directory's lock.
+pub fn blob_path(digest_hex: &str) -> String {
+    match (digest_hex.get(..2), digest_hex.get(2..)) {
+        (Some(head), Some(rest)) if !rest.is_empty() => format!("blob/{head}/{rest}"),
+        _ => format!("blob/{digest_hex}"),
+    }
+}
+
+/// Content to be stored as a blob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blob {
+    pub reference: BlobRef,
+    pub bytes: Vec<u8>,
+}
+
+impl Blob {
+    pub fn of(bytes: Vec<u8>) -> Blob {
+        Blob {
+            reference: BlobRef {
+                b3: blake3::hash(&bytes).to_hex().to_string(),
+                len: bytes.len() as u64,
+            },
+            bytes,
+        }
+    }
+}
+
+/// A message on the events stream that could not be read as an envelope.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Malformed {
+    pub subject: String,
+    /// `malformed`, `unknown_schema_version`, `subject_mismatch`, `oversized` or `bad_id`.
+    pub error_kind: String,
+    pub error: String,
+}
+
+/// Stream sequence numbers the auditor never received (expired from the stream, or deleted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    pub first_stream_seq: u64,
+    pub last_stream_seq: u64,
+    pub reason: String,
+}
+
+/// One log entry. Field order is the encoding order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Format version ([`ENTRY_VERSION`]).
+    pub v: u32,
+    /// Position in the log: the leaf index, from 0, with no gaps.
+    pub seq: u64,
+    /// When the auditor appended it (Unix milliseconds).
+    pub time_ms: i64,
+    /// The event kind (`submitted`, `terminal`, ...), or `malformed` or `gap`.
+    pub kind: String,
+    pub request_id: String,
+    #[serde(default)]
+    pub producer: Option<String>,
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// When the producer created the event.
+    #[serde(default)]
+    pub event_time_ms: Option<i64>,
+    /// Sequence number of the message in the events stream.
+    #[serde(default)]
+    pub stream_seq: Option<u64>,
+    /// W3C trace context the message carried.
+    #[serde(default)]
+    pub traceparent: Option<String>,
+    /// The event, with its large byte fields emptied and moved to `blobs`.
+    #[serde(default)]
+    pub event: Option<Event>,
+    #[serde(default)]
+    pub malformed: Option<Malformed>,
+    #[serde(default)]
+    pub gap: Option<Gap>,
+    /// Blob slot name (`code`, `stdin`, `data`, `stdout`, `stderr`, `raw`, `event`) → blob.
+    pub blobs: BTreeMap<String, BlobRef>,
+    /// Leaf hash of the previous entry (`SHA-256(0x00 || previous entry)`), zero for entry 0:
+    /// the hash chain, tied to the Merkle tree's own leaves so that it stays checkable after
+    /// entry bundles are pruned.
+    pub prev: Hash,
+}
+
+/// An entry before the writer gives it its place (`seq`, `time_ms`, `prev`), with the blobs
+/// it references.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub entry: Entry,
+    pub blobs: Vec<Blob>,
+}
+
+fn skeleton(kind: &str, request_id: &str) -> Entry {
+    Entry {
+        v: ENTRY_VERSION,
+        seq: 0,
+        time_ms: 0,
+        kind: kind.to_owned(),
+        request_id: request_id.to_owned(),
+        producer: None,
+        message_id: None,
+        event_time_ms: None,
+        stream_seq: None,
+        traceparent: None,
+        event: None,
+        malformed: None,
+        gap: None,
+        blobs: BTreeMap::new(),
+        prev: Hash::ZERO,
+    }
+}
+
+struct Extractor<'a> {
+    entry: &'a mut Entry,
+    blobs: &'a mut Vec<Blob>,
+}
+
+impl Extractor<'_> {
+    /// Moves `bytes` to a blob: always for `always` slots (code, for diffs and because it
+    /// recurs in several events), otherwise only when it is larger than [`INLINE_MAX`].
+    fn take(&mut self, slot: &str, bytes: &mut Vec<u8>, always: bool) {
+        if !always && bytes.len() <= INLINE_MAX {
+            return;
+        }
+        let blob = Blob::of(std::mem::take(bytes));
+        self.entry.blobs.insert(slot.to_owned(), blob.reference.clone());
+        if !self.blobs.iter().any(|b| b.reference == blob.reference) {
+            self.blobs.push(blob);
+        }
+    }
+
+    fn request(&mut self, request: &mut ExecutionRequest) {
+        self.take("code", &mut request.code, true);
+        self.take("stdin", &mut request.inputs.stdin, false);
+    }
+}
+
+impl Prepared {
+    /// The entry for a decoded event.
+    pub fn from_envelope(envelope: Envelope, stream_seq: Option<u64>, traceparent: Option<String>) -> Prepared {
+        let mut entry = skeleton(envelope.kind().as_str(), envelope.request_id.as_str());
+        entry.producer = Some(envelope.producer.as_str().to_owned());
+        entry.message_id = Some(envelope.id.as_str().to_owned());
+        entry.event_time_ms = Some(envelope.time_ms);
+        entry.stream_seq = stream_seq;
+        entry.traceparent = traceparent;
+        let mut event = envelope.event;
+        let mut blobs = Vec::new();
+        let mut x = Extractor {
+            entry: &mut entry,
+            blobs: &mut blobs,
+        };
+        match &mut event {
+            Event::Submitted(request) => x.request(request),
+            Event::Assessed(assessed) => x.request(&mut assessed.request),
+            Event::Decided(decided) => {
+                if let Some(request) = decided.request.as_mut() {
+                    x.request(request);
+                }
+            }
+            Event::Output(chunk) => x.take("data", &mut chunk.data, false),
+            Event::Terminal(terminal) => {
+                x.take("stdout", &mut terminal.stdout, false);
+                x.take("stderr", &mut terminal.stderr, false);
+            }
+            _ => {}
+        }
+        entry.event = Some(event);
+        Prepared { entry, blobs }
+    }
+
+    /// The entry for a message that could not be read: the subject, the typed error, and the
+    /// raw bytes as a blob.
+    pub fn malformed(subject: &str, error: &WireError, raw: &[u8], stream_seq: Option<u64>) -> Prepared {
+        let request_id = EventKind::parse_subject(subject)
+            .map(|(_, rid)| rid)
+            .filter(|rid| airlock_protocol::RequestId::parse(rid).is_ok())
+            .unwrap_or(UNKNOWN_REQUEST);
+        let mut entry = skeleton(MALFORMED_KIND, request_id);
+        entry.stream_seq = stream_seq;
+        let error_kind = match error {
+            WireError::Oversized { .. } => "oversized",
+            WireError::UnknownSchemaVersion { .. } => "unknown_schema_version",
+            WireError::Malformed(_) => "malformed",
+            WireError::SubjectMismatch { .. } => "subject_mismatch",
+            WireError::BadId(_) => "bad_id",
+        };
+        entry.malformed = Some(Malformed {
+            subject: subject.to_owned(),
+            error_kind: error_kind.to_owned(),
+            error: error.to_string(),
+        });
+        let blob = Blob::of(raw.to_vec());
+        entry.blobs.insert("raw".to_owned(), blob.reference.clone());
+        Prepared {
+            entry,
+            blobs: vec![blob],
+        }
+    }
+
+    /// The entry recording that stream messages `first..=last` will never be delivered.
+    pub fn gap(first_stream_seq: u64, last_stream_seq: u64, reason: &str) -> Prepared {
+        let mut entry = skeleton(GAP_KIND, UNKNOWN_REQUEST);
+        entry.gap = Some(Gap {
+            first_stream_seq,
+            last_stream_seq,
+            reason: reason.to_owned(),
+        });
+        Prepared { entry, blobs: vec![] }
+    }
+
+    /// Gives the entry its place and encodes it; an event too large to stay inline moves to a
+    /// blob of its own.
+    pub fn place(mut self, seq: u64, time_ms: i64, prev: Hash) -> Result<(Entry, Vec<u8>, Vec<Blob>), EntryError> {
+        self.entry.seq = seq;
+        self.entry.time_ms = time_ms;
+        self.entry.prev = prev;
+        let mut bytes = self.entry.encode()?;
+        if bytes.len() > MAX_ENTRY_BYTES {
+            if let Some(event) = self.entry.event.take() {
+                let body = rmp_serde::to_vec_named(&event).map_err(|e| EntryError::Encode(e.to_string()))?;
+                let blob = Blob::of(body);
+                self.entry.blobs.insert(EVENT_SLOT.to_owned(), blob.reference.clone());
+                self.blobs.push(blob);
+            }
+            if let Some(m) = self.entry.malformed.as_mut() {
+                m.error.truncate(1024);
+                m.subject.truncate(1024);
+            }
+            bytes = self.entry.encode()?;
+            if bytes.len() > MAX_ENTRY_BYTES {
+                return Err(EntryError::TooLarge(bytes.len()));
+            }
+        }
+        Ok((self.entry, bytes, self.blobs))
+    }
+}
+
+impl Entry {
+    pub fn encode(&self) -> Result<Vec<u8>, EntryError> {
+        rmp_serde::to_vec_named(self).map_err(|e| EntryError::Encode(e.to_string()))
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Entry, EntryError> {
+        #[derive(Deserialize)]
+        struct Version {
+            v: u32,
+        }
+        let version: Version = rmp_serde::from_slice(bytes).map_err(|e| EntryError::Decode(e.to_string()))?;
+        if version.v != ENTRY_VERSION {
+            return Err(EntryError::Version(version.v));
+        }
+        rmp_serde::from_slice(bytes).map_err(|e| EntryError::Decode(e.to_string()))
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.kind == EventKind::Terminal.as_str()
+    }
+
+    /// The full event, with the blobs put back; `fetch` gives a blob's bytes by digest. Slots
+    /// whose blob is gone (pruned) stay empty.
+    pub fn restore(&self, mut fetch: impl FnMut(&BlobRef) -> Option<Vec<u8>>) -> Option<Event> {
+        let mut event = match (&self.event, self.blobs.get(EVENT_SLOT)) {
+            (Some(event), _) => event.clone(),
+            (None, Some(blob)) => rmp_serde::from_slice(&fetch(blob)?).ok()?,
+            (None, None) => return None,
+        };
+        let mut fill = |slot: &str, target: &mut Vec<u8>| {
+            if let Some(bytes) = self.blobs.get(slot).and_then(&mut fetch) {
+                *target = bytes;
+            }
+        };
+        let request = |r: &mut ExecutionRequest, fill: &mut dyn FnMut(&str, &mut Vec<u8>)| {
+            fill("code", &mut r.code);
+            fill("stdin", &mut r.inputs.stdin);
+        };
+        match &mut event {
+            Event::Submitted(r) => request(r, &mut fill),
+            Event::Assessed(a) => request(&mut a.request, &mut fill),
+            Event::Decided(d) => {
+                if let Some(r) = d.request.as_mut() {
+                    request(r, &mut fill)
+                }
+            }
+            Event::Output(c) => fill("data", &mut c.data),
+            Event::Terminal(t) => {
+                fill("stdout", &mut t.stdout);
+                fill("stderr", &mut t.stderr);
+            }
+            _ => {}
+        }
+        Some(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::{Inputs, Language, Origin, Producer, RequestId, TrustLevel};
+
+    fn submitted(code: &[u8]) -> Envelope {
+        Envelope::new(
+            RequestId::parse("req-1").unwrap(),
+            Producer::Mai,
+            Event::Submitted(ExecutionRequest {
+                language: Language::Python,
+                code: code.to_vec(),
+                origin: Origin::Generated,
+                trust: TrustLevel::Unknown,
+                inputs: Inputs::default(),
+                packages: vec![],
+                revises: None,
+                deadline_ms: None,
+                label: None,
+            }),
+        )
+    }
+
+    #[test]
+    fn code_goes_to_a_blob_and_comes_back() {
+        let envelope = submitted(b"print('hi')");
+        let prepared = Prepared::from_envelope(envelope.clone(), Some(7), None);
+        assert_eq!(prepared.blobs.len(), 1);
+        let (entry, bytes, blobs) = prepared.place(3, 1000, Hash([9; 32])).unwrap();
+        assert_eq!(Entry::decode(&bytes).unwrap(), entry);
+        assert_eq!(
+            entry.blobs["code"].b3,
+            blake3::hash(b"print('hi')").to_hex().to_string()
+        );
+        let restored = entry.restore(|r| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone()));
+        assert_eq!(restored, Some(envelope.event));
+    }
+
+    #[test]
+    fn huge_events_move_to_a_blob() {
+        let mut envelope = submitted(b"x");
+        if let Event::Submitted(r) = &mut envelope.event {
+            r.label = Some("y".repeat(100_000));
+        }
+        let (entry, bytes, blobs) = Prepared::from_envelope(envelope.clone(), None, None)
+            .place(0, 0, Hash::ZERO)
+            .unwrap();
+        assert!(bytes.len() < 1000);
+        assert!(entry.event.is_none() && entry.blobs.contains_key(EVENT_SLOT));
+        let restored = entry.restore(|r| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone()));
+        assert_eq!(restored, Some(envelope.event));
+    }
+
+    #[test]
+    fn malformed_messages_keep_their_bytes_and_error() {
+        let error = WireError::Malformed("bad".into());
+        let p = Prepared::malformed("airlock.submit.req-9", &error, b"\xc1junk", Some(4));
+        assert_eq!(p.entry.request_id, "req-9");
+        assert_eq!(p.entry.malformed.as_ref().unwrap().error_kind, "malformed");
+        assert_eq!(p.blobs[0].bytes, b"\xc1junk");
+        let p = Prepared::malformed("weird", &error, b"", None);
+        assert_eq!(p.entry.request_id, UNKNOWN_REQUEST);
+    }
+
+    #[test]
+    fn other_versions_are_refused() {
+        let (mut entry, _, _) = Prepared::gap(1, 2, "expired").place(0, 0, Hash::ZERO).unwrap();
+        entry.v = 2;
+        assert!(matches!(
+            Entry::decode(&entry.encode().unwrap()),
+            Err(EntryError::Version(2))
+        ));
+        assert!(Entry::decode(b"\x00").is_err());
+    }
+}

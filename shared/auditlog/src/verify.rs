@@ -1,0 +1,416 @@
+//! Verification of a whole log from its objects and the public keys: every entry hash, the
+//! hash chain, every tile, the root, the checkpoint's signatures (within each key's validity),
+//! the blobs, and optionally consistency with a trusted earlier checkpoint. The first problem
+//! found is reported with the object or entry it is in and what is wrong.
+
+use crate::checkpoint::SignedCheckpoint;
+use crate::entry::{BlobRef, Entry};
+use crate::hash::{Hash, leaf_hash};
+use crate::merkle::{self, verify_consistency};
+use crate::prune::minimum_index;
+use crate::reader::{LogReader, ReadError, TileReader};
+use crate::store::{CHECKPOINT_PATH, Store};
+use crate::tile::{TILE_WIDTH, TileId, TileKind, encode_hash_tile, parse_bundle, parse_hash_tile, tiles_for_size};
+use crate::trust::TrustedKey;
+use crate::writer::TreeState;
+use std::collections::{BTreeMap, HashSet};
+
+/// Where a problem is and what it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {reason}")]
+pub struct VerifyError {
+    /// An object path (`checkpoint`, `tile/0/000`, `blob/<digest>`) or `entry <seq>`.
+    pub location: String,
+    pub reason: String,
+}
+
+fn fail<T>(location: impl Into<String>, reason: impl Into<String>) -> Result<T, VerifyError> {
+    Err(VerifyError {
+        location: location.into(),
+        reason: reason.into(),
+    })
+}
+
+fn entry_location(seq: u64, size: u64) -> String {
+    let bundle = seq / TILE_WIDTH;
+    let width = (size - bundle * TILE_WIDTH).min(TILE_WIDTH);
+    format!("entry {seq} ({})", TileId::entries(bundle, width).path())
+}
+
+#[derive(Clone, Debug)]
+pub struct VerifyOptions {
+    /// The log's origin (checkpoint first line and key name).
+    pub origin: String,
+    pub keys: Vec<TrustedKey>,
+    /// A checkpoint seen earlier (signed note text): the store must be consistent with it.
+    pub trusted_checkpoint: Option<String>,
+    /// Read every blob and check its BLAKE3 digest.
+    pub check_blobs: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub size: u64,
+    pub root: Hash,
+    /// Entries below this index were pruned (their bundles are gone, their leaf hashes stay).
+    pub min_index: u64,
+    pub entries_checked: u64,
+    pub blobs_checked: u64,
+    pub tiles_checked: u64,
+    /// Names and key ids of the keys whose signatures verified.
+    pub signers: Vec<String>,
+    /// Size of the trusted checkpoint the store was proved consistent with.
+    pub consistent_with: Option<u64>,
+    pub checkpoint: String,
+}
+
+/// The fields verification reads; the rest of an entry is covered by its hash.
+#[derive(serde::Deserialize)]
+struct EntryCore {
+    v: u32,
+    seq: u64,
+    time_ms: i64,
+    blobs: BTreeMap<String, BlobRef>,
+    prev: Hash,
+}
+
+pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, VerifyError> {
+    let keys: Vec<_> = options.keys.iter().map(|k| k.key.clone()).collect();
+    let raw_checkpoint = match store.get(CHECKPOINT_PATH).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return fail(CHECKPOINT_PATH, "missing"),
+        Err(e) => return fail(CHECKPOINT_PATH, e.to_string()),
+    };
+    let signed = SignedCheckpoint::parse(&raw_checkpoint).or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
+    let signers = signed
+        .verify(&options.origin, &keys)
+        .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
+    let signer_names: Vec<String> = signers
+        .iter()
+        .map(|k| format!("{}+{:08x}", k.name(), k.key_id()))
+        .collect();
+    let size = signed.checkpoint.size;
+    let root = signed.checkpoint.root;
+
+    let trusted = match &options.trusted_checkpoint {
+        None => None,
+        Some(text) => {
+            let t = SignedCheckpoint::parse(text.as_bytes()).or_else(|e| fail("trusted checkpoint", e.to_string()))?;
+            t.verify(&options.origin, &keys)
+                .or_else(|e| fail("trusted checkpoint", e.to_string()))?;
+            let t = t.checkpoint;
+            if t.size > size {
+                return fail(
+                    CHECKPOINT_PATH,
+                    format!(
+                        "the log has {size} entries but a trusted checkpoint has {}: it was truncated or rolled back",
+                        t.size
+                    ),
+                );
+            }
+            if t.size == size && t.root != root {
+                return fail(
+                    CHECKPOINT_PATH,
+                    format!(
+                        "fork: the trusted checkpoint of size {size} has root {}, the store's has {root}",
+                        t.root
+                    ),
+                );
+            }
+            Some(t)
+        }
+    };
+
+    let min_index = minimum_index(store, &options.origin, &keys)
+        .await
+        .or_else(|(path, reason)| fail(path, reason))?;
+    if min_index > size {
+        return fail(
+            format!("prune/{min_index}"),
+            format!("prunes beyond the tree size {size}"),
+        );
+    }
+
+    // Level-0 tiles first: if they add up to the signed root they are authentic, and any entry
+    // that does not hash to its tile's leaf is the bad one.
+    let mut tile_leaves: Vec<Option<Vec<Hash>>> = Vec::new();
+    for id in tiles_for_size(size)
+        .into_iter()
+        .filter(|t| t.kind == TileKind::Hashes(0))
+    {
+        tile_leaves.push(read_tile(store, &id).await?);
+    }
+    let tiles_root = if tile_leaves.iter().all(Option::is_some) {
+        let leaves: Vec<Hash> = tile_leaves.iter().flatten().flatten().copied().collect();
+        Some(merkle::root_of(&leaves))
+    } else {
+        None
+    };
+    let tiles_authentic = tiles_root == Some(root);
+    let tile_leaf = |seq: u64| -> Option<Hash> {
+        tile_leaves
+            .get((seq / TILE_WIDTH) as usize)?
+            .as_ref()?
+            .get((seq % TILE_WIDTH) as usize)
+            .copied()
+    };
+
+    let mut leaves: Vec<Hash> = Vec::with_capacity(size as usize);
+    let mut checked_blobs: HashSet<String> = HashSet::new();
+    let mut entries_checked = 0u64;
+    let mut last_time = None;
+    let reader = LogReader::new(store.clone());
+    for bundle_index in 0..size.div_ceil(TILE_WIDTH) {
+        let width = (size - bundle_index * TILE_WIDTH).min(TILE_WIDTH);
+        let id = TileId::entries(bundle_index, width);
+        let first = bundle_index * TILE_WIDTH;
+        let mut bytes = store
+            .get(&id.path())
+            .await
+            .or_else(|e| fail(id.path(), e.to_string()))?;
+        if bytes.is_none() && !id.is_full() {
+            // Replaced by the full bundle since the checkpoint was read: keep its first entries.
+            let full = TileId::entries(bundle_index, TILE_WIDTH).path();
+            if let Some(full_bytes) = store.get(&full).await.or_else(|e| fail(full.clone(), e.to_string()))? {
+                let entries = parse_bundle(&full_bytes, TILE_WIDTH).or_else(|e| fail(full.clone(), e.to_string()))?;
+                let mut prefix = Vec::new();
+                for entry in entries.iter().take(width as usize) {
+                    crate::tile::push_bundle_entry(&mut prefix, entry)
+                        .or_else(|e| fail(full.clone(), e.to_string()))?;
+                }
+                bytes = Some(bytes::Bytes::from(prefix));
+            }
+        }
+        let Some(bytes) = bytes else {
+            if first + width <= min_index {
+                // Pruned: the leaf hashes stay in the tiles, which the root authenticates.
+                for seq in first..first + width {
+                    match tile_leaf(seq) {
+                        Some(h) if tiles_authentic => leaves.push(h),
+                        _ => {
+                            return fail(
+                                TileId::hashes(0, bundle_index, width).path(),
+                                "missing or not authentic, and the entries it covers were pruned",
+                            );
+                        }
+                    }
+                }
+                continue;
+            }
+            return fail(id.path(), "missing");
+        };
+        let entries = parse_bundle(&bytes, width).or_else(|e| fail(id.path(), e.to_string()))?;
+        for (offset, raw) in entries.iter().enumerate() {
+            let seq = first + offset as u64;
+            let leaf = leaf_hash(raw);
+            let core: Option<EntryCore> = rmp_serde::from_slice(raw).ok();
+            if tiles_authentic && tile_leaf(seq) != Some(leaf) {
+                let says = match &core {
+                    Some(c) if c.seq != seq => format!(" (it says it is entry {})", c.seq),
+                    Some(_) => String::new(),
+                    None => " (and it does not decode)".to_owned(),
+                };
+                return fail(
+                    entry_location(seq, size),
+                    format!("is not leaf {seq} of the signed tree: changed, swapped or inserted{says}"),
+                );
+            }
+            let Some(core) = core else {
+                let detail = Entry::decode(raw).err().map(|e| e.to_string()).unwrap_or_default();
+                return fail(entry_location(seq, size), format!("does not decode: {detail}"));
+            };
+            if core.v != crate::entry::ENTRY_VERSION {
+                return fail(entry_location(seq, size), format!("format version {}", core.v));
+            }
+            if core.seq != seq {
+                return fail(entry_location(seq, size), format!("says it is entry {}", core.seq));
+            }
+            let expected_prev = if seq == 0 { Hash::ZERO } else { leaves[seq as usize - 1] };
+            if core.prev != expected_prev {
+                return fail(
+                    entry_location(seq, size),
+                    format!(
+                        "hash chain broken: prev is {}, entry {} hashes to {expected_prev}",
+                        core.prev,
+                        seq.saturating_sub(1)
+                    ),
+                );
+            }
+            if options.check_blobs && seq >= min_index {
+                for blob in core.blobs.values() {
+                    if checked_blobs.contains(&blob.b3) {
+                        continue;
+                    }
+                    check_blob(&reader, blob, seq).await?;
+                    checked_blobs.insert(blob.b3.clone());
+                }
+            }
+            last_time = Some(core.time_ms);
+            leaves.push(leaf);
+            entries_checked += 1;
+        }
+    }
+
+    if !tiles_authentic {
+        if merkle::root_of(&leaves) != root {
+            // Neither the tiles nor the entries give the signed root. A missing tile is the
+            // likelier report; otherwise the first entry that disagrees with its tile.
+            if let Some(index) = tile_leaves.iter().position(Option::is_none) {
+                return fail(tiles_for_size(size)[index].path(), "missing");
+            }
+            for (seq, leaf) in leaves.iter().enumerate() {
+                if tile_leaf(seq as u64) != Some(*leaf) {
+                    return fail(
+                        entry_location(seq as u64, size),
+                        "neither it nor its tile hash is in the signed tree",
+                    );
+                }
+            }
+            return fail(
+                CHECKPOINT_PATH,
+                "the store's entries and tiles do not add up to the signed root",
+            );
+        }
+        // The entries are authentic, so a level-0 tile is the bad object.
+        for (index, tile) in tile_leaves.iter().enumerate() {
+            let expected = &leaves[index * TILE_WIDTH as usize..((index + 1) * TILE_WIDTH as usize).min(leaves.len())];
+            let id = TileId::hashes(0, index as u64, expected.len() as u64);
+            match tile {
+                None => return fail(id.path(), "missing"),
+                Some(hashes) if hashes.as_slice() != expected => {
+                    let at = hashes.iter().zip(expected).position(|(a, b)| a != b).unwrap_or(0);
+                    return fail(
+                        id.path(),
+                        format!("hash {at} is not the leaf hash of entry {}", index * 256 + at),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    // Every stored tile above level 0 must be exactly what the leaves give.
+    let mut expected = TreeState::new();
+    let mut tiles: BTreeMap<TileId, Vec<u8>> = BTreeMap::new();
+    for leaf in &leaves {
+        expected.append_leaf_hash(*leaf);
+    }
+    for (id, bytes) in expected.seal_hash_tiles() {
+        tiles.insert(id, bytes);
+    }
+    let mut tiles_checked = tile_leaves.len() as u64;
+    for id in tiles_for_size(size)
+        .into_iter()
+        .filter(|t| t.kind != TileKind::Hashes(0))
+    {
+        let want = tiles.get(&id).map(Vec::as_slice).unwrap_or_default();
+        let Some(have) = read_tile(store, &id).await? else {
+            return fail(id.path(), "missing");
+        };
+        if encode_hash_tile(&have) != want {
+            let at = have
+                .iter()
+                .zip(want.chunks(32))
+                .position(|(a, b)| a.as_bytes().as_slice() != b)
+                .unwrap_or(0);
+            return fail(id.path(), format!("hash {at} is not the hash of the tile below it"));
+        }
+        tiles_checked += 1;
+    }
+
+    if let Some(time) = last_time {
+        let valid = signers
+            .iter()
+            .any(|s| options.keys.iter().any(|k| &&k.key == s && k.valid_at(time)));
+        if !valid {
+            return fail(
+                CHECKPOINT_PATH,
+                format!("signed only by keys that are not valid at its time ({time} ms, the last entry's)"),
+            );
+        }
+    }
+
+    let mut consistent_with = None;
+    if let Some(t) = trusted {
+        if t.size > 0 {
+            let prefix_root = merkle::root_of(&leaves[..t.size as usize]);
+            if prefix_root != t.root {
+                return fail(
+                    CHECKPOINT_PATH,
+                    format!(
+                        "not consistent with the trusted checkpoint of size {}: the log's first {} entries have root {prefix_root}, the trusted checkpoint says {} (rewritten history, a fork or a rollback)",
+                        t.size, t.size, t.root
+                    ),
+                );
+            }
+            // The same through a consistency proof built from the tiles, as a remote client
+            // would check it.
+            let proof = TileReader::new(store, size)
+                .consistency_proof(t.size)
+                .await
+                .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
+            verify_consistency(t.size, size, &proof, t.root.as_bytes(), root.as_bytes())
+                .or_else(|e| fail(CHECKPOINT_PATH, format!("consistency proof from the tiles: {e}")))?;
+        }
+        consistent_with = Some(t.size);
+    }
+
+    Ok(Report {
+        size,
+        root,
+        min_index,
+        entries_checked,
+        blobs_checked: checked_blobs.len() as u64,
+        tiles_checked,
+        signers: signer_names,
+        consistent_with,
+        checkpoint: String::from_utf8_lossy(&raw_checkpoint).into_owned(),
+    })
+}
+
+async fn read_tile(store: &Store, id: &TileId) -> Result<Option<Vec<Hash>>, VerifyError> {
+    let Some(bytes) = read_with_fallback(store, id).await? else {
+        return Ok(None);
+    };
+    parse_hash_tile(&bytes, id.width)
+        .map(Some)
+        .or_else(|e| fail(id.path(), e.to_string()))
+}
+
+/// A partial tile may have been replaced by the full one (or a wider partial) since the
+/// checkpoint was read; its first hashes are the same.
+async fn read_with_fallback(store: &Store, id: &TileId) -> Result<Option<Vec<u8>>, VerifyError> {
+    let get = |path: String| async move { store.get(&path).await.or_else(|e| fail(path, e.to_string())) };
+    if let Some(bytes) = get(id.path()).await? {
+        return Ok(Some(bytes.to_vec()));
+    }
+    if id.is_full() {
+        return Ok(None);
+    }
+    let full = TileId {
+        width: TILE_WIDTH,
+        ..*id
+    };
+    if let Some(bytes) = get(full.path()).await? {
+        return Ok(Some(bytes[..(id.width as usize * 32).min(bytes.len())].to_vec()));
+    }
+    Ok(None)
+}
+
+async fn check_blob(reader: &LogReader, blob: &BlobRef, seq: u64) -> Result<(), VerifyError> {
+    match reader.blob(blob).await {
+        Ok(Some(bytes)) => {
+            let digest = blake3::hash(&bytes).to_hex().to_string();
+            if digest != blob.b3 {
+                return fail(
+                    blob.path(),
+                    format!("content hashes to {digest} (referenced by entry {seq})"),
+                );
+            }
+            Ok(())
+        }
+        Ok(None) => fail(blob.path(), format!("missing (referenced by entry {seq})")),
+        Err(ReadError::Store(e)) => fail(blob.path(), e.to_string()),
+        Err(e) => fail(blob.path(), e.to_string()),
+    }
+}

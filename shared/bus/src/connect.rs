@@ -1,0 +1,84 @@
+//! Connecting to NATS as one of Airlock's users.
+
+use crate::BusError;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct ConnectConfig {
+    /// `nats://host:port`, or several separated by commas (a cluster).
+    pub url: String,
+    /// File holding the user's nkey seed (`SU...`); none for an open server.
+    pub nkey_seed_file: Option<PathBuf>,
+    /// Connection name shown by the server (`airlock-executor`, ...).
+    pub name: String,
+    /// Reply subjects go under this prefix, so each user's permissions can allow only its own
+    /// inbox (`_INBOX_<user>`).
+    pub inbox_prefix: Option<String>,
+}
+
+impl ConnectConfig {
+    pub fn new(url: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            nkey_seed_file: None,
+            name: name.into(),
+            inbox_prefix: None,
+        }
+    }
+
+    /// The conventional set-up for Airlock user `user` with its seed in `seed_file`.
+    pub fn for_user(url: impl Into<String>, user: &str, seed_file: PathBuf) -> Self {
+        Self {
+            url: url.into(),
+            nkey_seed_file: Some(seed_file),
+            name: format!("airlock-{user}"),
+            inbox_prefix: Some(inbox_prefix(user)),
+        }
+    }
+}
+
+/// The inbox prefix of Airlock user `user`.
+pub fn inbox_prefix(user: &str) -> String {
+    format!("_INBOX_{user}")
+}
+
+/// Connects, retrying the first connection and reconnecting forever after, so a service outlives
+/// a restart of the NATS server.
+pub async fn connect(config: &ConnectConfig) -> Result<async_nats::Client, BusError> {
+    let mut options = async_nats::ConnectOptions::new()
+        .name(&config.name)
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connection_timeout(Duration::from_secs(5))
+        .request_timeout(Some(Duration::from_secs(10)))
+        .event_callback(|event| async move {
+            match event {
+                async_nats::Event::Connected => tracing::info!("connected to NATS"),
+                async_nats::Event::Disconnected => tracing::warn!("disconnected from NATS; reconnecting"),
+                other => tracing::debug!(event = %other, "NATS client event"),
+            }
+        });
+    if let Some(prefix) = &config.inbox_prefix {
+        options = options.custom_inbox_prefix(prefix);
+    }
+    if let Some(path) = &config.nkey_seed_file {
+        let seed = std::fs::read_to_string(path).map_err(|e| BusError::Credentials {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        let seed = seed.trim().to_owned();
+        nkeys::KeyPair::from_seed(&seed).map_err(|e| BusError::Credentials {
+            path: path.display().to_string(),
+            detail: format!("not an nkey seed: {e}"),
+        })?;
+        options = options.nkey(seed);
+    }
+    let urls: Vec<&str> = config.url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
+    // With retry_on_initial_connect the future resolves at once and the client connects in the
+    // background; a bad URL is the only error left here.
+    options.connect(urls).await.map_err(|e| BusError::Connect {
+        url: config.url.clone(),
+        detail: e.to_string(),
+    })
+}

@@ -1,0 +1,63 @@
+//! The NATS service API (`$SRV.PING`, `$SRV.INFO`, `$SRV.STATS`) for every Airlock service, with
+//! the service's own counters in the stats reply.
+
+use async_nats::service::ServiceExt as _;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Named counters a service bumps as it works (`handled`, `refused`, `approved`, ...).
+#[derive(Clone, Default)]
+pub struct ServiceCounters {
+    inner: Arc<Mutex<BTreeMap<&'static str, Arc<AtomicU64>>>>,
+}
+
+impl ServiceCounters {
+    pub fn add(&self, name: &'static str, n: u64) {
+        let counter = {
+            let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(name).or_default().clone()
+        };
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn incr(&self, name: &'static str) {
+        self.add(name, 1);
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<String, u64> {
+        let map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter()
+            .map(|(k, v)| ((*k).to_owned(), v.load(Ordering::Relaxed)))
+            .collect()
+    }
+}
+
+/// Registers the service; it answers PING/INFO/STATS until the returned service is dropped or
+/// stopped. The counters appear in each endpoint's `data` in STATS replies, and on a `status`
+/// endpoint (`airlock.status.<name>`) that returns them as JSON.
+pub async fn start_service(
+    client: &async_nats::Client,
+    name: &str,
+    description: &str,
+    counters: ServiceCounters,
+) -> Result<async_nats::service::Service, async_nats::Error> {
+    let stats_counters = counters.clone();
+    let service = client
+        .service_builder()
+        .description(description)
+        .stats_handler(move |_endpoint, _stats| serde_json::json!(stats_counters.snapshot()))
+        .start(name, env!("CARGO_PKG_VERSION"))
+        .await?;
+    let mut status = service.endpoint(format!("airlock.status.{name}")).await?;
+    tokio::spawn(async move {
+        use futures::StreamExt as _;
+        while let Some(request) = status.next().await {
+            let body = serde_json::to_vec(&counters.snapshot()).unwrap_or_default();
+            if let Err(e) = request.respond(Ok(body.into())).await {
+                tracing::debug!(error = %e, "status reply failed");
+            }
+        }
+    });
+    Ok(service)
+}

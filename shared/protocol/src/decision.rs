@@ -1,0 +1,224 @@
+//! The gate's signed decision, and the limits it grants.
+
+use crate::assessment::{Assessment, Level};
+use crate::ids::{CodeDigest, MessageId, RequestId};
+use crate::request::{ExecutionRequest, TrustLevel};
+use crate::signed::Signed;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Domain string of decision signatures.
+pub const DECISION_DOMAIN: &str = "airlock/decision/v1";
+
+/// Resource limits for one execution. The executor may lower them to what the host can give,
+/// never raise them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Limits {
+    /// Memory, with no swap.
+    pub memory_bytes: u64,
+    /// CPU, in thousandths of a core.
+    pub cpu_millis: u32,
+    /// Processes and threads.
+    pub pids: u32,
+    /// Wall-clock time.
+    pub wall_ms: u64,
+    /// Captured stdout plus stderr.
+    pub output_bytes: u64,
+    /// The writable scratch space (a size-limited tmpfs).
+    pub disk_bytes: u64,
+    /// Open file descriptors (RLIMIT_NOFILE).
+    pub open_files: u32,
+}
+
+impl Limits {
+    /// The tighter of two limit sets, field by field.
+    pub fn min(&self, other: &Limits) -> Limits {
+        Limits {
+            memory_bytes: self.memory_bytes.min(other.memory_bytes),
+            cpu_millis: self.cpu_millis.min(other.cpu_millis),
+            pids: self.pids.min(other.pids),
+            wall_ms: self.wall_ms.min(other.wall_ms),
+            output_bytes: self.output_bytes.min(other.output_bytes),
+            disk_bytes: self.disk_bytes.min(other.disk_bytes),
+            open_files: self.open_files.min(other.open_files),
+        }
+    }
+
+    /// Whether every field of `self` is at most the same field of `bound`.
+    pub fn within(&self, bound: &Limits) -> bool {
+        self.min(bound) == *self
+    }
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// The limits of each trust level: the one definition the gate grants from and the executor
+/// shapes its warm pool by (`[quotas]` in the stack's config).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Quotas {
+    pub untrusted: Limits,
+    pub unknown: Limits,
+    pub trusted: Limits,
+}
+
+impl Default for Quotas {
+    /// `trusted` is 2 CPUs, 1 GiB, 120 s; `unknown` and `untrusted` are tighter.
+    fn default() -> Self {
+        Self {
+            untrusted: Limits {
+                memory_bytes: 256 * MIB,
+                cpu_millis: 500,
+                pids: 64,
+                wall_ms: 10_000,
+                output_bytes: 256 * 1024,
+                disk_bytes: 16 * MIB,
+                open_files: 128,
+            },
+            unknown: Limits {
+                memory_bytes: 512 * MIB,
+                cpu_millis: 1000,
+                pids: 128,
+                wall_ms: 30_000,
+                output_bytes: MIB,
+                disk_bytes: 64 * MIB,
+                open_files: 256,
+            },
+            trusted: Limits {
+                memory_bytes: 1024 * MIB,
+                cpu_millis: 2000,
+                pids: 256,
+                wall_ms: 120_000,
+                output_bytes: 2 * MIB,
+                disk_bytes: 256 * MIB,
+                open_files: 1024,
+            },
+        }
+    }
+}
+
+impl Quotas {
+    pub fn for_level(&self, trust: TrustLevel) -> Limits {
+        match trust {
+            TrustLevel::Untrusted => self.untrusted,
+            TrustLevel::Unknown => self.unknown,
+            TrustLevel::Trusted => self.trusted,
+        }
+    }
+
+    pub fn all(&self) -> [(TrustLevel, Limits); 3] {
+        [(TrustLevel::Untrusted, self.untrusted), (TrustLevel::Unknown, self.unknown), (TrustLevel::Trusted, self.trusted)]
+    }
+}
+
+/// Who decided.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Approver {
+    /// The gate's policy for the assessed level.
+    Policy { rule: String },
+    /// A human answering an override request.
+    Human { who: String, reason: String, key: String },
+    /// Nobody answered an override request before its deadline.
+    Deadline,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum DecisionOutcome {
+    Approved { quota: TrustLevel, limits: Limits },
+    Denied { reason: String },
+}
+
+/// What the gate signs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Decision {
+    pub decision_id: MessageId,
+    pub request_id: RequestId,
+    /// SHA-256 of the code this decision is about.
+    pub code_digest: CodeDigest,
+    /// SHA-256 of the language, inputs and packages (see `ExecutionRequest::inputs_digest`).
+    pub inputs_digest: CodeDigest,
+    pub level: Level,
+    pub outcome: DecisionOutcome,
+    pub approver: Approver,
+    pub issued_at_ms: i64,
+    /// The decision must not be acted on after this instant.
+    pub expires_at_ms: i64,
+}
+
+impl Decision {
+    pub fn is_approved(&self) -> bool {
+        matches!(self.outcome, DecisionOutcome::Approved { .. })
+    }
+}
+
+/// The `decided` event: the signed decision, and for approvals the request it approves
+/// (which the executor checks against the signed digests).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Decided {
+    pub signed: Signed,
+    #[serde(default)]
+    pub request: Option<ExecutionRequest>,
+    #[serde(default)]
+    pub assessment: Option<Assessment>,
+}
+
+/// What a terminal event says of the decision behind it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DecisionSummary {
+    /// `approved`, `denied` or `expired`.
+    pub decision: String,
+    pub approver: Approver,
+    #[serde(default)]
+    pub quota: Option<TrustLevel>,
+    #[serde(default)]
+    pub limits: Option<Limits>,
+}
+
+impl DecisionSummary {
+    pub fn of(decision: &Decision) -> Self {
+        match &decision.outcome {
+            DecisionOutcome::Approved { quota, limits } => Self {
+                decision: "approved".into(),
+                approver: decision.approver.clone(),
+                quota: Some(*quota),
+                limits: Some(*limits),
+            },
+            DecisionOutcome::Denied { .. } => Self {
+                decision: "denied".into(),
+                approver: decision.approver.clone(),
+                quota: None,
+                limits: None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_min_and_within() {
+        let a = Limits {
+            memory_bytes: 10,
+            cpu_millis: 2000,
+            pids: 5,
+            wall_ms: 100,
+            output_bytes: 7,
+            disk_bytes: 9,
+            open_files: 64,
+        };
+        let b = Limits {
+            memory_bytes: 20,
+            cpu_millis: 500,
+            ..a
+        };
+        let m = a.min(&b);
+        assert_eq!(m.memory_bytes, 10);
+        assert_eq!(m.cpu_millis, 500);
+        assert!(m.within(&a) && m.within(&b));
+        assert!(!a.within(&b));
+    }
+}

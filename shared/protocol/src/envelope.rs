@@ -1,0 +1,273 @@
+//! The versioned envelope every message travels in.
+
+use crate::event::{Event, EventKind};
+use crate::ids::{IdError, MessageId, RequestId, now_ms};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The schema version this build speaks. A message of any other version is refused.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Largest message accepted on the bus (the NATS server's `max_payload` is set to match).
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Producer {
+    Mai,
+    Assessor,
+    OverrideGate,
+    Executor,
+    Auditor,
+    Operator,
+}
+
+impl Producer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Producer::Mai => "mai",
+            Producer::Assessor => "assessor",
+            Producer::OverrideGate => "override_gate",
+            Producer::Executor => "executor",
+            Producer::Auditor => "auditor",
+            Producer::Operator => "operator",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Envelope {
+    /// Always [`SCHEMA_VERSION`] for messages this build writes.
+    pub schema: u32,
+    pub id: MessageId,
+    pub request_id: RequestId,
+    pub producer: Producer,
+    /// Unix milliseconds at which the producer created the message.
+    pub time_ms: i64,
+    pub event: Event,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WireError {
+    #[error("message is {size} bytes; at most {limit} are accepted")]
+    Oversized { size: usize, limit: usize },
+    #[error("message has schema version {found}; this build speaks version {supported}")]
+    UnknownSchemaVersion { found: u32, supported: u32 },
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    #[error("subject {subject:?} does not match the message ({detail})")]
+    SubjectMismatch { subject: String, detail: String },
+    #[error("bad id: {0}")]
+    BadId(#[from] IdError),
+}
+
+/// The fields read before anything else, so that a message of another version is refused as
+/// such rather than as malformed.
+#[derive(Deserialize)]
+struct Header {
+    schema: u32,
+}
+
+impl Envelope {
+    pub fn new(request_id: RequestId, producer: Producer, event: Event) -> Self {
+        Self {
+            schema: SCHEMA_VERSION,
+            id: MessageId::new(),
+            request_id,
+            producer,
+            time_ms: now_ms(),
+            event,
+        }
+    }
+
+    pub fn kind(&self) -> EventKind {
+        self.event.kind()
+    }
+
+    pub fn subject(&self) -> String {
+        self.kind().subject(&self.request_id)
+    }
+
+    pub fn dedup_id(&self) -> String {
+        self.event.dedup_id(&self.request_id, self.id.as_str())
+    }
+
+    pub fn encode(&self) -> Result<Vec<u8>, WireError> {
+        let bytes = rmp_serde::to_vec_named(self).map_err(|e| WireError::Malformed(e.to_string()))?;
+        if bytes.len() > MAX_MESSAGE_BYTES {
+            return Err(WireError::Oversized {
+                size: bytes.len(),
+                limit: MAX_MESSAGE_BYTES,
+            });
+        }
+        Ok(bytes)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, WireError> {
+        if bytes.len() > MAX_MESSAGE_BYTES {
+            return Err(WireError::Oversized {
+                size: bytes.len(),
+                limit: MAX_MESSAGE_BYTES,
+            });
+        }
+        let header: Header = rmp_serde::from_slice(bytes).map_err(|e| WireError::Malformed(e.to_string()))?;
+        if header.schema != SCHEMA_VERSION {
+            return Err(WireError::UnknownSchemaVersion {
+                found: header.schema,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        rmp_serde::from_slice(bytes).map_err(|e| WireError::Malformed(e.to_string()))
+    }
+
+    /// Decodes a message and checks that its kind and request id are those its subject names.
+    pub fn decode_on(subject: &str, bytes: &[u8]) -> Result<Self, WireError> {
+        let envelope = Self::decode(bytes)?;
+        let mismatch = |detail: String| WireError::SubjectMismatch {
+            subject: subject.to_owned(),
+            detail,
+        };
+        let (kind, rid) = EventKind::parse_subject(subject).ok_or_else(|| mismatch("not an event subject".into()))?;
+        if kind != envelope.kind() {
+            return Err(mismatch(format!("a {} event on a {} subject", envelope.kind(), kind)));
+        }
+        if rid != envelope.request_id.as_str() {
+            return Err(mismatch(format!(
+                "request {} on the subject of request {rid}",
+                envelope.request_id
+            )));
+        }
+        Ok(envelope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::refusal::{Refusal, RefusalReason};
+    use crate::request::{ExecutionRequest, Inputs, Language, Origin, TrustLevel};
+
+    fn submitted() -> Envelope {
+        Envelope::new(
+            RequestId::parse("req-1").unwrap(),
+            Producer::Mai,
+            Event::Submitted(ExecutionRequest {
+                language: Language::Python,
+                code: b"print('hi')".to_vec(),
+                origin: Origin::Generated,
+                trust: TrustLevel::Unknown,
+                inputs: Inputs::default(),
+                packages: vec![],
+                revises: None,
+                deadline_ms: None,
+                label: Some("hi.py".into()),
+            }),
+        )
+    }
+
+    #[test]
+    fn round_trip_and_subject() {
+        let e = submitted();
+        let bytes = e.encode().unwrap();
+        assert_eq!(Envelope::decode(&bytes).unwrap(), e);
+        assert_eq!(e.subject(), "airlock.submit.req-1");
+        assert_eq!(Envelope::decode_on("airlock.submit.req-1", &bytes).unwrap(), e);
+        assert_eq!(e.dedup_id(), "req-1.submitted");
+    }
+
+    #[test]
+    fn wrong_subject_is_refused() {
+        let bytes = submitted().encode().unwrap();
+        assert!(matches!(
+            Envelope::decode_on("airlock.decision.req-1", &bytes),
+            Err(WireError::SubjectMismatch { .. })
+        ));
+        assert!(matches!(
+            Envelope::decode_on("airlock.submit.req-2", &bytes),
+            Err(WireError::SubjectMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_version_and_garbage_are_typed_errors() {
+        let mut e = submitted();
+        e.schema = 2;
+        let bytes = rmp_serde::to_vec_named(&e).unwrap();
+        assert_eq!(
+            Envelope::decode(&bytes),
+            Err(WireError::UnknownSchemaVersion {
+                found: 2,
+                supported: SCHEMA_VERSION
+            })
+        );
+        assert!(matches!(Envelope::decode(b"\xc1garbage"), Err(WireError::Malformed(_))));
+        assert!(matches!(Envelope::decode(b""), Err(WireError::Malformed(_))));
+        let huge = vec![0u8; MAX_MESSAGE_BYTES + 1];
+        assert!(matches!(Envelope::decode(&huge), Err(WireError::Oversized { .. })));
+    }
+
+    #[test]
+    fn refusal_dedup_ids_are_per_message() {
+        let refusal = |_: ()| {
+            Envelope::new(
+                RequestId::parse("r").unwrap(),
+                Producer::Executor,
+                Event::Refused(Refusal {
+                    reason: RefusalReason::BadSignature,
+                    detail: String::new(),
+                    subject: String::new(),
+                    message_sha256: String::new(),
+                }),
+            )
+        };
+        assert_ne!(refusal(()).dedup_id(), refusal(()).dedup_id());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let _ = Envelope::decode(&bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod contract_tests {
+    //! The checked-in contract in `schemas/` must match this build: the JSON Schemas, and the
+    //! test vectors both ways (decoding the bytes gives the meaning; encoding gives the bytes).
+    use super::*;
+    use std::path::PathBuf;
+
+    fn schemas_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
+    }
+
+    #[test]
+    fn checked_in_schemas_are_current() {
+        for (name, text) in crate::schema::rendered() {
+            let path = schemas_dir().join(name);
+            let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                on_disk == text,
+                "{} is stale: run `airlock schema write`",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn test_vectors_decode_to_their_meaning_and_encode_to_their_bytes() {
+        let vectors = crate::schema::vectors();
+        assert!(!vectors.is_empty());
+        for (name, envelope) in vectors {
+            let dir = schemas_dir().join("vectors");
+            let bytes = std::fs::read(dir.join(format!("{name}.msgpack"))).expect("vector bytes");
+            let meaning: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.json"))).expect("vector json"))
+                    .expect("vector json parses");
+            let decoded = Envelope::decode(&bytes).expect("vector decodes");
+            assert_eq!(decoded, envelope, "{name}");
+            assert_eq!(serde_json::to_value(&decoded).expect("json"), meaning, "{name}");
+            assert_eq!(envelope.encode().expect("encodes"), bytes, "{name}");
+        }
+    }
+}

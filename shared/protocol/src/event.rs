@@ -1,0 +1,188 @@
+//! Every kind of event that travels on the bus.
+
+use crate::assessment::Assessment;
+use crate::decision::Decided;
+use crate::execution::{Activity, Egress, ExecStarted, OutputChunk, Terminal, UsageSample};
+use crate::ids::RequestId;
+use crate::overrides::{OverrideAnswered, OverrideAsked};
+use crate::refusal::Refusal;
+use crate::request::ExecutionRequest;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The `assessed` event carries the request on, so the gate needs nothing else.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Assessed {
+    pub request: ExecutionRequest,
+    pub assessment: Assessment,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+pub enum Event {
+    Submitted(ExecutionRequest),
+    Assessed(Box<Assessed>),
+    OverrideAsked(OverrideAsked),
+    OverrideAnswered(OverrideAnswered),
+    Decided(Box<Decided>),
+    ExecStarted(ExecStarted),
+    Output(OutputChunk),
+    Usage(crate::execution::UsageSample),
+    Activity(Activity),
+    Egress(Egress),
+    Terminal(Box<Terminal>),
+    Refused(Refusal),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Submitted,
+    Assessed,
+    OverrideAsked,
+    OverrideAnswered,
+    Decided,
+    ExecStarted,
+    Output,
+    Usage,
+    Activity,
+    Egress,
+    Terminal,
+    Refused,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 12] = [
+        EventKind::Submitted,
+        EventKind::Assessed,
+        EventKind::OverrideAsked,
+        EventKind::OverrideAnswered,
+        EventKind::Decided,
+        EventKind::ExecStarted,
+        EventKind::Output,
+        EventKind::Usage,
+        EventKind::Activity,
+        EventKind::Egress,
+        EventKind::Terminal,
+        EventKind::Refused,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Submitted => "submitted",
+            EventKind::Assessed => "assessed",
+            EventKind::OverrideAsked => "override_asked",
+            EventKind::OverrideAnswered => "override_answered",
+            EventKind::Decided => "decided",
+            EventKind::ExecStarted => "exec_started",
+            EventKind::Output => "output",
+            EventKind::Usage => "usage",
+            EventKind::Activity => "activity",
+            EventKind::Egress => "egress",
+            EventKind::Terminal => "terminal",
+            EventKind::Refused => "refused",
+        }
+    }
+
+    /// The subject prefix; the request id is the last token.
+    pub fn subject_prefix(self) -> &'static str {
+        match self {
+            EventKind::Submitted => "airlock.submit",
+            EventKind::Assessed => "airlock.assessed",
+            EventKind::OverrideAsked => "airlock.override.asked",
+            EventKind::OverrideAnswered => "airlock.override.answer",
+            EventKind::Decided => "airlock.decision",
+            EventKind::ExecStarted => "airlock.exec.started",
+            EventKind::Output => "airlock.exec.output",
+            EventKind::Usage => "airlock.exec.usage",
+            EventKind::Activity => "airlock.exec.activity",
+            EventKind::Egress => "airlock.exec.egress",
+            EventKind::Terminal => "airlock.terminal",
+            EventKind::Refused => "airlock.refused",
+        }
+    }
+
+    pub fn subject(self, request_id: &RequestId) -> String {
+        format!("{}.{}", self.subject_prefix(), request_id)
+    }
+
+    /// Subject filter matching this kind for every request.
+    pub fn subject_filter(self) -> String {
+        format!("{}.*", self.subject_prefix())
+    }
+
+    /// Reads the kind and request id a subject names.
+    pub fn parse_subject(subject: &str) -> Option<(EventKind, &str)> {
+        let (prefix, rid) = subject.rsplit_once('.')?;
+        let kind = EventKind::ALL.into_iter().find(|k| k.subject_prefix() == prefix)?;
+        Some((kind, rid))
+    }
+
+    /// True for the events that end a request.
+    pub fn is_terminal(self) -> bool {
+        self == EventKind::Terminal
+    }
+}
+
+impl std::str::FromStr for EventKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        EventKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown event kind {s:?}"))
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Event {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::Submitted(_) => EventKind::Submitted,
+            Event::Assessed(_) => EventKind::Assessed,
+            Event::OverrideAsked(_) => EventKind::OverrideAsked,
+            Event::OverrideAnswered(_) => EventKind::OverrideAnswered,
+            Event::Decided(_) => EventKind::Decided,
+            Event::ExecStarted(_) => EventKind::ExecStarted,
+            Event::Output(_) => EventKind::Output,
+            Event::Usage(_) => EventKind::Usage,
+            Event::Activity(_) => EventKind::Activity,
+            Event::Egress(_) => EventKind::Egress,
+            Event::Terminal(_) => EventKind::Terminal,
+            Event::Refused(_) => EventKind::Refused,
+        }
+    }
+
+    /// The JetStream de-duplication id (`Nats-Msg-Id`). Events that happen once per request have
+    /// a fixed id, so a service that redoes its work after a crash cannot publish them twice.
+    pub fn dedup_id(&self, request_id: &RequestId, message_id: &str) -> String {
+        match self {
+            Event::Output(chunk) => format!("{request_id}.output.{}", chunk.seq),
+            Event::Usage(UsageSample { seq, .. }) => format!("{request_id}.usage.{seq}"),
+            Event::OverrideAnswered(_) | Event::Egress(_) | Event::Refused(_) => message_id.to_owned(),
+            other => format!("{request_id}.{}", other.kind().as_str()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_round_trip() {
+        let rid = RequestId::parse("r1").unwrap();
+        for kind in EventKind::ALL {
+            let subject = kind.subject(&rid);
+            assert_eq!(EventKind::parse_subject(&subject), Some((kind, "r1")), "{subject}");
+            assert_eq!(kind.as_str().parse::<EventKind>(), Ok(kind));
+        }
+        assert_eq!(EventKind::parse_subject("airlock.audit.entry.r1"), None);
+        assert_eq!(EventKind::parse_subject("nope"), None);
+    }
+}

@@ -1,0 +1,167 @@
+//! Identifiers and digests that appear in subjects and signatures.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum IdError {
+    #[error("id is empty")]
+    Empty,
+    #[error("id is {0} bytes long, at most 64 are allowed")]
+    TooLong(usize),
+    #[error("id {0:?} has a character outside [A-Za-z0-9_-] (ids are NATS subject tokens)")]
+    BadCharacter(String),
+    #[error("digest {0:?} is not of the form sha256:<64 lowercase hex digits>")]
+    BadDigest(String),
+}
+
+fn check_token(s: &str) -> Result<(), IdError> {
+    if s.is_empty() {
+        return Err(IdError::Empty);
+    }
+    if s.len() > 64 {
+        return Err(IdError::TooLong(s.len()));
+    }
+    if !s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        return Err(IdError::BadCharacter(s.to_owned()));
+    }
+    Ok(())
+}
+
+macro_rules! token_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A fresh, time-ordered (UUID v7) id.
+            pub fn new() -> Self {
+                Self(uuid::Uuid::now_v7().to_string())
+            }
+            pub fn parse(s: &str) -> Result<Self, IdError> {
+                check_token(s)?;
+                Ok(Self(s.to_owned()))
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = IdError;
+            fn from_str(s: &str) -> Result<Self, IdError> {
+                Self::parse(s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Self::parse(&s).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+token_id!(
+    /// Names one execution request from submission to its terminal event. It is a NATS subject
+    /// token, so it is restricted to `[A-Za-z0-9_-]{1,64}`.
+    RequestId
+);
+token_id!(
+    /// Names one message; unique per envelope.
+    MessageId
+);
+
+/// `sha256:<hex>` of some bytes: what decisions sign and what humans compare.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CodeDigest(String);
+
+impl CodeDigest {
+    pub fn of(bytes: &[u8]) -> Self {
+        Self(format!("sha256:{}", hex::encode(Sha256::digest(bytes))))
+    }
+    pub fn parse(s: &str) -> Result<Self, IdError> {
+        let ok = s
+            .strip_prefix("sha256:")
+            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        if ok {
+            Ok(Self(s.to_owned()))
+        } else {
+            Err(IdError::BadDigest(s.to_owned()))
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for CodeDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for CodeDigest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Self::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Milliseconds since the Unix epoch, the unit of every timestamp on the wire.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_must_be_subject_tokens() {
+        assert!(RequestId::parse("abc-DEF_123").is_ok());
+        assert_eq!(RequestId::parse(""), Err(IdError::Empty));
+        assert!(matches!(RequestId::parse("a.b"), Err(IdError::BadCharacter(_))));
+        assert!(matches!(RequestId::parse("a*"), Err(IdError::BadCharacter(_))));
+        assert!(matches!(RequestId::parse(">"), Err(IdError::BadCharacter(_))));
+        assert!(matches!(RequestId::parse(&"x".repeat(65)), Err(IdError::TooLong(65))));
+        assert!(RequestId::parse(RequestId::new().as_str()).is_ok());
+    }
+
+    #[test]
+    fn digest_is_sha256_of_bytes() {
+        assert_eq!(
+            CodeDigest::of(b"").as_str(),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert!(CodeDigest::parse("sha256:E3B0").is_err());
+        assert!(CodeDigest::parse(CodeDigest::of(b"x").as_str()).is_ok());
+    }
+
+    #[test]
+    fn deserializing_a_bad_id_fails() {
+        let bad = serde_json::to_string("a.b").unwrap();
+        assert!(serde_json::from_str::<RequestId>(&bad).is_err());
+    }
+}

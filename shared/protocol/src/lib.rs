@@ -1,0 +1,37 @@
+//! Airlock's wire contract.
+//!
+//! Every message on the bus is an [`Envelope`] encoded as MessagePack (named fields), carrying one
+//! [`Event`]. The subject a message travels on is derived from its event kind and request id
+//! ([`subjects`]), and a decoder refuses a message whose body does not match its subject, so that
+//! NATS subject permissions also bound which kinds of event each user can produce.
+
+pub mod assessment;
+pub mod audit;
+pub mod decision;
+pub mod envelope;
+pub mod event;
+pub mod execution;
+pub mod ids;
+pub mod keys;
+pub mod overrides;
+pub mod refusal;
+pub mod request;
+pub mod schema;
+pub mod signed;
+pub mod subjects;
+
+pub use assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
+pub use audit::AuditReceipt;
+pub use decision::{Approver, Decided, Decision, DecisionOutcome, DecisionSummary, Limits, Quotas};
+pub use envelope::{Envelope, MAX_MESSAGE_BYTES, Producer, SCHEMA_VERSION, WireError};
+pub use event::{Event, EventKind};
+pub use execution::{
+    Activity, Egress, ExecStarted, Outcome, OutputChunk, OutputStream, Terminal, Usage, UsageSample, Violation,
+    ViolationKind,
+};
+pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
+pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
+pub use overrides::{OverrideAnswer, OverrideAnswered, OverrideAsked};
+pub use refusal::{Refusal, RefusalReason};
+pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
+pub use signed::{SignatureError, Signed};

@@ -1,0 +1,339 @@
+//! What Mai submits.
+
+use crate::ids::{CodeDigest, RequestId};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Largest program the pipeline accepts. Larger submissions are refused before assessment.
+pub const MAX_CODE_BYTES: usize = 512 * 1024;
+/// Largest total of arguments, environment and stdin.
+pub const MAX_INPUT_BYTES: usize = 256 * 1024;
+pub const MAX_PACKAGES: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    Python,
+    Bash,
+}
+
+impl Language {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Bash => "bash",
+        }
+    }
+
+    /// Guesses the language from a file name and its first line; `None` when neither says.
+    pub fn detect(file_name: &str, code: &[u8]) -> Option<Self> {
+        let lower = file_name.to_ascii_lowercase();
+        if lower.ends_with(".py") {
+            return Some(Language::Python);
+        }
+        if lower.ends_with(".sh") || lower.ends_with(".bash") {
+            return Some(Language::Bash);
+        }
+        let first_line = code.split(|&b| b == b'\n').next().unwrap_or_default();
+        let first_line = String::from_utf8_lossy(first_line);
+        if first_line.starts_with("#!") {
+            if first_line.contains("python") {
+                return Some(Language::Python);
+            }
+            if first_line.contains("bash") || first_line.ends_with("/sh") || first_line.contains("/sh ") {
+                return Some(Language::Bash);
+            }
+        }
+        None
+    }
+}
+
+impl std::str::FromStr for Language {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "python" | "py" | "python3" => Ok(Language::Python),
+            "bash" | "sh" | "shell" => Ok(Language::Bash),
+            other => Err(format!("unknown language {other:?} (python or bash)")),
+        }
+    }
+}
+
+/// Where the code came from. Behavioural (malicious-intent) rules block only `external` code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Written by Mai itself.
+    Generated,
+    /// Fetched or pasted from somewhere else.
+    External,
+}
+
+impl std::str::FromStr for Origin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "generated" => Ok(Origin::Generated),
+            "external" => Ok(Origin::External),
+            other => Err(format!("unknown origin {other:?} (generated or external)")),
+        }
+    }
+}
+
+/// The trust level a request asks for; it selects a quota class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustLevel {
+    Untrusted,
+    Unknown,
+    Trusted,
+}
+
+impl TrustLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustLevel::Untrusted => "untrusted",
+            TrustLevel::Unknown => "unknown",
+            TrustLevel::Trusted => "trusted",
+        }
+    }
+}
+
+impl std::str::FromStr for TrustLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "untrusted" => Ok(TrustLevel::Untrusted),
+            "unknown" => Ok(TrustLevel::Unknown),
+            "trusted" => Ok(TrustLevel::Trusted),
+            other => Err(format!("unknown trust level {other:?} (untrusted, unknown or trusted)")),
+        }
+    }
+}
+
+/// What the program is given besides its code.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Inputs {
+    /// Arguments after the program name (`sys.argv[1:]`, `$@`).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Bytes on the program's standard input.
+    #[schemars(with = "Vec<u8>")]
+    #[serde(default, with = "serde_bytes")]
+    pub stdin: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ExecutionRequest {
+    pub language: Language,
+    /// The program's source, as bytes (it need not be valid UTF-8).
+    #[schemars(with = "Vec<u8>")]
+    #[serde(with = "serde_bytes")]
+    pub code: Vec<u8>,
+    pub origin: Origin,
+    pub trust: TrustLevel,
+    #[serde(default)]
+    pub inputs: Inputs,
+    /// Python packages (`name` or `name==version`) to install before the code runs.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// The request this one revises, so that the audit log can hold the diff.
+    #[serde(default)]
+    pub revises: Option<RequestId>,
+    /// Unix milliseconds after which the request must not start running.
+    #[serde(default)]
+    pub deadline_ms: Option<i64>,
+    /// A human label, such as the file name.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RequestError {
+    #[error("code is {size} bytes; at most {limit} are accepted")]
+    CodeTooLarge { size: usize, limit: usize },
+    #[error("code is empty")]
+    EmptyCode,
+    #[error("inputs are {size} bytes; at most {limit} are accepted")]
+    InputsTooLarge { size: usize, limit: usize },
+    #[error("{count} packages requested; at most {limit} are accepted")]
+    TooManyPackages { count: usize, limit: usize },
+    #[error("package spec {0:?} is not NAME or NAME==VERSION")]
+    BadPackage(String),
+    #[error("environment variable name {0:?} is not [A-Za-z_][A-Za-z0-9_]*")]
+    BadEnvName(String),
+    #[error("an argument or environment value contains a NUL byte")]
+    NulInInput,
+}
+
+impl ExecutionRequest {
+    pub fn code_digest(&self) -> CodeDigest {
+        CodeDigest::of(&self.code)
+    }
+
+    /// Digest of everything besides the code that changes what runs: language, inputs, packages.
+    /// The gate signs it with the code digest, so neither can be swapped after the decision.
+    pub fn inputs_digest(&self) -> CodeDigest {
+        #[derive(Serialize)]
+        struct Canonical<'a> {
+            domain: &'static str,
+            language: Language,
+            args: &'a [String],
+            env: &'a BTreeMap<String, String>,
+            #[serde(with = "serde_bytes")]
+            stdin: &'a [u8],
+            packages: &'a [String],
+        }
+        let canonical = Canonical {
+            domain: "airlock-inputs-v1",
+            language: self.language,
+            args: &self.inputs.args,
+            env: &self.inputs.env,
+            stdin: &self.inputs.stdin,
+            packages: &self.packages,
+        };
+        // Encoding a struct of plain fields into a Vec cannot fail.
+        let bytes = rmp_serde::to_vec(&canonical).unwrap_or_default();
+        CodeDigest::of(&bytes)
+    }
+
+    pub fn validate(&self) -> Result<(), RequestError> {
+        if self.code.is_empty() {
+            return Err(RequestError::EmptyCode);
+        }
+        if self.code.len() > MAX_CODE_BYTES {
+            return Err(RequestError::CodeTooLarge {
+                size: self.code.len(),
+                limit: MAX_CODE_BYTES,
+            });
+        }
+        let input_size = self.inputs.stdin.len()
+            + self.inputs.args.iter().map(|a| a.len() + 1).sum::<usize>()
+            + self
+                .inputs
+                .env
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>();
+        if input_size > MAX_INPUT_BYTES {
+            return Err(RequestError::InputsTooLarge {
+                size: input_size,
+                limit: MAX_INPUT_BYTES,
+            });
+        }
+        if self
+            .inputs
+            .args
+            .iter()
+            .chain(self.inputs.env.values())
+            .any(|s| s.contains('\0'))
+        {
+            return Err(RequestError::NulInInput);
+        }
+        for name in self.inputs.env.keys() {
+            let mut chars = name.chars();
+            let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok {
+                return Err(RequestError::BadEnvName(name.clone()));
+            }
+        }
+        if self.packages.len() > MAX_PACKAGES {
+            return Err(RequestError::TooManyPackages {
+                count: self.packages.len(),
+                limit: MAX_PACKAGES,
+            });
+        }
+        for spec in &self.packages {
+            if !valid_package_spec(spec) {
+                return Err(RequestError::BadPackage(spec.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `NAME` or `NAME==VERSION`, with PEP 508 name characters and a plain version: nothing a pip
+/// command line could read as an option, a URL or a path.
+pub fn valid_package_spec(spec: &str) -> bool {
+    let (name, version) = match spec.split_once("==") {
+        Some((n, v)) => (n, Some(v)),
+        None => (spec, None),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 100
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let version_ok = version.is_none_or(|v| {
+        !v.is_empty() && v.len() <= 50 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+!-".contains(&b))
+    });
+    name_ok && version_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(code: &[u8]) -> ExecutionRequest {
+        ExecutionRequest {
+            language: Language::Python,
+            code: code.to_vec(),
+            origin: Origin::Generated,
+            trust: TrustLevel::Unknown,
+            inputs: Inputs::default(),
+            packages: vec![],
+            revises: None,
+            deadline_ms: None,
+            label: None,
+        }
+    }
+
+    #[test]
+    fn validation_refuses_bad_requests() {
+        assert!(request(b"print(1)").validate().is_ok());
+        assert_eq!(request(b"").validate(), Err(RequestError::EmptyCode));
+        let big = vec![b'#'; MAX_CODE_BYTES + 1];
+        assert!(matches!(
+            request(&big).validate(),
+            Err(RequestError::CodeTooLarge { .. })
+        ));
+        let mut r = request(b"x");
+        r.packages = vec!["--index-url=http://evil".into()];
+        assert_eq!(
+            r.validate(),
+            Err(RequestError::BadPackage("--index-url=http://evil".into()))
+        );
+        r.packages = vec!["requests==2.31.0".into(), "six".into()];
+        assert!(r.validate().is_ok());
+        r.inputs.env.insert("1BAD".into(), "v".into());
+        assert!(matches!(r.validate(), Err(RequestError::BadEnvName(_))));
+    }
+
+    #[test]
+    fn inputs_digest_changes_with_inputs() {
+        let a = request(b"print(1)");
+        let mut b = a.clone();
+        assert_eq!(a.inputs_digest(), b.inputs_digest());
+        b.inputs.args.push("x".into());
+        assert_ne!(a.inputs_digest(), b.inputs_digest());
+        let mut c = a.clone();
+        c.language = Language::Bash;
+        assert_ne!(a.inputs_digest(), c.inputs_digest());
+    }
+
+    #[test]
+    fn language_detection() {
+        assert_eq!(Language::detect("x.py", b""), Some(Language::Python));
+        assert_eq!(Language::detect("x.sh", b""), Some(Language::Bash));
+        assert_eq!(
+            Language::detect("x", b"#!/usr/bin/env python3\n"),
+            Some(Language::Python)
+        );
+        assert_eq!(Language::detect("x", b"#!/bin/sh\n"), Some(Language::Bash));
+        assert_eq!(Language::detect("x", b"print(1)"), None);
+    }
+}

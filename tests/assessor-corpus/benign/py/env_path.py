@@ -1,0 +1,4 @@
+import os
+
+for entry in os.environ.get("PATH", "").split(os.pathsep):
+    print(entry)

@@ -1,0 +1,4 @@
+import os
+
+os.system("ls -la data")
+print("done")

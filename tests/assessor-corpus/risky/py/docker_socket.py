@@ -1,0 +1,3 @@
+import docker
+client = docker.DockerClient(base_url="unix:///var/run/docker.sock")
+print(client.containers.list())

@@ -1,0 +1,3 @@
+import os
+
+os.system("pkill -9 sshd")

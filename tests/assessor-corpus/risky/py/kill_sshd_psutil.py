@@ -1,0 +1,5 @@
+import psutil
+
+for proc in psutil.process_iter(["name"]):
+    if proc.info["name"] == "sshd":
+        proc.kill()

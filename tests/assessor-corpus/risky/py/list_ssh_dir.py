@@ -1,0 +1,4 @@
+import os
+ssh_dir = os.path.expanduser("~/.ssh")
+for name in os.listdir(ssh_dir):
+    print(name)

@@ -1,0 +1,2 @@
+from pathlib import Path
+print(Path("/etc/shadow").read_text())

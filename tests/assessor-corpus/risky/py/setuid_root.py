@@ -1,0 +1,3 @@
+import os
+os.setuid(0)
+os.system("id")

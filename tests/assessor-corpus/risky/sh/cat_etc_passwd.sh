@@ -1,0 +1,2 @@
+#!/bin/bash
+cat /etc/passwd | cut -d: -f1

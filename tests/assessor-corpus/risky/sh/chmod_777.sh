@@ -1,0 +1,3 @@
+#!/bin/bash
+mkdir -p shared
+chmod 777 shared

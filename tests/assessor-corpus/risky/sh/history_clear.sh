@@ -1,0 +1,4 @@
+#!/bin/bash
+unset HISTFILE
+history -c
+rm -f ~/.bash_history

@@ -1,0 +1,3 @@
+#!/bin/bash
+sudo systemctl stop ssh
+kill -9 $(pidof sshd)

@@ -1,0 +1,2 @@
+#!/bin/bash
+sudo apt-get update && sudo apt-get install -y htop

@@ -1,0 +1,3 @@
+# Endless loop: the wall-time limit kills it (SIGKILL, from outside).
+while True:
+    pass

