@@ -1,11 +1,16 @@
 //! `airlock bench pipeline`: a trivial script, submit to final result through the whole running
-//! stack, against `docker run --rm -i` of the same script on the same image, measured in one
-//! run; then throughput with concurrent submitters and the pipeline's share of the CPU.
+//! stack, against `docker run --rm -i` of the same script on the same image (and, with
+//! `--llm-sandbox`, against llm-sandbox's fresh-session and reused-session paths on that image),
+//! interleaved in one run; then throughput with concurrent submitters and the pipeline's share
+//! of the CPU.
 
 use crate::home::Home;
+use airlock_executor::bench::{self as harness, RunOne};
 use airlock_protocol::{ExecutionRequest, Inputs, Language, Origin, Outcome, RequestId, TrustLevel};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
 #[derive(Clone, Debug, clap::Subcommand)]
 pub enum BenchCommand {
@@ -15,7 +20,7 @@ pub enum BenchCommand {
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct PipelineArgs {
-    /// Sequential runs per contender.
+    /// Measured runs per contender (after one unmeasured warm-up run each).
     #[arg(long, default_value_t = 30)]
     pub runs: usize,
     /// Concurrent submitters for the throughput phase (0 skips it).
@@ -24,14 +29,23 @@ pub struct PipelineArgs {
     /// Requests per submitter in the throughput phase.
     #[arg(long, default_value_t = 25)]
     pub per_submitter: usize,
-    /// The sandbox image the baseline runs.
+    /// The sandbox image the baselines run.
     #[arg(long, default_value = "airlock-sandbox:latest")]
     pub image: String,
+    /// Also measure llm-sandbox (PyPI `llm-sandbox[docker]`, importable by `--python`).
+    #[arg(long)]
+    pub llm_sandbox: bool,
+    /// The Python interpreter that runs the llm-sandbox contender.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
     #[arg(long)]
     pub json: bool,
 }
 
 const SCRIPT: &str = "print('hello')\n";
+
+/// The llm-sandbox contender's helper, run with `python3 -c`.
+const LLM_SANDBOX_RUNNER: &str = include_str!("../../bench/llm_sandbox_runner.py");
 
 pub async fn run(home: &Home, command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -53,54 +67,90 @@ fn trivial_request() -> ExecutionRequest {
     }
 }
 
-/// Median and 99th percentile, in milliseconds.
-pub fn percentiles(samples: &mut [Duration]) -> (f64, f64) {
-    samples.sort();
-    let at = |q: f64| {
-        let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
-        samples.get(i).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(f64::NAN)
-    };
-    (at(0.5), at(0.99))
-}
-
-async fn one_pipeline_run(client: &async_nats::Client) -> anyhow::Result<Duration> {
-    let started = Instant::now();
+async fn one_pipeline_run(client: async_nats::Client) -> Result<(), String> {
     let result = crate::run::submit_and_wait(
-        client,
+        &client,
         &RequestId::new(),
         trivial_request(),
         Duration::from_secs(60),
         false,
         false,
     )
-    .await?;
-    let elapsed = started.elapsed();
-    anyhow::ensure!(
-        result.terminal.outcome == Outcome::Finished && result.terminal.stdout == b"hello\n",
-        "unexpected result: {:?}",
-        result.terminal
-    );
-    Ok(elapsed)
+    .await
+    .map_err(|e| e.to_string())?;
+    if result.terminal.outcome == Outcome::Finished && result.terminal.stdout == b"hello\n" {
+        Ok(())
+    } else {
+        Err(format!("unexpected result: {:?}", result.terminal))
+    }
 }
 
-async fn one_docker_run(image: &str) -> anyhow::Result<Duration> {
-    use tokio::io::AsyncWriteExt as _;
-    let started = Instant::now();
+async fn one_docker_run(image: String) -> Result<(), String> {
     let mut child = tokio::process::Command::new("docker")
-        .args(["run", "--rm", "-i", "--network", "none", image, "python3", "-"])
+        .args(["run", "--rm", "-i", "--network", "none", &image, "python3", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .spawn()?;
+        .spawn()
+        .map_err(|e| format!("docker: {e}"))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(SCRIPT.as_bytes()).await?;
+        stdin.write_all(SCRIPT.as_bytes()).await.map_err(|e| e.to_string())?;
     }
-    let output = child.wait_with_output().await?;
-    anyhow::ensure!(
-        output.status.success() && output.stdout == b"hello\n",
-        "docker run failed: {output:?}"
-    );
-    Ok(started.elapsed())
+    let output = child.wait_with_output().await.map_err(|e| e.to_string())?;
+    if output.status.success() && output.stdout == b"hello\n" {
+        Ok(())
+    } else {
+        Err(format!("docker run failed: {output:?}"))
+    }
+}
+
+/// A running llm-sandbox helper: one request line in, one answer line out.
+struct LlmSandbox {
+    child: tokio::process::Child,
+    io: tokio::sync::Mutex<(
+        tokio::process::ChildStdin,
+        tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    )>,
+}
+
+impl LlmSandbox {
+    fn spawn(python: &str, image: &str) -> anyhow::Result<Arc<LlmSandbox>> {
+        let mut child = tokio::process::Command::new(python)
+            .args(["-c", LLM_SANDBOX_RUNNER, image])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("starting {python} for llm-sandbox: {e}"))?;
+        let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+        Ok(Arc::new(LlmSandbox {
+            child,
+            io: tokio::sync::Mutex::new((stdin, tokio::io::BufReader::new(stdout).lines())),
+        }))
+    }
+
+    async fn run(&self, mode: &str) -> Result<(), String> {
+        let mut io = self.io.lock().await;
+        io.0.write_all(format!("{mode}\n").as_bytes()).await.map_err(|e| format!("llm-sandbox helper: {e}"))?;
+        io.0.flush().await.map_err(|e| e.to_string())?;
+        match io.1.next_line().await.map_err(|e| e.to_string())? {
+            Some(line) if line == "ok" => Ok(()),
+            Some(line) => Err(line),
+            None => Err(format!(
+                "the llm-sandbox helper exited (is `llm-sandbox[docker]` importable by this python?), pid {:?}",
+                self.child.id()
+            )),
+        }
+    }
+
+    fn contender(self: &Arc<Self>, mode: &'static str) -> RunOne {
+        let helper = self.clone();
+        harness::run_one(move || {
+            let helper = helper.clone();
+            async move { helper.run(mode).await }
+        })
+    }
 }
 
 /// User+system CPU time of the given processes, from /proc.
@@ -141,91 +191,92 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
     let mut stack_pids: Vec<u32> = info.services.values().copied().collect();
     stack_pids.extend(info.nats_pid);
 
-    // Warm both paths once (first container start, first JetStream consumer fetch).
-    one_pipeline_run(&client).await?;
-    one_docker_run(&args.image).await?;
-
-    let mut airlock = Vec::with_capacity(args.runs);
-    let mut docker = Vec::with_capacity(args.runs);
-    // Interleaved, so drift on a noisy machine hits both alike.
-    for _ in 0..args.runs {
-        airlock.push(one_pipeline_run(&client).await?);
-        docker.push(one_docker_run(&args.image).await?);
+    let airlock = {
+        let client = client.clone();
+        harness::run_one(move || one_pipeline_run(client.clone()))
+    };
+    let image = args.image.clone();
+    let mut contenders: Vec<(String, RunOne)> = vec![
+        ("airlock pipeline (warm pool)".to_owned(), airlock.clone()),
+        (
+            "docker run --rm -i".to_owned(),
+            harness::run_one(move || one_docker_run(image.clone())),
+        ),
+    ];
+    if args.llm_sandbox {
+        let helper = LlmSandbox::spawn(&args.python, &args.image)?;
+        contenders.push(("llm-sandbox, fresh session".to_owned(), helper.contender("fresh")));
+        contenders.push(("llm-sandbox, reused session".to_owned(), helper.contender("reused")));
     }
-    let (airlock_p50, airlock_p99) = percentiles(&mut airlock);
-    let (docker_p50, docker_p99) = percentiles(&mut docker);
+    // Round-robin, so drift on a noisy machine hits every contender alike.
+    let latencies = harness::interleaved(&contenders, args.runs, 1)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let ours = latencies[0].1.clone();
+    let baselines: Vec<serde_json::Value> = latencies[1..]
+        .iter()
+        .map(|(name, l)| {
+            serde_json::json!({
+                "name": name,
+                "latency": l,
+                "airlock_speedup_p50": l.p50_ms / ours.p50_ms,
+                "airlock_speedup_p99": l.p99_ms / ours.p99_ms,
+            })
+        })
+        .collect();
 
     let mut throughput = serde_json::Value::Null;
+    let mut printed_throughput = None;
     if args.concurrency > 0 {
         let cpu_before = cpu_seconds(&stack_pids);
         let machine_before = machine_cpu_seconds();
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..args.concurrency {
-            let client = client.clone();
-            let n = args.per_submitter;
-            tasks.push(tokio::spawn(async move {
-                let mut latencies = Vec::with_capacity(n);
-                for _ in 0..n {
-                    latencies.push(one_pipeline_run(&client).await?);
-                }
-                anyhow::Ok(latencies)
-            }));
-        }
-        let mut latencies = Vec::new();
-        for task in tasks {
-            latencies.extend(task.await??);
-        }
-        let wall = started.elapsed().as_secs_f64();
+        let measured = harness::throughput(airlock, args.concurrency, args.per_submitter)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
         let pipeline_cpu = cpu_seconds(&stack_pids) - cpu_before;
         let machine_cpu = machine_cpu_seconds() - machine_before;
-        let (p50, p99) = percentiles(&mut latencies);
+        let share = if machine_cpu > 0.0 { pipeline_cpu / machine_cpu } else { f64::NAN };
         throughput = serde_json::json!({
-            "submitters": args.concurrency,
-            "executions": latencies.len(),
-            "executions_per_s": latencies.len() as f64 / wall,
-            "p50_ms": p50,
-            "p99_ms": p99,
+            "measured": &measured,
             "pipeline_cpu_s": pipeline_cpu,
             "machine_busy_cpu_s": machine_cpu,
-            "pipeline_share_of_busy_cpu": if machine_cpu > 0.0 { pipeline_cpu / machine_cpu } else { f64::NAN },
+            "pipeline_share_of_busy_cpu": share,
             "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         });
+        printed_throughput = Some((measured, share));
     }
 
     let report = serde_json::json!({
         "script": SCRIPT.trim(),
         "runs": args.runs,
-        "airlock_pipeline": { "p50_ms": airlock_p50, "p99_ms": airlock_p99 },
-        "docker_run_rm": { "p50_ms": docker_p50, "p99_ms": docker_p99 },
-        "speedup_p50_vs_docker_run": docker_p50 / airlock_p50,
-        "speedup_p99_vs_docker_run": docker_p99 / airlock_p99,
+        "airlock_pipeline": ours,
+        "baselines": baselines,
         "throughput": throughput,
     });
     if args.json {
         println!("{report}");
-    } else {
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("trivial script, submit to final result, {} runs each (interleaved):", args.runs);
+    for (name, l) in &latencies {
+        println!("  {name:<32} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms", l.p50_ms, l.p90_ms, l.p99_ms);
+    }
+    for (name, l) in &latencies[1..] {
         println!(
-            "trivial script, submit to final result, {} runs each (interleaved):",
-            args.runs
+            "  airlock vs {name}: {:.1}x faster at p50, {:.1}x at p99",
+            l.p50_ms / ours.p50_ms,
+            l.p99_ms / ours.p99_ms
         );
-        println!("  airlock pipeline (warm pool): p50 {airlock_p50:7.1} ms  p99 {airlock_p99:7.1} ms");
-        println!("  docker run --rm -i:           p50 {docker_p50:7.1} ms  p99 {docker_p99:7.1} ms");
+    }
+    if let Some((measured, share)) = printed_throughput {
         println!(
-            "  airlock is {:.1}x faster at p50, {:.1}x at p99",
-            docker_p50 / airlock_p50,
-            docker_p99 / airlock_p99
+            "  throughput, {} submitters: {:.1} executions/s (p50 {:.1} ms, p99 {:.1} ms); pipeline processes used {:.0}% of the machine's busy CPU",
+            measured.submitters,
+            measured.per_second,
+            measured.latency.p50_ms,
+            measured.latency.p99_ms,
+            share * 100.0
         );
-        if !throughput.is_null() {
-            println!(
-                "  throughput, {} submitters: {:.1} executions/s (p50 {:.1} ms, p99 {:.1} ms); pipeline processes used {:.0}% of the machine's busy CPU",
-                args.concurrency,
-                throughput["executions_per_s"].as_f64().unwrap_or(0.0),
-                throughput["p50_ms"].as_f64().unwrap_or(0.0),
-                throughput["p99_ms"].as_f64().unwrap_or(0.0),
-                throughput["pipeline_share_of_busy_cpu"].as_f64().unwrap_or(0.0) * 100.0
-            );
-        }
     }
     Ok(ExitCode::SUCCESS)
 }

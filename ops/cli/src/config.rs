@@ -68,6 +68,9 @@ approver_keys = [{approver:?}]
 [executor]
 # Verifier keys of the gate: the executor runs nothing without a valid signature by one of them.
 gate_keys = [{gate_pub:?}]
+# Labels this stack's containers: at start the executor removes what a crashed run of the same
+# instance left, so stacks sharing a Docker engine must not share an instance name.
+instance = {instance:?}
 
 [auditor]
 store = {store:?}
@@ -81,6 +84,7 @@ origin = {auditor_name:?}
         store = format!("file://{}", home.audit_store().display()),
         auditor_key = auditor_key.display().to_string(),
         auditor_name = stack::AUDITOR_KEY.1,
+        instance = format!("home-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]),
     );
     std::fs::write(path, text)?;
     Ok(())

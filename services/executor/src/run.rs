@@ -341,7 +341,12 @@ async fn supervise(
         }
     }
     let wall = started.elapsed();
+    // Let go of both halves of the attach stream before anything else: the engine does not mark
+    // a container stopped until its output is copied out, so a kill while a flood sits unread in
+    // the stream would wait for a reader that never comes.
     writer.abort();
+    let _ = writer.await;
+    drop(output);
 
     let killed = violation.is_some();
     let mut exit_code = None;
@@ -380,7 +385,6 @@ async fn supervise(
             }
         }
     }
-    drop(output);
     if violation.is_some() {
         // The program did not end by itself.
         exit_code = None;
