@@ -26,6 +26,10 @@ def session(image):
         keep_template=True,
         skip_environment_setup=True,
         verbose=False,
+        # Airlock's image has no default command (it is built with `docker import`): keep the
+        # container alive with `sleep`, under Docker's init so that the session's `stop` ends it
+        # at once rather than after Docker's 10 s grace period. No network, as for the others.
+        runtime_configs={"command": ["sleep", "infinity"], "init": True, "network_mode": "none"},
     )
 
 

@@ -291,43 +291,8 @@ pub fn read_seed(path: &Path) -> String {
         .to_owned()
 }
 
-/// Every event of one request in the events stream, in stream order (read as admin).
-pub async fn events_of(stack: &Stack, request_id: &str) -> Vec<airlock_protocol::Envelope> {
-    use futures::StreamExt as _;
-    let admin = stack.connect("admin").await;
-    let js = async_nats::jetstream::new(admin);
-    let stream = js.get_stream("AIRLOCK").await.expect("events stream");
-    let rid = airlock_protocol::RequestId::parse(request_id).expect("request id");
-    let filters = airlock_protocol::EventKind::ALL
-        .iter()
-        .map(|k| k.subject(&rid))
-        .collect();
-    let consumer = stream
-        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
-            filter_subjects: filters,
-            ..Default::default()
-        })
-        .await
-        .expect("ordered consumer");
-    let pending = consumer.cached_info().num_pending as usize;
-    let mut messages = consumer.messages().await.expect("messages");
-    let mut events = Vec::new();
-    while events.len() < pending {
-        match tokio::time::timeout(Duration::from_secs(5), messages.next()).await {
-            Ok(Some(Ok(message))) => {
-                if let Ok(envelope) = airlock_protocol::Envelope::decode(&message.payload) {
-                    events.push(envelope);
-                }
-            }
-            _ => break,
-        }
-    }
-    events
-}
-
-/// The W3C trace id each of a request's events carried in its `traceparent` header, in order
-/// (empty where the header is missing).
-pub async fn trace_ids_of(stack: &Stack, request_id: &str) -> Vec<(airlock_protocol::EventKind, String)> {
+/// Every message of a request on the events stream, in stream order.
+async fn messages_of(stack: &Stack, request_id: &str) -> Vec<async_nats::jetstream::Message> {
     use futures::StreamExt as _;
     let admin = stack.connect("admin").await;
     let js = async_nats::jetstream::new(admin);
@@ -343,25 +308,42 @@ pub async fn trace_ids_of(stack: &Stack, request_id: &str) -> Vec<(airlock_proto
         .expect("ordered consumer");
     let pending = consumer.cached_info().num_pending as usize;
     let mut messages = consumer.messages().await.expect("messages");
-    let mut ids = Vec::new();
-    while ids.len() < pending {
+    let mut found = Vec::new();
+    while found.len() < pending {
         match tokio::time::timeout(Duration::from_secs(5), messages.next()).await {
-            Ok(Some(Ok(message))) => {
-                let kind = airlock_protocol::EventKind::parse_subject(message.subject.as_str()).map(|(k, _)| k);
-                let trace = message
-                    .headers
-                    .as_ref()
-                    .and_then(|h| h.get("traceparent"))
-                    .and_then(|v| v.as_str().split('-').nth(1).map(str::to_owned))
-                    .unwrap_or_default();
-                if let Some(kind) = kind {
-                    ids.push((kind, trace));
-                }
-            }
+            Ok(Some(Ok(message))) => found.push(message),
             _ => break,
         }
     }
-    ids
+    found
+}
+
+/// A request's events, decoded, in order.
+pub async fn events_of(stack: &Stack, request_id: &str) -> Vec<airlock_protocol::Envelope> {
+    messages_of(stack, request_id)
+        .await
+        .iter()
+        .filter_map(|message| airlock_protocol::Envelope::decode(&message.payload).ok())
+        .collect()
+}
+
+/// The W3C trace id each of a request's events carried in its `traceparent` header, in order
+/// (empty where the header is missing).
+pub async fn trace_ids_of(stack: &Stack, request_id: &str) -> Vec<(airlock_protocol::EventKind, String)> {
+    messages_of(stack, request_id)
+        .await
+        .iter()
+        .filter_map(|message| {
+            let (kind, _) = airlock_protocol::EventKind::parse_subject(message.subject.as_str())?;
+            let trace = message
+                .headers
+                .as_ref()
+                .and_then(|h| h.get("traceparent"))
+                .and_then(|v| v.as_str().split('-').nth(1).map(str::to_owned))
+                .unwrap_or_default();
+            Some((kind, trace))
+        })
+        .collect()
 }
 
 /// The kinds of a request's events, in order.

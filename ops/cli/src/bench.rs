@@ -106,11 +106,14 @@ async fn one_docker_run(image: String) -> Result<(), String> {
 
 /// A running llm-sandbox helper: one request line in, one answer line out.
 struct LlmSandbox {
-    child: tokio::process::Child,
-    io: tokio::sync::Mutex<(
-        tokio::process::ChildStdin,
-        tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    )>,
+    child: tokio::sync::Mutex<tokio::process::Child>,
+    /// `None` once closed.
+    io: tokio::sync::Mutex<
+        Option<(
+            tokio::process::ChildStdin,
+            tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+        )>,
+    >,
 }
 
 impl LlmSandbox {
@@ -125,22 +128,32 @@ impl LlmSandbox {
         let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
         Ok(Arc::new(LlmSandbox {
-            child,
-            io: tokio::sync::Mutex::new((stdin, tokio::io::BufReader::new(stdout).lines())),
+            child: tokio::sync::Mutex::new(child),
+            io: tokio::sync::Mutex::new(Some((stdin, tokio::io::BufReader::new(stdout).lines()))),
         }))
     }
 
     async fn run(&self, mode: &str) -> Result<(), String> {
         let mut io = self.io.lock().await;
-        io.0.write_all(format!("{mode}\n").as_bytes()).await.map_err(|e| format!("llm-sandbox helper: {e}"))?;
-        io.0.flush().await.map_err(|e| e.to_string())?;
-        match io.1.next_line().await.map_err(|e| e.to_string())? {
+        let Some((stdin, lines)) = io.as_mut() else {
+            return Err("the llm-sandbox helper is closed".into());
+        };
+        stdin.write_all(format!("{mode}\n").as_bytes()).await.map_err(|e| format!("llm-sandbox helper: {e}"))?;
+        stdin.flush().await.map_err(|e| e.to_string())?;
+        match lines.next_line().await.map_err(|e| e.to_string())? {
             Some(line) if line == "ok" => Ok(()),
             Some(line) => Err(line),
-            None => Err(format!(
-                "the llm-sandbox helper exited (is `llm-sandbox[docker]` importable by this python?), pid {:?}",
-                self.child.id()
-            )),
+            None => Err("the llm-sandbox helper exited (is `llm-sandbox[docker]` importable by this python?)".into()),
+        }
+    }
+
+    /// Ends the helper by closing its input, so that it closes its reused session (removing
+    /// that container) before it exits.
+    async fn close(&self) {
+        self.io.lock().await.take();
+        let mut child = self.child.lock().await;
+        if tokio::time::timeout(Duration::from_secs(30), child.wait()).await.is_err() {
+            eprintln!("the llm-sandbox helper did not exit; its reused container may be left running");
         }
     }
 
@@ -203,15 +216,20 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
             harness::run_one(move || one_docker_run(image.clone())),
         ),
     ];
-    if args.llm_sandbox {
-        let helper = LlmSandbox::spawn(&args.python, &args.image)?;
+    let llm_sandbox = match args.llm_sandbox {
+        true => Some(LlmSandbox::spawn(&args.python, &args.image)?),
+        false => None,
+    };
+    if let Some(helper) = &llm_sandbox {
         contenders.push(("llm-sandbox, fresh session".to_owned(), helper.contender("fresh")));
         contenders.push(("llm-sandbox, reused session".to_owned(), helper.contender("reused")));
     }
     // Round-robin, so drift on a noisy machine hits every contender alike.
-    let latencies = harness::interleaved(&contenders, args.runs, 1)
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let measured = harness::interleaved(&contenders, args.runs, 1).await;
+    if let Some(helper) = &llm_sandbox {
+        helper.close().await;
+    }
+    let latencies = measured.map_err(|e| anyhow::anyhow!(e))?;
     let ours = latencies[0].1.clone();
     let baselines: Vec<serde_json::Value> = latencies[1..]
         .iter()

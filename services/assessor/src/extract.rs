@@ -169,6 +169,15 @@ impl<'r> Context<'r> {
         }
     }
 
+    /// True when a subtree at `depth` must not be analysed (too deep, or out of time).
+    pub fn stop_at(&mut self, depth: u32) -> bool {
+        if depth > self.max_depth {
+            self.too_deep = true;
+            return true;
+        }
+        self.budget.exhausted()
+    }
+
     /// Records a node kind of the submitted file's own tree.
     pub fn saw(&mut self, node: Node<'_>, outer: Option<Span>) {
         if outer.is_some() {

@@ -47,15 +47,6 @@ impl Walker<'_, '_, '_> {
         span_of(node, self.outer)
     }
 
-    /// True when this subtree must not be analysed (too deep, or out of time).
-    fn stop(&mut self, depth: u32) -> bool {
-        if depth > self.ctx.max_depth {
-            self.ctx.too_deep = true;
-            return true;
-        }
-        self.ctx.budget.exhausted()
-    }
-
     // ---- statements -------------------------------------------------------------------------
 
     fn visit(&mut self, node: Node<'_>, depth: u32) {
@@ -63,7 +54,7 @@ impl Walker<'_, '_, '_> {
     }
 
     fn visit_node(&mut self, node: Node<'_>, depth: u32) {
-        if self.stop(depth) {
+        if self.ctx.stop_at(depth) {
             return;
         }
         self.ctx.saw(node, self.outer);
@@ -256,7 +247,7 @@ impl Walker<'_, '_, '_> {
 
     /// Gives `value` to an assignment target and records the binding.
     fn bind_target(&mut self, target: Node<'_>, value: Expr, depth: u32) {
-        if self.stop(depth) {
+        if self.ctx.stop_at(depth) {
             return;
         }
         match target.kind() {
@@ -316,7 +307,7 @@ impl Walker<'_, '_, '_> {
     }
 
     fn expr_node(&mut self, node: Node<'_>, depth: u32) -> Expr {
-        if self.stop(depth) {
+        if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
         self.ctx.saw(node, self.outer);
@@ -658,7 +649,14 @@ impl Walker<'_, '_, '_> {
                 }
                 _ => Expr::new(Value::Call(call.name.clone())),
             },
-            "__import__" | "importlib.import_module" => match first_text() {
+            // A dynamic import of a literal module name is an import of that module.
+            "__import__" | "importlib.import_module" | "importlib.__import__" => match first_text().or_else(|| {
+                call.kwargs
+                    .iter()
+                    .find(|(name, _)| name == "name")
+                    .and_then(|(_, value)| value.text())
+                    .map(|t| t.into_owned())
+            }) {
                 Some(module) => {
                     self.record_import(module.clone(), node);
                     Expr::new(Value::Name(module))

@@ -60,16 +60,8 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     while let Some(delivery) = deliveries.next().await {
         let span = delivery.span("assessor");
         let outcome = handle(&engine, &publisher, &counters, &delivery).instrument(span).await;
-        match outcome {
-            Ok(()) => delivery.ack().await,
-            Err(e) if shutdown.is_cancelled() => {
-                tracing::info!(error = %e, "stopped mid-message; it will be redelivered");
-                break;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "publishing failed; asking for redelivery");
-                delivery.retry_after(Duration::from_secs(2)).await;
-            }
+        if !delivery.settle(outcome, &shutdown).await {
+            break;
         }
     }
     let _ = service.stop().await;

@@ -63,21 +63,13 @@ impl Walker<'_, '_, '_> {
         span_of(node, self.outer)
     }
 
-    fn stop(&mut self, depth: u32) -> bool {
-        if depth > self.ctx.max_depth {
-            self.ctx.too_deep = true;
-            return true;
-        }
-        self.ctx.budget.exhausted()
-    }
-
     /// Visits a statement; returns the labels of what it writes to standard output.
     fn visit(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
         with_stack(|| self.visit_node(node, depth, pipe))
     }
 
     fn visit_node(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
-        if self.stop(depth) {
+        if self.ctx.stop_at(depth) {
             return Taints::NONE;
         }
         self.ctx.saw(node, self.outer);
@@ -474,7 +466,7 @@ impl Walker<'_, '_, '_> {
 
     /// The value of a shell word; expansions of known variables are substituted.
     fn word(&mut self, node: Node<'_>, depth: u32) -> Expr {
-        if self.stop(depth) {
+        if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
         match node.kind() {

@@ -4,7 +4,8 @@
 # The executor hashes this file into the image's `airlock.recipe` label, so editing it makes
 # `ensure_image` rebuild; `docker import` of OUT.tar then makes the image.
 # It carries python3 and bash (the two languages the assessor rates), python3-pip (for the
-# package-install step, which runs in a separate container with no user code), and coreutils.
+# package-install step, which runs in a separate container with no user code), coreutils, and
+# python-is-python3 (`python` as well as `python3`, which agent-written code and tools expect).
 set -euo pipefail
 out="${1:?usage: recipe.sh OUT.tar}"
 suite="${AIRLOCK_IMAGE_SUITE:-bookworm}"
@@ -12,7 +13,7 @@ mirror="${AIRLOCK_IMAGE_MIRROR:-http://deb.debian.org/debian}"
 
 mmdebstrap \
   --variant=essential \
-  --include=python3,python3-pip \
+  --include=python3,python3-pip,python-is-python3 \
   --dpkgopt='path-exclude=/usr/share/doc/*' \
   --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' \

@@ -263,23 +263,17 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
 
 impl Executor {
     async fn handle(&self, delivery: Delivery) {
-        match self.try_handle(&delivery).await {
-            Ok(Ack::Done) => delivery.ack().await,
-            Err(e) if self.shutdown.is_cancelled() => tracing::info!(error = %e, "stopped mid-message"),
-            Err(e) => {
-                tracing::error!(error = %e, "handling a decision failed; asking for redelivery");
-                delivery.retry_after(Duration::from_secs(2)).await;
-            }
-        }
+        let outcome = self.try_handle(&delivery).await;
+        delivery.settle(outcome, &self.shutdown).await;
     }
 
-    async fn try_handle(&self, delivery: &Delivery) -> Result<Ack, ExecutorError> {
+    async fn try_handle(&self, delivery: &Delivery) -> Result<(), ExecutorError> {
         let envelope = match delivery.envelope() {
             Ok(e) => e,
             Err(error) => {
                 self.refuse(delivery, RefusalReason::of_wire_error(&error), error.to_string())
                     .await?;
-                return Ok(Ack::Done);
+                return Ok(());
             }
         };
         let rid = envelope.request_id.clone();
@@ -287,15 +281,15 @@ impl Executor {
         let Event::Decided(decided) = envelope.event else {
             self.refuse(delivery, RefusalReason::SubjectMismatch, "not a decision".into())
                 .await?;
-            return Ok(Ack::Done);
+            return Ok(());
         };
         self.counters.incr("decisions");
         let authorized = match authorize(&rid, &decided, &self.gate_keys, now_ms()) {
             Ok(a) => a,
-            Err(Verdict::NothingToRun) => return Ok(Ack::Done),
+            Err(Verdict::NothingToRun) => return Ok(()),
             Err(Verdict::Refuse(reason, detail)) => {
                 self.refuse(delivery, reason, detail).await?;
-                return Ok(Ack::Done);
+                return Ok(());
             }
             Err(Verdict::Expired(detail)) => {
                 self.refuse(delivery, RefusalReason::Expired, detail.clone()).await?;
@@ -318,7 +312,7 @@ impl Executor {
                     });
                     self.publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
                 }
-                return Ok(Ack::Done);
+                return Ok(());
             }
         };
         self.execute(delivery, &rid, authorized).await
@@ -330,7 +324,7 @@ impl Executor {
         delivery: &Delivery,
         rid: &RequestId,
         authorized: Authorized,
-    ) -> Result<Ack, ExecutorError> {
+    ) -> Result<(), ExecutorError> {
         // The decision message's stream sequence tells a redelivery of the same message (after a
         // crash) from a replay of the decision in a new message.
         let stream_seq = delivery.position().0;
@@ -347,7 +341,7 @@ impl Executor {
                 ..
             } if done == stream_seq => {
                 // Redelivered after the terminal event was published: nothing left to do.
-                return Ok(Ack::Done);
+                return Ok(());
             }
             Claim::Held {
                 value: Record::Running { stream_seq: held, .. },
@@ -360,7 +354,7 @@ impl Executor {
                 terminal.reason =
                     Some("interrupted: the executor stopped while the code ran; it is not run again".into());
                 self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
-                return Ok(Ack::Done);
+                return Ok(());
             }
             Claim::Held { .. } => {
                 self.refuse(
@@ -369,7 +363,7 @@ impl Executor {
                     format!("request {rid} was already executed"),
                 )
                 .await?;
-                return Ok(Ack::Done);
+                return Ok(());
             }
         };
 
@@ -421,7 +415,7 @@ impl Executor {
             }
         };
         self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
-        Ok(Ack::Done)
+        Ok(())
     }
 
     fn terminal_base(&self, authorized: &Authorized, outcome: Outcome) -> Terminal {
@@ -492,10 +486,6 @@ impl Executor {
             .await?;
         Ok(())
     }
-}
-
-enum Ack {
-    Done,
 }
 
 #[cfg(test)]

@@ -139,16 +139,9 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     };
     while let Some(delivery) = deliveries.next().await {
         let span = delivery.span("override-gate");
-        match gate.handle(&delivery).instrument(span).await {
-            Ok(()) => delivery.ack().await,
-            Err(e) if shutdown.is_cancelled() => {
-                tracing::info!(error = %e, "stopped mid-message; it will be redelivered");
-                break;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "handling failed; asking for redelivery");
-                delivery.retry_after(Duration::from_secs(2)).await;
-            }
+        let outcome = gate.handle(&delivery).instrument(span).await;
+        if !delivery.settle(outcome, &shutdown).await {
+            break;
         }
     }
     let _ = service.stop().await;

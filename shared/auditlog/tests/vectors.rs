@@ -34,29 +34,41 @@ fn proof(value: &serde_json::Value) -> Vec<Vec<u8>> {
         .unwrap_or_default()
 }
 
-#[test]
-fn inclusion_vectors() {
+/// Runs every vector of one kind through `verify`: positive cases must verify, every case marked
+/// `wantErr` must be rejected. Returns (positive, negative) counts.
+fn run_vectors<E: std::fmt::Debug>(
+    kind: &str,
+    verify: impl Fn(&serde_json::Value) -> Result<(), E>,
+) -> (usize, usize) {
     let mut files = Vec::new();
-    json_files(&vectors_dir().join("inclusion"), &mut files);
-    assert_eq!(files.len(), 98, "inclusion vectors missing");
+    json_files(&vectors_dir().join(kind), &mut files);
+    assert_eq!(files.len(), 98, "{kind} vectors missing");
     let (mut positive, mut negative) = (0, 0);
     for file in files {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        let result = verify_inclusion(
+        let result = verify(&v);
+        if v["wantErr"].as_bool().unwrap() {
+            assert!(result.is_err(), "{} should be rejected", file.display());
+            negative += 1;
+        } else {
+            assert!(result.is_ok(), "{}: {result:?}", file.display());
+            positive += 1;
+        }
+    }
+    (positive, negative)
+}
+
+#[test]
+fn inclusion_vectors() {
+    let (positive, negative) = run_vectors("inclusion", |v| {
+        verify_inclusion(
             v["leafIdx"].as_u64().unwrap(),
             v["treeSize"].as_u64().unwrap(),
             &b64(&v["leafHash"]),
             &proof(&v["proof"]),
             &b64(&v["root"]),
-        );
-        if v["wantErr"].as_bool().unwrap() {
-            assert!(result.is_err(), "{} should be rejected", file.display());
-            negative += 1;
-        } else {
-            assert_eq!(result, Ok(()), "{}", file.display());
-            positive += 1;
-        }
-    }
+        )
+    });
     assert!(
         positive >= 5 && negative >= 90,
         "{positive} positive, {negative} negative"
@@ -65,27 +77,15 @@ fn inclusion_vectors() {
 
 #[test]
 fn consistency_vectors() {
-    let mut files = Vec::new();
-    json_files(&vectors_dir().join("consistency"), &mut files);
-    assert_eq!(files.len(), 98, "consistency vectors missing");
-    let (mut positive, mut negative) = (0, 0);
-    for file in files {
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        let result = verify_consistency(
+    let (positive, negative) = run_vectors("consistency", |v| {
+        verify_consistency(
             v["size1"].as_u64().unwrap(),
             v["size2"].as_u64().unwrap(),
             &proof(&v["proof"]),
             &b64(&v["root1"]),
             &b64(&v["root2"]),
-        );
-        if v["wantErr"].as_bool().unwrap() {
-            assert!(result.is_err(), "{} should be rejected", file.display());
-            negative += 1;
-        } else {
-            assert_eq!(result, Ok(()), "{}", file.display());
-            positive += 1;
-        }
-    }
+        )
+    });
     assert!(
         positive >= 5 && negative >= 80,
         "{positive} positive, {negative} negative"

@@ -110,6 +110,27 @@ impl Delivery {
             tracing::debug!(error = %e, "nak failed");
         }
     }
+
+    /// Ends a delivery by how its handling went: acked when done; left for redelivery when the
+    /// service is stopping (another instance, or this one restarted, takes it up); otherwise
+    /// redelivered after a short pause. Returns false when the consuming loop should stop.
+    pub async fn settle<E: std::fmt::Display>(&self, outcome: Result<(), E>, shutdown: &CancellationToken) -> bool {
+        match outcome {
+            Ok(()) => {
+                self.ack().await;
+                true
+            }
+            Err(e) if shutdown.is_cancelled() => {
+                tracing::info!(error = %e, "stopped mid-message; it will be redelivered");
+                false
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "handling failed; asking for redelivery");
+                self.retry_after(Duration::from_secs(2)).await;
+                true
+            }
+        }
+    }
 }
 
 /// Deliveries of a durable consumer, surviving disconnects and server restarts.
