@@ -19,7 +19,6 @@ use futures::{Stream, StreamExt};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode, header};
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -115,37 +114,47 @@ pub fn upstream_for(config: &EgressConfig, method: &Method, uri: &hyper::Uri) ->
     Ok((host, format!("{origin}/{tail}{query}")))
 }
 
-/// Replaces each allowed host's upstream origin in an index page with the proxy's path for it.
+/// Points every absolute link of an index page back through the proxy: a pinned origin becomes
+/// its host's path, any other `http(s)://HOST/` becomes `/HOST/`. Links to hosts that are not
+/// allowed are rewritten too, so that following one reaches the proxy, which refuses it and
+/// reports the attempt, instead of failing unseen on the install network (which has no route).
 pub fn rewrite_links(body: &[u8], config: &EgressConfig, proxy_origin: &str) -> Vec<u8> {
-    let mut origins: BTreeMap<String, String> = config
-        .allow_hosts
+    let pinned: Vec<(String, String)> = config
+        .pinned
         .iter()
-        .map(|h| (format!("https://{}/", h.to_ascii_lowercase()), h.to_ascii_lowercase()))
+        .map(|(host, origin)| (format!("{}/", origin.trim_end_matches('/')), host.to_ascii_lowercase()))
         .collect();
-    for (host, pinned) in &config.pinned {
-        origins.insert(format!("{}/", pinned.trim_end_matches('/')), host.to_ascii_lowercase());
-    }
-    let mut out = body.to_vec();
-    for (origin, host) in origins {
-        out = replace_all(&out, origin.as_bytes(), format!("{proxy_origin}/{host}/").as_bytes());
-    }
-    out
-}
-
-fn replace_all(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
-    if needle.is_empty() {
-        return haystack.to_vec();
-    }
-    let mut out = Vec::with_capacity(haystack.len());
+    let mut out = Vec::with_capacity(body.len());
     let mut i = 0;
-    while i < haystack.len() {
-        if haystack[i..].starts_with(needle) {
-            out.extend_from_slice(with);
-            i += needle.len();
-        } else {
-            out.push(haystack[i]);
-            i += 1;
+    while i < body.len() {
+        let rest = &body[i..];
+        if let Some((origin, host)) = pinned.iter().find(|(origin, _)| rest.starts_with(origin.as_bytes())) {
+            out.extend_from_slice(format!("{proxy_origin}/{host}/").as_bytes());
+            i += origin.len();
+            continue;
         }
+        let scheme = [&b"https://"[..], &b"http://"[..]]
+            .into_iter()
+            .find(|scheme| rest.len() > scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme));
+        if let Some(scheme) = scheme {
+            let authority = &rest[scheme.len()..];
+            let host_len = authority
+                .iter()
+                .position(|b| matches!(b, b'/' | b'"' | b'\'' | b'<' | b'>' | b'?' | b'#') || b.is_ascii_whitespace())
+                .unwrap_or(authority.len());
+            if host_len > 0 {
+                out.extend_from_slice(proxy_origin.as_bytes());
+                out.push(b'/');
+                out.extend(authority[..host_len].iter().map(u8::to_ascii_lowercase));
+                if authority.get(host_len) != Some(&b'/') {
+                    out.push(b'/');
+                }
+                i += scheme.len() + host_len;
+                continue;
+            }
+        }
+        out.push(body[i]);
+        i += 1;
     }
     out
 }
@@ -551,8 +560,26 @@ mod tests {
             "http://172.18.0.1:4000/files.pythonhosted.org/packages/ab/six-1.16.0-py2.py3-none-any.whl#sha256=8a"
         ));
         assert!(
-            out.contains("https://evil.example/x.whl"),
-            "links to other hosts stay (and are refused when followed)"
+            out.contains("http://172.18.0.1:4000/evil.example/x.whl"),
+            "links to other hosts go through the proxy too, which refuses and reports them: {out}"
+        );
+        let refused = upstream_for(
+            &config(),
+            &Method::GET,
+            &"/evil.example/x.whl".parse::<hyper::Uri>().unwrap(),
+        );
+        assert_eq!(refused.map_err(|r| (r.status, r.host)), Err((403, "evil.example".to_owned())));
+    }
+
+    #[test]
+    fn pinned_origins_and_odd_links_are_rewritten_once() {
+        let mut c = config();
+        c.pinned.insert("index.test".into(), "http://127.0.0.1:8080".into());
+        let page = br#"<a href="http://127.0.0.1:8080/files/a.whl">a</a> <a href='HTTPS://Evil.Example:8443'>b</a> http:// https://x"#;
+        let out = String::from_utf8(rewrite_links(page, &c, "http://gw:1")).unwrap();
+        assert_eq!(
+            out,
+            r#"<a href="http://gw:1/index.test/files/a.whl">a</a> <a href='http://gw:1/evil.example:8443/'>b</a> http:// http://gw:1/x/"#
         );
     }
 }
