@@ -72,6 +72,10 @@ gate_keys = [{gate_pub:?}]
 # instance left, so stacks sharing a Docker engine must not share an instance name.
 instance = {instance:?}
 
+[executor.packages]
+# Installed package sets, kept per set and mounted read-only into the programs that named them.
+cache_dir = {packages:?}
+
 [auditor]
 store = {store:?}
 key_file = {auditor_key:?}
@@ -84,6 +88,7 @@ origin = {auditor_name:?}
         store = format!("file://{}", home.audit_store().display()),
         auditor_key = auditor_key.display().to_string(),
         auditor_name = stack::AUDITOR_KEY.1,
+        packages = home.packages_dir().display().to_string(),
         instance = format!("home-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]),
     );
     std::fs::write(path, text)?;

@@ -53,6 +53,11 @@ impl Home {
     pub fn audit_store(&self) -> PathBuf {
         self.root.join("audit")
     }
+    /// Installed package sets (the executor's cache, mounted read-only into sandboxes).
+    pub fn packages_dir(&self) -> PathBuf {
+        self.root.join("packages")
+    }
+
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }

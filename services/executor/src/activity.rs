@@ -8,8 +8,8 @@
 //! report, read from PID 1's memfd through the host's /proc.
 
 use crate::monitor::Observer;
-use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 /// Most processes listed per run (a fork bomb makes thousands).
 const MAX_PROCESSES: usize = 64;
@@ -25,7 +25,11 @@ const MAX_NETWORK_ATTEMPTS: usize = 100;
 /// Processes seen in the container, by host pid.
 #[derive(Default)]
 pub struct Processes {
-    known: HashSet<u32>,
+    /// The executable each pid was last seen running: a child is often first seen between its
+    /// fork and its exec, still running its parent's program, and is described again once it
+    /// runs its own.
+    known: HashMap<u32, PathBuf>,
+    ignored: HashSet<u32>,
     described: BTreeSet<String>,
     more: usize,
 }
@@ -33,18 +37,31 @@ pub struct Processes {
 impl Processes {
     /// Leaves a pid out (the bootstrap itself).
     pub fn ignore(&mut self, pid: u32) {
-        self.known.insert(pid);
+        self.ignored.insert(pid);
     }
 
     pub fn observe(&mut self, observer: &Observer) {
         for pid in observer.processes() {
-            if !self.known.insert(pid) {
+            if self.ignored.contains(&pid) {
                 continue;
             }
+            // Once the list is full only new pids are counted, so a fork bomb costs one
+            // cgroup read per tick, not a look at each of its processes.
+            let full = self.described.len() >= MAX_PROCESSES;
+            if full && self.known.contains_key(&pid) {
+                continue;
+            }
+            let Some(image) = observer.process_image(pid) else {
+                continue;
+            };
+            if self.known.get(&pid) == Some(&image) {
+                continue;
+            }
+            self.known.insert(pid, image);
             let Some(description) = observer.describe_process(pid) else {
                 continue;
             };
-            if self.described.len() < MAX_PROCESSES {
+            if !full {
                 self.described.insert(description);
             } else if !self.described.contains(&description) {
                 self.more += 1;

@@ -120,6 +120,12 @@ impl Observer {
         }
     }
 
+    /// The executable a host process runs now; it changes when the process calls exec.
+    pub fn process_image(&self, pid: u32) -> Option<PathBuf> {
+        let Observer::Cgroup(c) = self else { return None };
+        std::fs::read_link(c.proc_root.join(pid.to_string()).join("exe")).ok()
+    }
+
     /// What a host process is: its executable (the kernel's word) and its command line (which
     /// the process can rewrite).
     pub fn describe_process(&self, pid: u32) -> Option<String> {

@@ -88,6 +88,28 @@ pub fn cache_key(config: &SandboxConfig, image_id: &str, specs: &[String]) -> St
     hex::encode(hasher.finalize())
 }
 
+/// The package cache holds code that runs in sandboxes, so it must belong to this user alone:
+/// in a directory others can write to (a shared /tmp path they created first, say) they could
+/// plant a "complete" package set for the next request that names it.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let fail = |why: String| SandboxError::Internal(format!("package cache {}: {why}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| fail(e.to_string()))?;
+    if !meta.is_dir() {
+        return Err(fail("is not a directory (a symbolic link is refused)".into()));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(fail(format!("belongs to uid {}, not to this user (uid {me})", meta.uid())));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(())
+}
+
 impl Installer {
     pub fn new(engine: Engine, config: Arc<SandboxConfig>) -> Installer {
         Installer {
@@ -125,8 +147,10 @@ impl Installer {
             })?
             .id
             .unwrap_or_default();
+        let cache_dir = &self.config.packages.cache_dir;
+        ensure_private_dir(cache_dir)?;
         let key = cache_key(&self.config, &image_id, specs);
-        let dir = self.config.packages.cache_dir.join(&key);
+        let dir = cache_dir.join(&key);
         if dir.join(COMPLETE_MARKER).exists() {
             return Ok(Installed {
                 site: dir.join(SITE),
@@ -457,6 +481,32 @@ fn set_dir_modes(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_is_made_private_and_foreign_or_linked_ones_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().unwrap();
+        let cache = root.path().join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+        ensure_private_dir(&cache).unwrap();
+        let mode = std::fs::metadata(&cache).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&cache, &link).unwrap();
+        let refused = ensure_private_dir(&link).unwrap_err().to_string();
+        assert!(refused.contains("symbolic link"), "{refused}");
+
+        // A directory of another user: only testable as root, which CI is.
+        if unsafe { libc::geteuid() } == 0 {
+            let foreign = root.path().join("foreign");
+            std::fs::create_dir(&foreign).unwrap();
+            std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+            let refused = ensure_private_dir(&foreign).unwrap_err().to_string();
+            assert!(refused.contains("uid 65534"), "{refused}");
+        }
+    }
 
     #[test]
     fn cache_key_ignores_order_and_spelling() {
