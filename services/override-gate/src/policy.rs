@@ -71,8 +71,9 @@ pub fn code_preview(request: &ExecutionRequest, max_lines: usize, max_bytes: usi
     preview
 }
 
-/// Why a human is being asked, built from the findings: the assessor's summary, then each
-/// finding at or above MEDIUM with its line, snippet and reason.
+/// Why a human is being asked, built from the findings: the headline of the assessor's summary
+/// (its first line; the rest lists the findings, which follow here in the gate's own form), then
+/// each finding at or above MEDIUM with its line, snippet and reason.
 pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
     let mut text = format!(
         "{} {} code{} rated {}: {}\n",
@@ -83,7 +84,7 @@ pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
         request.language.as_str(),
         request.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
         assessment.level,
-        assessment.summary.trim(),
+        assessment.summary.trim().lines().next().unwrap_or_default(),
     );
     let mut serious: Vec<_> = assessment
         .findings
@@ -182,7 +183,7 @@ mod tests {
                 references: vec![],
             }],
             parse: ParseStatus::Complete,
-            summary: "Deletes everything.".into(),
+            summary: "Deletes everything.\n- line 2 `os.system('rm -rf /')`: deletes the whole filesystem\n".into(),
             language: Language::Python,
             origin: Origin::External,
             rules_version: "t".into(),
@@ -192,7 +193,12 @@ mod tests {
         let text = explain(&request, &assessment);
         assert!(text.contains("wipe.py"), "{text}");
         assert!(text.contains("line 2"), "{text}");
-        assert!(text.contains("deletes the whole filesystem"), "{text}");
+        assert!(text.contains("Deletes everything."), "{text}");
+        assert_eq!(
+            text.matches("deletes the whole filesystem").count(),
+            1,
+            "each finding is listed once: {text}"
+        );
         assert_eq!(code_preview(&request, 1, 1000), "import os\n...\n");
     }
 }
