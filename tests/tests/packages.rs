@@ -194,28 +194,24 @@ async fn packages_come_only_through_the_proxy_are_cached_and_stay_with_their_req
 
     // A wheel linked from a host that is not allowed is refused by the proxy; the install fails
     // and the program never runs.
-    let marker = "the program ran";
-    let (json, status) = stack.run_code(
-        "exfil.py",
-        &format!("print({marker:?})\n"),
-        &["--packages", "airlock-exfil==1.0"],
-    );
-    assert_ne!(status, 0, "{json}");
-    assert!(!json["stdout"].as_str().unwrap_or("").contains(marker), "{json}");
+    let json = install_fails_before_the_program_runs(&stack, "airlock-exfil==1.0");
     let refused = egress_of(&events_of(&stack, json["request_id"].as_str().expect("rid")).await);
     assert!(
         refused.iter().any(|f| !f.allowed && f.host == "not-allowed.example"),
         "the refused fetch is audited with its host: {refused:?}"
     );
 
-    // A package the index does not have fails the same way, with pip's reason.
-    let (json, status) = stack.run_code(
-        "missing.py",
-        &format!("print({marker:?})\n"),
-        &["--packages", "airlock-missing==9.9"],
-    );
-    assert_ne!(status, 0, "{json}");
-    assert!(!json["stdout"].as_str().unwrap_or("").contains(marker), "{json}");
+    // A package the index does not have fails the same way.
+    install_fails_before_the_program_runs(&stack, "airlock-missing==9.9");
+}
+
+/// Submits a program naming `package`: the request must fail and the program must not run.
+fn install_fails_before_the_program_runs(stack: &Stack, package: &str) -> serde_json::Value {
+    let marker = "the program ran";
+    let (json, status) = stack.run_code("never.py", &format!("print({marker:?})\n"), &["--packages", package]);
+    assert_ne!(status, 0, "{package}: {json}");
+    assert!(!json["stdout"].as_str().unwrap_or("").contains(marker), "{package}: {json}");
+    json
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -57,10 +57,10 @@ impl Processes {
             if self.known.get(&pid) == Some(&image) {
                 continue;
             }
-            self.known.insert(pid, image);
-            let Some(description) = observer.describe_process(pid) else {
+            let Some(description) = observer.describe_process(pid, &image) else {
                 continue;
             };
+            self.known.insert(pid, image);
             if !full {
                 self.described.insert(description);
             } else if !self.described.contains(&description) {

@@ -126,13 +126,11 @@ impl Observer {
         std::fs::read_link(c.proc_root.join(pid.to_string()).join("exe")).ok()
     }
 
-    /// What a host process is: its executable (the kernel's word) and its command line (which
-    /// the process can rewrite).
-    pub fn describe_process(&self, pid: u32) -> Option<String> {
+    /// What a host process is: its executable (the kernel's word, from `process_image`) and its
+    /// command line (which the process can rewrite).
+    pub fn describe_process(&self, pid: u32, image: &Path) -> Option<String> {
         let Observer::Cgroup(c) = self else { return None };
-        let dir = c.proc_root.join(pid.to_string());
-        let exe = std::fs::read_link(dir.join("exe")).ok()?;
-        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let cmdline = std::fs::read(c.proc_root.join(pid.to_string()).join("cmdline")).unwrap_or_default();
         let cmdline: Vec<u8> = cmdline
             .iter()
             .take(240)
@@ -140,7 +138,7 @@ impl Observer {
             .collect();
         Some(format!(
             "{}: {}",
-            exe.display(),
+            image.display(),
             String::from_utf8_lossy(&cmdline).trim_end()
         ))
     }

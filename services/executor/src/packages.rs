@@ -313,12 +313,6 @@ impl Installer {
             .map_err(|e| SandboxError::StartFailed(format!("install container: {e}")))?;
         let mut output = attach.output;
         drop(attach.input);
-        std::fs::create_dir_all(&self.config.packages.cache_dir).map_err(|e| {
-            SandboxError::Internal(format!(
-                "package cache {}: {e}",
-                self.config.packages.cache_dir.display()
-            ))
-        })?;
         let mut archive = tempfile::NamedTempFile::new_in(&self.config.packages.cache_dir)
             .map_err(|e| SandboxError::Internal(format!("package archive: {e}")))?;
         // The tar is a little larger than the files it holds.
