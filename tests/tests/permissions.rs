@@ -103,3 +103,150 @@ async fn mai_cannot_read_decisions_or_answer_overrides_but_can_submit() {
     }
     assert!(found, "Mai's submission was not stored");
 }
+
+/// Whether a NATS subject pattern (`*` one token, `>` the rest) matches a subject.
+fn matches(pattern: &str, subject: &str) -> bool {
+    let mut p = pattern.split('.');
+    let mut s = subject.split('.');
+    loop {
+        match (p.next(), s.next()) {
+            (Some(">"), Some(_)) => return true,
+            (Some("*"), Some(_)) => {}
+            (Some(a), Some(b)) if a == b => {}
+            (None, None) => return true,
+            _ => return false,
+        }
+    }
+}
+
+/// Subjects to probe: every event kind, every audit and dead-letter subject, service
+/// endpoints, inboxes, buckets, and the JetStream API calls that read or reshape streams and
+/// consumers.
+fn probes() -> Vec<String> {
+    use airlock_protocol::EventKind;
+    use airlock_protocol::roles;
+    let rid = airlock_protocol::RequestId::parse("probe").expect("id");
+    let mut subjects: Vec<String> = EventKind::ALL.iter().map(|k| k.subject(&rid)).collect();
+    for client in ["mai", "mai-b", "stranger"] {
+        subjects.push(format!("airlock.submit.{client}.probe"));
+    }
+    subjects.extend([
+        "airlock.audit.entry.probe".to_owned(),
+        "airlock.audit.checkpoint".to_owned(),
+        "airlock.audit.receipt.probe".to_owned(),
+        airlock_protocol::subjects::GATE_PENDING_ENDPOINT.to_owned(),
+        "$SRV.PING".to_owned(),
+    ]);
+    for role in roles::ROLES {
+        subjects.push(format!("_INBOX_{}.probe", role.user));
+        subjects.push(airlock_protocol::subjects::dead_letter_subject(role.user, "probe"));
+        if let Some(service) = role.service {
+            subjects.push(service.status_subject());
+            let durable = service.consumes.durable;
+            subjects.extend([
+                format!("$JS.API.CONSUMER.CREATE.AIRLOCK.{durable}"),
+                format!("$JS.API.CONSUMER.CREATE.AIRLOCK.{durable}.airlock.nothing.*"),
+                format!("$JS.API.CONSUMER.DURABLE.CREATE.AIRLOCK.{durable}"),
+                format!("$JS.API.CONSUMER.DELETE.AIRLOCK.{durable}"),
+                format!("$JS.API.CONSUMER.MSG.NEXT.AIRLOCK.{durable}"),
+                format!("$JS.API.CONSUMER.INFO.AIRLOCK.{durable}"),
+            ]);
+            if let Some(bucket) = service.bucket {
+                subjects.push(format!("$KV.{bucket}.probe"));
+                subjects.push(format!("$JS.API.STREAM.INFO.KV_{bucket}"));
+            }
+        }
+    }
+    for stream in ["AIRLOCK", "AIRLOCK_AUDIT", "AIRLOCK_DEAD"] {
+        subjects.extend([
+            format!("$JS.API.STREAM.INFO.{stream}"),
+            format!("$JS.API.STREAM.UPDATE.{stream}"),
+            format!("$JS.API.STREAM.DELETE.{stream}"),
+            format!("$JS.API.STREAM.PURGE.{stream}"),
+            format!("$JS.API.STREAM.MSG.DELETE.{stream}"),
+            format!("$JS.API.CONSUMER.CREATE.{stream}"),
+            format!("$JS.API.DIRECT.GET.{stream}"),
+        ]);
+    }
+    subjects.extend([
+        "$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.probe".to_owned(),
+        "$JS.API.DIRECT.GET.AIRLOCK.airlock.decision.probe".to_owned(),
+        "$JS.API.DIRECT.GET.AIRLOCK_AUDIT.airlock.audit.receipt.probe".to_owned(),
+        "$JS.API.STREAM.CREATE.EVIL".to_owned(),
+        "$JS.API.INFO".to_owned(),
+    ]);
+    subjects.sort();
+    subjects.dedup();
+    subjects
+}
+
+/// The server enforces exactly what the roles table says: for every user and every probed
+/// subject, publishing and subscribing are allowed when (and only when) one of the user's
+/// patterns matches. Generated from the table, so a new role or subject is covered by itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_user_may_do_exactly_what_the_roles_table_says() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with("[clients]\nextra_users = [\"mai-b\"]\n"))
+        .await
+        .expect("stack");
+    let probes = probes();
+    let mut users: Vec<&str> = airlock_protocol::roles::ROLES
+        .iter()
+        .map(|r| r.user)
+        .filter(|u| *u != "admin")
+        .collect();
+    users.push("mai-b");
+    let mut mismatches = Vec::new();
+    for user in users {
+        let table = match airlock_protocol::roles::by_user(user) {
+            Some(role) => airlock_bus::permissions::of_role(role),
+            None => airlock_bus::permissions::client(user),
+        };
+        let (client, mut errors) = connect_watching(&stack, user).await;
+        let mut subscriptions = Vec::new();
+        let mut denied = std::collections::BTreeSet::new();
+        // In small batches: the client reports server errors through a bounded channel.
+        for batch in probes.chunks(8) {
+            for subject in batch {
+                // An empty body: a JetStream API call that is allowed answers with an error and
+                // changes nothing; an event subject stores a message the services refuse.
+                client
+                    .publish(subject.clone(), bytes::Bytes::new())
+                    .await
+                    .expect("publish call");
+                subscriptions.push(client.subscribe(subject.clone()).await.expect("subscribe call"));
+            }
+            client.flush().await.expect("flush");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            while let Ok(message) = errors.try_recv() {
+                denied.insert(message);
+            }
+        }
+        for subject in &probes {
+            for (verb, patterns) in [("Publish", &table.publish), ("Subscription", &table.subscribe)] {
+                let expected = patterns.iter().any(|p| matches(p, subject));
+                let refused = denied
+                    .iter()
+                    .any(|m| m.contains(&format!("Permissions Violation for {verb} to \"{subject}\"")));
+                if expected == refused {
+                    mismatches.push(format!(
+                        "{user} {verb} {subject}: table says {}, server {}",
+                        if expected { "allowed" } else { "denied" },
+                        if refused { "refused" } else { "accepted" }
+                    ));
+                }
+            }
+        }
+        drop(subscriptions);
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn subject_patterns_match_like_nats() {
+    assert!(matches("airlock.submit.mai.*", "airlock.submit.mai.r1"));
+    assert!(!matches("airlock.submit.mai.*", "airlock.submit.mai-b.r1"));
+    assert!(!matches("airlock.submit.mai.*", "airlock.submit.mai.r1.x"));
+    assert!(matches("$JS.API.DIRECT.GET.AIRLOCK.>", "$JS.API.DIRECT.GET.AIRLOCK.a.b"));
+    assert!(!matches("$JS.API.DIRECT.GET.AIRLOCK.>", "$JS.API.DIRECT.GET.AIRLOCK"));
+    assert!(matches(">", "a"));
+}

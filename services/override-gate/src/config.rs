@@ -3,7 +3,9 @@
 pub use airlock_protocol::Quotas;
 use airlock_protocol::TrustLevel;
 use serde::{Deserialize, Serialize};
+use airlock_bus::runner::legacy_duration;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What the gate does with code rated at one level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,14 +53,23 @@ pub struct Config {
     /// Verifier keys (`name+keyid+base64`) whose signed override answers the gate accepts.
     pub approver_keys: Vec<String>,
     /// How long a decision stays valid for the executor.
-    pub decision_ttl_secs: u64,
+    #[serde(with = "humantime_serde")]
+    pub decision_ttl: Duration,
     /// How long a human has to answer, when the request names no earlier deadline.
-    pub override_timeout_secs: u64,
+    #[serde(with = "humantime_serde")]
+    pub override_timeout: Duration,
     pub policy: Policy,
     /// The limits each trust level grants: the top-level `[quotas]` section, which the executor
     /// reads too (not a key of `[gate]`).
     #[serde(skip)]
     pub quotas: Quotas,
+    // Keys of the previous release, read with a warning (see `legacy_duration`).
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub decision_ttl_secs: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub override_timeout_secs: Option<u64>,
 }
 
 impl Config {
@@ -70,6 +81,12 @@ impl Config {
             .map_or("gate", |s| s.config_section);
         let mut config: Config = file.section(section)?;
         config.quotas = file.section("quotas")?;
+        let second = Duration::from_secs(1);
+        legacy_duration(config.decision_ttl_secs.take(), second, &mut config.decision_ttl, "gate.decision_ttl_secs", "gate.decision_ttl");
+        legacy_duration(config.override_timeout_secs.take(), second, &mut config.override_timeout, "gate.override_timeout_secs", "gate.override_timeout");
+        if config.decision_ttl.is_zero() || config.override_timeout.is_zero() {
+            return Err(file.invalid("gate", "decision_ttl and override_timeout must be longer than zero"));
+        }
         Ok(config)
     }
 }
@@ -80,10 +97,12 @@ impl Default for Config {
             key_file: PathBuf::from("keys/gate.key"),
             key_name: "airlock.local/gate".to_owned(),
             approver_keys: vec![],
-            decision_ttl_secs: 600,
-            override_timeout_secs: 900,
+            decision_ttl: Duration::from_secs(600),
+            override_timeout: Duration::from_secs(900),
             policy: Policy::default(),
             quotas: Quotas::default(),
+            decision_ttl_secs: None,
+            override_timeout_secs: None,
         }
     }
 }

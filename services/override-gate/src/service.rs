@@ -230,7 +230,7 @@ impl Gate {
     }
 
     async fn ask(&self, rid: &RequestId, request: ExecutionRequest, assessment: Assessment) -> Result<(), GateError> {
-        let timeout = now_ms() + (self.config.override_timeout_secs as i64) * 1000;
+        let timeout = now_ms() + i64::try_from(self.config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
         let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
         let asked = OverrideAsked {
             level: assessment.level,
@@ -378,7 +378,7 @@ impl Gate {
         approver: Approver,
     ) -> Vec<Event> {
         let now = now_ms();
-        let ttl_end = now + (self.config.decision_ttl_secs as i64) * 1000;
+        let ttl_end = now + i64::try_from(self.config.decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);
         let outcome = match &ruling {
             Ruling::Approve { quota, limits, .. } => DecisionOutcome::Approved {
                 quota: *quota,

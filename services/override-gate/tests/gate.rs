@@ -31,7 +31,7 @@ impl Harness {
             key_file: dir.path().join("gate.key"),
             key_name: "test/gate".into(),
             approver_keys: vec![approver.verifier().to_string()],
-            override_timeout_secs,
+            override_timeout: std::time::Duration::from_secs(override_timeout_secs),
             ..Config::default()
         };
         let gate_key = SigningKey::load_or_generate(&config.key_file, "test/gate")
