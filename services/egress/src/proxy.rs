@@ -198,8 +198,9 @@ struct Routed {
     uri: hyper::Uri,
 }
 
-/// Finds the request's session; `Err` is the answer to a request that belongs to none.
-fn route(state: &State, local: SocketAddr, uri: &hyper::Uri) -> Result<Routed, Response<Body>> {
+/// Finds the request's session; `Err` is the status and text of the answer to a request that
+/// belongs to none.
+fn route(state: &State, local: SocketAddr, uri: &hyper::Uri) -> Result<Routed, (StatusCode, &'static str)> {
     match &state.routes {
         Routes::Single(session) => Ok(Routed {
             session: session.clone(),
@@ -212,12 +213,12 @@ fn route(state: &State, local: SocketAddr, uri: &hyper::Uri) -> Result<Routed, R
             let Some(session) = registry.session(token) else {
                 // Nobody to report to: whoever sent it holds no live session.
                 tracing::warn!(%local, "a request without a live session token was refused");
-                return Err(full(StatusCode::FORBIDDEN, "airlock egress: no such session\n".into()));
+                return Err((StatusCode::FORBIDDEN, "airlock egress: no such session\n"));
             };
             let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
             let uri = format!("/{rest}{query}")
                 .parse()
-                .map_err(|_| full(StatusCode::BAD_REQUEST, "airlock egress: bad path\n".into()))?;
+                .map_err(|_| (StatusCode::BAD_REQUEST, "airlock egress: bad path\n"))?;
             Ok(Routed {
                 session,
                 origin: format!("http://{local}/{token}"),
@@ -230,7 +231,7 @@ fn route(state: &State, local: SocketAddr, uri: &hyper::Uri) -> Result<Routed, R
 async fn handle(state: Arc<State>, local: SocketAddr, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     let routed = match route(&state, local, req.uri()) {
         Ok(routed) => routed,
-        Err(answer) => return Ok(answer),
+        Err((status, text)) => return Ok(full(status, text.into())),
     };
     let method = req.method().clone();
     let (host, url) = match upstream_for(&state.config, &method, &routed.uri) {

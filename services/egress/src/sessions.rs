@@ -50,19 +50,25 @@ pub struct SessionOpened {
 
 /// The live sessions, by token.
 pub(crate) struct Registry {
-    sessions: Mutex<HashMap<String, (Arc<Session>, mpsc::UnboundedSender<Egress>)>>,
+    sessions: Mutex<HashMap<String, Live>>,
+}
+
+/// A session and the sender of its records, which tells whether its client still reads them.
+struct Live {
+    session: Arc<Session>,
+    records: mpsc::UnboundedSender<Egress>,
 }
 
 impl Registry {
     /// The session of `token`, if it is live (its client still reads its records).
     pub(crate) fn session(&self, token: &str) -> Option<Arc<Session>> {
         let mut sessions = self.sessions.lock().ok()?;
-        let (session, records) = sessions.get(token)?;
-        if records.is_closed() {
+        let live = sessions.get(token)?;
+        if live.records.is_closed() {
             sessions.remove(token);
             return None;
         }
-        Some(session.clone())
+        Some(live.session.clone())
     }
 
     fn open(&self) -> (String, mpsc::UnboundedReceiver<Egress>) {
@@ -73,8 +79,8 @@ impl Registry {
             let _ = report.send(egress);
         }));
         if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.retain(|_, (_, records)| !records.is_closed());
-            sessions.insert(token.clone(), (session, records));
+            sessions.retain(|_, live| !live.records.is_closed());
+            sessions.insert(token.clone(), Live { session, records });
         }
         (token, receiver)
     }

@@ -7,35 +7,44 @@
 # 1. waits (at most AIRLOCK_IDLE_S seconds, then exits: a forgotten warm container dies by
 #    itself) for one frame on stdin: b"AIRLOCK1", a 4-byte big-endian header length, a JSON
 #    header {language, args, env, code_len, wall_ms, grace_ms, park_ms, path}, then code_len
-#    bytes of code. Everything after the frame is the program's own stdin, until EOF;
+#    bytes of code. Everything after the frame is the program's own stdin, until EOF
+#    (`services/executor/src/launch.rs` builds the frame and holds a decoder of it);
 # 2. forks the program: Python code runs in the forked interpreter (no second interpreter
 #    start-up), bash code is exec'd from a memfd;
 # 3. supervises it as init: reaps every process, and once the program exits (or wall_ms +
 #    grace_ms passes: the safety net if the executor is gone) kills everything left in the
 #    container;
-# 4. writes the header's end_marker on its stdout and stderr, which tells the executor that no
-#    process of the program is left (the Docker engine ends an attach stream only when the
-#    container stops, not when its output closes), and waits (at most park_ms) for SIGUSR1 while
-#    the executor reads the container's final state from outside; then exits with the program's
-#    status (128 + signal when it was killed by a signal).
+# 4. when park_ms > 0, renames itself PARKED_NAME and waits (at most park_ms) for SIGUSR1 while
+#    the executor, which sees that name and a pids cgroup holding PID 1 alone from the host,
+#    looks at what the program left; then exits with the program's status (128 + signal when it
+#    was killed by a signal), which the executor takes from the engine (`docker wait`).
 #
-# Everything here runs as the same unprivileged user as the program, so nothing it reports is
-# trusted: the executor takes limits, usage and violations from the kernel and the engine. Its
-# one defence of its own is being non-dumpable (the program cannot ptrace it or read its /proc
-# files) and being init (the program cannot kill it).
+# Nothing the program could write tells the executor anything that counts: the program cannot
+# rename PID 1 (a process names only itself), cannot end PID 1 early (init ignores signals it
+# has no handler for), and the end of its output is the end of the engine's attach stream. The
+# program's network attempts, seen by an audit hook inside its own interpreter, go to a memfd
+# at fd 9 that the executor reads as an untrusted report. Everything here runs as the same
+# unprivileged user as the program; its one defence of its own is being non-dumpable (the
+# program cannot ptrace it or read its /proc files) and being init (the program cannot kill it).
 
 import os, sys, signal, json, select, time
 
 MAGIC = b"AIRLOCK1"
 ACTIVITY_FD = 9
+# PID 1's name (comm, at most 15 bytes) once every process of the program is gone.
+PARKED_NAME = b"airlock-parked"
+
+
+def _prctl(option, value):
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except Exception:
+        return False
 
 
 def _prctl_dumpable(value):
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(4, value, 0, 0, 0)  # PR_SET_DUMPABLE
-    except Exception:
-        pass
+    _prctl(4, value)  # PR_SET_DUMPABLE
 
 
 def _read_exact(n, deadline):
@@ -95,20 +104,11 @@ def _supervise(child, header):
             code = 128 + os.WTERMSIG(status)
         else:
             code = 255
-    try:
-        os.write(ACTIVITY_FD, b'{"event":"exit","code":%d}\n' % code)
-    except OSError:
-        pass
-    marker = header["end_marker"].encode()
-    for fd in (1, 2):
-        try:
-            os.write(fd, marker)
-        except OSError:
-            pass
-        os.close(fd)
     # An executor that is still there kills at wall_ms, long before this safety net: nobody is
-    # left to read the final state, so there is no reason to park.
-    if not overran:
+    # left to look at the final state, so there is no reason to park. Without a name to show
+    # (prctl unavailable) the executor cannot tell the program is over: exit at once, and it
+    # reads the end from the engine alone.
+    if not overran and header["park_ms"] > 0 and _prctl(15, PARKED_NAME):  # PR_SET_NAME
         signal.sigtimedwait({signal.SIGUSR1}, header["park_ms"] / 1000.0)
     os._exit(code)
 

@@ -40,10 +40,18 @@ pub struct CgroupObserver {
     memory: PathBuf,
     cpuacct: PathBuf,
     pids: PathBuf,
+    /// PID 1's directory in the host's /proc.
+    init: PathBuf,
+    init_pid: u32,
     /// The container's root as the host sees it (`/proc/PID/root`).
     root: PathBuf,
     proc_root: PathBuf,
 }
+
+/// The name the bootstrap gives itself once every process of the program is gone
+/// (`PARKED_NAME` in `bootstrap.py`). A process can rename only itself, so the program cannot
+/// give PID 1 this name.
+const PARKED_NAME: &str = "airlock-parked";
 
 impl Observer {
     /// The kernel's counters when they can be found for this container, the API otherwise.
@@ -151,11 +159,19 @@ impl Observer {
         }
     }
 
+    /// Whether the program is over, as the kernel shows it from the host: PID 1 named itself
+    /// parked, and the container's pids cgroup holds PID 1 alone. Always `false` through the
+    /// API (the end is then the container's stop).
+    pub fn program_over(&self) -> bool {
+        let Observer::Cgroup(c) = self else { return false };
+        let parked = std::fs::read_to_string(c.init.join("comm")).is_ok_and(|name| name.trim_end() == PARKED_NAME);
+        parked && self.processes() == [c.init_pid]
+    }
+
     /// An open file of PID 1, by the name its memfd was created with (host only).
     pub fn read_init_memfd(&self, fd: u32, name: &str, max: usize) -> Option<Vec<u8>> {
         let Observer::Cgroup(c) = self else { return None };
-        let init = c.root.parent()?;
-        let path = init.join("fd").join(fd.to_string());
+        let path = c.init.join("fd").join(fd.to_string());
         let target = std::fs::read_link(&path).ok()?;
         if !target.to_string_lossy().starts_with(&format!("/memfd:{name}")) {
             return None;
@@ -206,6 +222,8 @@ impl CgroupObserver {
             cpuacct: cpuacct?,
             pids: pids?,
             root: proc_dir.join("root"),
+            init: proc_dir,
+            init_pid: pid,
             proc_root: host.proc_root.clone(),
         })
     }
@@ -273,6 +291,35 @@ mod tests {
         assert_eq!(read_keyed(&path, "missing"), None);
         std::fs::write(&path, "max 12\n").unwrap();
         assert_eq!(read_keyed(&path, "max"), Some(12));
+    }
+
+    #[test]
+    fn the_program_is_over_only_when_pid_1_is_parked_and_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (init, pids) = (dir.path().join("proc/42"), dir.path().join("pids"));
+        std::fs::create_dir_all(&init).unwrap();
+        std::fs::create_dir_all(&pids).unwrap();
+        let observer = Observer::Cgroup(CgroupObserver {
+            memory: dir.path().into(),
+            cpuacct: dir.path().into(),
+            pids: pids.clone(),
+            root: init.join("root"),
+            init: init.clone(),
+            init_pid: 42,
+            proc_root: dir.path().join("proc"),
+        });
+        let state = |comm: &str, procs: &str| {
+            std::fs::write(init.join("comm"), comm).unwrap();
+            std::fs::write(pids.join("cgroup.procs"), procs).unwrap();
+            observer.program_over()
+        };
+        assert!(state("airlock-parked\n", "42\n"));
+        assert!(
+            !state("python3\n", "42\n"),
+            "PID 1 alone before the job or while it forks"
+        );
+        assert!(!state("airlock-parked\n", "42\n43\n"), "another process is still there");
+        assert!(!state("airlock-parked2\n", "42\n"));
     }
 
     #[test]
