@@ -2,26 +2,30 @@
 //! supervises the run in four phases, and removes the container whatever happened:
 //!
 //! 1. [`Run::watch`]: stream the output under its cap and read the kernel's counters until the
-//!    program is over (PID 1 parked and alone in the container, seen from the host), a limit is
-//!    crossed, or the container stops;
+//!    program is over and its output complete, a limit is crossed, or the container stops;
 //! 2. [`Run::post_mortem`]: while PID 1 waits parked, read the final counters and what the
 //!    program left (files, processes, and the untrusted inside report);
-//! 3. [`Run::collect`]: release PID 1, read the rest of the output to the end of the engine's
-//!    attach stream and the exit status from the engine (`docker wait`); or kill the container
-//!    on a violation;
+//! 3. [`Run::release`] lets PID 1 exit, or [`Run::stopped`] takes the exit status of a
+//!    container that stopped by itself from the engine (`docker wait`), or the container is
+//!    killed on a violation;
 //! 4. [`Run::report`]: the activity events, usage and violation, into a [`RunReport`].
 //!
-//! Nothing the program can write decides anything here: that the program is over is read from
-//! the kernel, the end of its output is the end of the engine's stream, and its exit status is
-//! the engine's. What it writes on stdout and stderr is only ever its output.
+//! Nothing the program can write decides anything here. Watched from the host, the end of the
+//! program is PID 1's own name (`CODE:TOKEN`, which no other process can set) with the pids
+//! cgroup holding PID 1 alone; the name carries the exit status PID 1 got from `waitpid`; the
+//! end of each output stream is a marker PID 1 writes on request behind everything the program
+//! wrote, whose token was drawn after the program's last process died. The engine's `docker
+//! wait` status is checked against it afterwards. Not watched from the host, the end is the
+//! container's stop: the end of the engine's attach stream and its `docker wait` status. What
+//! the program writes on stdout and stderr is only ever its output.
 
 use crate::activity::{self, InsideReport};
 use crate::config::SandboxConfig;
 use crate::docker::{self, Engine};
 use crate::events::EventSink;
 use crate::launch::{Frame, Launched};
-use crate::monitor::Observer;
-use crate::tally::{Output, Tally, check, output_violation};
+use crate::monitor::{Finished, Observer};
+use crate::tally::{EndWatch, Output, Tally, check, output_violation};
 use crate::{RunReport, SandboxError, SandboxEvent};
 use airlock_protocol::{Activity, ExecStarted, Limits, OutputStream, Usage, UsageSample, Violation, ViolationKind};
 use bollard::container::{AttachContainerResults, LogOutput};
@@ -36,8 +40,11 @@ use tokio_util::task::TaskTracker;
 /// The container's output as the engine streams it.
 type OutputStreamOf = Pin<Box<dyn futures::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>>;
 
-/// How long a released PID 1 may take to exit and the engine to end its stream, beyond
-/// `park_ms` (PID 1's own bound on waiting to be released).
+/// What PID 1 writes at the end of each output stream, before the token (`END_PREFIX` in
+/// `bootstrap.py`).
+const END_PREFIX: &[u8] = b"\n\0airlock-end-";
+/// How long the engine may take to stop a released container, beyond `park_ms`, before the
+/// check of its exit status gives up.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What [`execute`] needs besides the container.
@@ -68,15 +75,42 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
     } = launched;
     let result = supervise(&exec, &id, &image, attach, host_pid, events).await;
     let engine = exec.engine.clone();
+    // The status PID 1 showed, to be checked against the engine's once the container stopped.
+    let shown = match &result {
+        Ok((_, Some(shown))) => Some(*shown),
+        _ => None,
+    };
+    let stop_bound = Duration::from_millis(exec.config.limits.park_ms) + STOP_GRACE;
     exec.cleanup.spawn(async move {
+        if let Some(shown) = shown {
+            check_engine_status(&engine, &id, shown, stop_bound).await;
+        }
         if let Err(error) = docker::remove_container(&engine, &id).await {
             tracing::warn!(container = %id, %error, "removing a sandbox container; the next start removes it");
         }
     });
-    result
+    result.map(|(report, _)| report)
 }
 
-/// The four phases, in order.
+/// The engine's record of the exit status (`docker wait`) must be the one PID 1 showed in its
+/// name: they are the same `waitpid` result, by two ways out. A difference is a defect of the
+/// sandbox, never of the program, and is logged as one.
+async fn check_engine_status(engine: &Engine, id: &str, shown: i64, bound: Duration) {
+    match tokio::time::timeout(bound, docker::exit_status(engine, id)).await {
+        Ok(Ok(status)) if status == shown => {}
+        Ok(Ok(status)) => tracing::error!(
+            container = %id,
+            shown,
+            engine = status,
+            "PID 1 showed another exit status than the engine recorded"
+        ),
+        Ok(Err(error)) => tracing::warn!(container = %id, %error, "the engine's exit status is unknown"),
+        Err(_) => tracing::warn!(container = %id, "the released container did not stop in time"),
+    }
+}
+
+/// The four phases, in order. Returns the report and, when the end was read from PID 1's name,
+/// the exit status it showed.
 async fn supervise(
     exec: &Execution<'_>,
     id: &str,
@@ -84,7 +118,7 @@ async fn supervise(
     attach: AttachContainerResults,
     host_pid: Option<u32>,
     events: &EventSink,
-) -> Result<RunReport, SandboxError> {
+) -> Result<(RunReport, Option<i64>), SandboxError> {
     let AttachContainerResults { mut output, input } = attach;
     let mut run = Run::start(exec, id, image, host_pid, events).await;
     let mut frame = exec.frame.clone();
@@ -93,11 +127,16 @@ async fn supervise(
     }
     let writer = feed(input, frame.encode()?, exec.stdin.clone());
     let ending = run.watch(&mut output).await;
-    run.wall = run.started.elapsed();
+    if run.wall.is_zero() {
+        run.wall = run.started.elapsed();
+    }
+    let mut shown = None;
     let ended = match ending {
-        Ending::ProgramOver => {
+        Ending::ProgramOver(exit_code) => {
+            shown = Some(exit_code);
             let found = run.post_mortem().await;
-            run.collect(output, found).await
+            run.release().await?;
+            Ok(Ended::over(exit_code, found))
         }
         Ending::ContainerStopped => run.stopped().await,
         Ending::Violation(violation) => {
@@ -115,9 +154,17 @@ async fn supervise(
             docker::signal(exec.engine, id, "SIGKILL").await?;
             Err(exec.engine.err("read the container's output", error))
         }
+        Ending::Stuck => {
+            writer.abort();
+            drop(output);
+            docker::signal(exec.engine, id, "SIGKILL").await?;
+            Err(SandboxError::Stuck {
+                container: id.to_owned(),
+            })
+        }
     };
     writer.abort();
-    Ok(run.report(ended?))
+    Ok((run.report(ended?), shown))
 }
 
 /// Writes the frame and the program's stdin, then closes stdin; its own task, so that a program
@@ -139,14 +186,17 @@ fn feed(mut input: Pin<Box<dyn AsyncWrite + Send>>, frame: Vec<u8>, stdin: Vec<u
 
 /// Why [`Run::watch`] stopped.
 enum Ending {
-    /// Every process of the program is gone; PID 1 waits, parked, to be released.
-    ProgramOver,
+    /// Every process of the program is gone and all of its output was read; PID 1 waits,
+    /// parked, to be released. The program's exit status, as PID 1 showed it.
+    ProgramOver(i64),
     /// The engine ended the attach stream: the container stopped (PID 1 exited or was killed).
     ContainerStopped,
     /// A limit was crossed; the container must be killed.
     Violation(Violation),
     /// The engine's attach stream failed.
     StreamFailed(bollard::errors::Error),
+    /// PID 1 showed the program was over but did not end its output when asked.
+    Stuck,
 }
 
 /// What the post-mortem found while PID 1 was parked.
@@ -166,6 +216,16 @@ struct Ended {
 }
 
 impl Ended {
+    fn over(exit_code: i64, found: Found) -> Ended {
+        Ended {
+            // A violation in the final reading: the program did not end by itself.
+            exit_code: found.violation.is_none().then_some(exit_code),
+            violation: found.violation,
+            outside: Some(found.outside),
+            inside: found.inside,
+        }
+    }
+
     fn killed(violation: Violation) -> Ended {
         Ended {
             exit_code: None,
@@ -192,6 +252,8 @@ struct Run<'a> {
     observer: Observer,
     tally: Tally,
     out: Output,
+    /// Once PID 1 showed the program is over: where stdout and stderr end.
+    ends: Option<[EndWatch; 2]>,
     processes: activity::Processes,
     started: Instant,
     wall: Duration,
@@ -230,6 +292,7 @@ impl<'a> Run<'a> {
             observer,
             tally,
             out: Output::new(exec.limits.output_bytes),
+            ends: None,
             processes,
             started: Instant::now(),
             wall: Duration::ZERO,
@@ -238,7 +301,8 @@ impl<'a> Run<'a> {
 
     /// Phase 1: output, counters, the wall time, and (from the host) whether the program is
     /// over, looked at more often while the run is young, so a trivial run ends in
-    /// milliseconds without a long run costing more than one look per `watch_ms`.
+    /// milliseconds without a long run costing more than one look per `watch_ms`. Once it is
+    /// over, PID 1 is asked to end both output streams, and the watch ends when both ended.
     async fn watch(&mut self, output: &mut OutputStreamOf) -> Ending {
         let limits = self.exec.limits;
         let policy = &self.exec.config.limits;
@@ -251,6 +315,7 @@ impl<'a> Run<'a> {
         let mut next_sample = self.started + sample_every;
         let from_host = self.observer.is_host();
         let mut next_end_check = tokio::time::Instant::now() + Duration::from_millis(1);
+        let mut over: Option<(i64, tokio::time::Instant)> = None;
         loop {
             tokio::select! {
                 biased;
@@ -260,21 +325,45 @@ impl<'a> Run<'a> {
                     Flow::Ended => return Ending::ContainerStopped,
                     Flow::Failed(error) => return Ending::StreamFailed(error),
                 },
-                _ = &mut deadline => return Ending::Violation(self.timeout()),
+                _ = &mut deadline, if over.is_none() => return Ending::Violation(self.timeout()),
                 _ = counters.tick() => {
                     if let Some(violation) = self.sample(&mut next_sample, sample_every).await {
                         return Ending::Violation(violation);
                     }
                 }
-                _ = tokio::time::sleep_until(next_end_check), if from_host => {
-                    if self.observer.program_over() {
-                        return Ending::ProgramOver;
+                _ = tokio::time::sleep_until(next_end_check), if from_host && over.is_none() => {
+                    if let Some(finished) = self.observer.finished() {
+                        self.wall = self.started.elapsed();
+                        over = Some((finished.exit_code, self.end_output(&finished).await));
+                    } else {
+                        let every = (self.started.elapsed() / 8).clamp(Duration::from_millis(1), watch_every);
+                        next_end_check = tokio::time::Instant::now() + every;
                     }
-                    let every = (self.started.elapsed() / 8).clamp(Duration::from_millis(1), watch_every);
-                    next_end_check = tokio::time::Instant::now() + every;
+                }
+                _ = tokio::time::sleep_until(over.map_or(next_end_check, |(_, by)| by)), if over.is_some() => {
+                    return Ending::Stuck;
                 }
             }
+            if let (Some((exit_code, _)), Some([stdout, stderr])) = (over, &self.ends)
+                && stdout.seen
+                && stderr.seen
+            {
+                return Ending::ProgramOver(exit_code);
+            }
         }
+    }
+
+    /// Asks PID 1 (which showed the program is over) to write the end marker on both streams;
+    /// returns by when they must have ended.
+    async fn end_output(&mut self, finished: &Finished) -> tokio::time::Instant {
+        let marker = [END_PREFIX, finished.token.as_bytes()].concat();
+        self.ends = Some([EndWatch::new(&marker), EndWatch::new(&marker)]);
+        if !self.observer.signal_init(libc::SIGUSR2)
+            && let Err(error) = docker::signal(self.exec.engine, self.id, "SIGUSR2").await
+        {
+            tracing::warn!(container = %self.id, %error, "asking PID 1 to end the output");
+        }
+        tokio::time::Instant::now() + Duration::from_millis(self.exec.config.limits.park_ms) + STOP_GRACE
     }
 
     /// Keeps one item of the attach stream's output, under the cap.
@@ -287,6 +376,13 @@ impl<'a> Run<'a> {
             Some(Ok(LogOutput::StdIn { .. })) => return Flow::More,
             Some(Err(error)) => return Flow::Failed(error),
             None => return Flow::Ended,
+        };
+        let data = match &mut self.ends {
+            Some([stdout, stderr]) => match stream {
+                OutputStream::Stdout => stdout.feed(&data),
+                OutputStream::Stderr => stderr.feed(&data),
+            },
+            None => data.to_vec(),
         };
         let (chunk, over) = self.out.push(stream, &data);
         if let Some(chunk) = chunk {
@@ -354,46 +450,13 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Phase 3 after a post-mortem: releases PID 1, then reads the rest of the output until the
-    /// engine ends the stream (the container stopped, its output copied out) while the engine's
-    /// `docker wait` gives the exit status.
-    async fn collect(&mut self, mut output: OutputStreamOf, found: Found) -> Result<Ended, SandboxError> {
-        let (engine, id) = (self.exec.engine, self.id);
-        docker::signal(engine, id, "SIGUSR1").await?;
-        let bound = Duration::from_millis(self.exec.config.limits.park_ms) + STOP_GRACE;
-        let drain = async {
-            loop {
-                match self.take(output.next().await) {
-                    Flow::More => {}
-                    Flow::Ended => return Ok(None),
-                    Flow::Over(violation) => return Ok(Some(violation)),
-                    Flow::Failed(error) => return Err(error),
-                }
-            }
-        };
-        let both = async { tokio::join!(drain, docker::exit_status(engine, id)) };
-        let (drained, status) = match tokio::time::timeout(bound, both).await {
-            Ok(both) => both,
-            Err(_) => {
-                drop(output);
-                docker::signal(engine, id, "SIGKILL").await?;
-                return Err(SandboxError::Stuck {
-                    container: id.to_owned(),
-                });
-            }
-        };
-        let late_violation = drained.map_err(|error| engine.err("read the container's output", error))?;
-        let mut ended = Ended {
-            exit_code: Some(status?),
-            violation: found.violation.or(late_violation),
-            outside: Some(found.outside),
-            inside: found.inside,
-        };
-        if ended.violation.is_some() {
-            // The program did not end by itself.
-            ended.exit_code = None;
+    /// Phase 3 after a post-mortem: lets PID 1 exit (the container is removed in the
+    /// background, after its exit status was checked against the one PID 1 showed).
+    async fn release(&self) -> Result<(), SandboxError> {
+        if !self.observer.signal_init(libc::SIGUSR1) {
+            docker::signal(self.exec.engine, self.id, "SIGUSR1").await?;
         }
-        Ok(ended)
+        Ok(())
     }
 
     /// Phase 3 when the container stopped by itself (PID 1 exited: not watched from the host,

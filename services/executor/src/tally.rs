@@ -1,5 +1,5 @@
-//! What a run measures, without I/O: its output under the byte cap, the peaks and totals of
-//! the kernel's readings, and the violations those readings show.
+//! What a run measures, without I/O: its output under the byte cap, where each output stream
+//! ends, the peaks and totals of the kernel's readings, and the violations those readings show.
 
 use crate::monitor::Reading;
 use airlock_protocol::{Limits, OutputChunk, OutputStream, Violation, ViolationKind};
@@ -53,6 +53,47 @@ impl Output {
         };
         self.seq += 1;
         (Some(chunk), over)
+    }
+}
+
+/// Finds the end marker in one output stream, across chunk boundaries, and keeps it out of the
+/// program's output. The marker carries a token drawn after the program's last process died,
+/// so the first occurrence is PID 1's, written behind everything the program wrote.
+pub(crate) struct EndWatch {
+    marker: Vec<u8>,
+    /// The tail of what was read that could be the start of the marker.
+    held: Vec<u8>,
+    pub(crate) seen: bool,
+}
+
+impl EndWatch {
+    pub(crate) fn new(marker: &[u8]) -> Self {
+        Self {
+            marker: marker.to_vec(),
+            held: Vec::new(),
+            seen: false,
+        }
+    }
+
+    /// The program's bytes in `data`: everything before the marker, less a held-back tail that
+    /// may be the marker's beginning.
+    pub(crate) fn feed(&mut self, data: &[u8]) -> Vec<u8> {
+        if self.seen {
+            return Vec::new();
+        }
+        let mut buf = std::mem::take(&mut self.held);
+        buf.extend_from_slice(data);
+        if let Some(at) = buf.windows(self.marker.len()).position(|w| w == self.marker.as_slice()) {
+            self.seen = true;
+            buf.truncate(at);
+            return buf;
+        }
+        let keep = (1..self.marker.len().min(buf.len() + 1))
+            .rev()
+            .find(|&n| buf.ends_with(&self.marker[..n]))
+            .unwrap_or(0);
+        self.held = buf.split_off(buf.len() - keep);
+        buf
     }
 }
 
@@ -152,6 +193,33 @@ mod tests {
         let (chunk, over) = out.push(OutputStream::Stdout, b"x");
         assert!(chunk.is_none() && over);
         assert_eq!(out.seen, 13);
+    }
+
+    #[test]
+    fn the_end_marker_is_found_across_chunks_and_kept_out_of_the_output() {
+        let marker = b"\n\0airlock-end-abcdefgh234";
+        let mut watch = EndWatch::new(marker);
+        let mut got = watch.feed(b"hello\n");
+        got.extend(watch.feed(&marker[..5]));
+        assert!(!watch.seen);
+        got.extend(watch.feed(&marker[5..]));
+        assert!(watch.seen);
+        assert_eq!(got, b"hello\n");
+        assert!(watch.feed(b"after").is_empty());
+
+        // A prefix of the marker that turns out not to be it is output after all.
+        let mut watch = EndWatch::new(marker);
+        let mut got = watch.feed(&marker[..3]);
+        got.extend(watch.feed(b"xyz"));
+        assert_eq!(got, [&marker[..3], b"xyz"].concat());
+        assert!(!watch.seen);
+        // Another token is not the marker.
+        let mut watch = EndWatch::new(marker);
+        assert_eq!(
+            watch.feed(b"\n\0airlock-end-zzzzzzzz234 more"),
+            b"\n\0airlock-end-zzzzzzzz234 more"
+        );
+        assert!(!watch.seen);
     }
 
     #[test]

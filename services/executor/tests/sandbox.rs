@@ -318,6 +318,35 @@ except OSError as e:
 }
 
 #[tokio::test]
+async fn signals_the_program_sends_pid_1_do_not_cut_its_end_short() {
+    let (sandbox, leaks) = start(config("hurry")).await;
+    let code = r#"
+import os, signal, sys
+open('/tmp/left-behind', 'w').write('x' * 42)
+os.kill(1, signal.SIGUSR2)
+os.kill(1, signal.SIGUSR1)
+print('signalled', flush=True)
+sys.exit(3)
+"#;
+    let (report, events) = run_ok(&sandbox, job(Language::Python, code, quota())).await;
+    assert_eq!(report.exit_code, Some(3), "{}", text(&report.stderr));
+    assert_eq!(text(&report.stdout), "signalled\n");
+    let outside = events
+        .iter()
+        .find_map(|e| match e {
+            SandboxEvent::Activity(a) if !a.untrusted => Some(a.clone()),
+            _ => None,
+        })
+        .expect("an outside activity report");
+    assert!(
+        outside.files_created.contains(&("/tmp/left-behind".to_owned(), 42)),
+        "PID 1 still waited for the look at what the program left: {outside:?}"
+    );
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+#[tokio::test]
 async fn cpu_is_capped_by_the_engine() {
     let mut cfg = config("cpu");
     cfg.pool.enabled = false;
