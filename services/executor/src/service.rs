@@ -238,15 +238,31 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         ack_wait: ACK_WAIT,
         max_ack_pending: concurrency as i64,
     };
-    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
-    let mut deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
+    let deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
         Ok(d) => d,
         Err(_) if shutdown.is_cancelled() => return Ok(()),
         Err(e) => return Err(e.into()),
     };
+    let mut running = intake(deliveries, &executor, concurrency, &shutdown).await;
+    drain(&sandbox, &mut running, &config.sandbox).await;
+    stop.cancel();
+    sandbox.shutdown().await;
+    let _ = service.stop().await;
+    Ok(())
+}
+
+/// Hands each decision to its own task once one of `concurrency` slots is free, until
+/// `shutdown`; returns the tasks still running. A decision waiting for a slot when the stop
+/// comes is left to the next executor.
+async fn intake(
+    mut deliveries: DeliveryStream,
+    executor: &Arc<Executor>,
+    concurrency: usize,
+    shutdown: &CancellationToken,
+) -> tokio::task::JoinSet<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
     let mut running = tokio::task::JoinSet::new();
     while let Some(delivery) = deliveries.next().await {
-        // A decision waiting for a slot when the stop comes is left to the next executor.
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => slot,
             _ = shutdown.cancelled() => break,
@@ -260,12 +276,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         });
         while running.try_join_next().is_some() {}
     }
-    drop(deliveries);
-    drain(&sandbox, &mut running, &config.sandbox).await;
-    stop.cancel();
-    sandbox.shutdown().await;
-    let _ = service.stop().await;
-    Ok(())
+    running
 }
 
 /// A graceful stop: no new job starts (one still waiting for room gives its claim back and is

@@ -5,7 +5,7 @@
 use airlock_executor::SandboxConfig;
 use airlock_executor::launch::Frame;
 use airlock_protocol::{Inputs, Language};
-use libfuzzer_sys::arbitrary::Arbitrary;
+use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 

@@ -6,7 +6,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok((frame, rest)) = Frame::decode(data) {
-        assert!(rest.len() < data.len(), "a frame consumes at least its magic and header");
+        assert!(
+            rest.len() < data.len(),
+            "a frame consumes at least its magic and header"
+        );
         let bytes = frame.encode().expect("a decoded frame encodes");
         let (again, tail) = Frame::decode(&bytes).expect("an encoded frame decodes");
         assert_eq!(again, frame);

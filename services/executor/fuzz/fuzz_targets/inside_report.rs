@@ -9,6 +9,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(report.network_attempts.len() <= 100);
     for attempt in &report.network_attempts {
         assert!(attempt.starts_with("socket."), "{attempt:?}");
-        assert!(attempt.chars().count() <= "socket.gethostbyaddr ".len() + 200, "{attempt:?}");
+        assert!(
+            attempt.chars().count() <= "socket.gethostbyaddr ".len() + 200,
+            "{attempt:?}"
+        );
     }
 });
