@@ -21,7 +21,11 @@ fn docker_objects(instance: &str) -> Vec<String> {
         ("volume", vec!["volume", "ls", "-q", "--filter", &filter]),
     ] {
         let out = Command::new("docker").args(&args).output().expect("docker");
-        assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         found.extend(
             String::from_utf8_lossy(&out.stdout)
                 .lines()
@@ -52,7 +56,12 @@ fn processes_of(home: &Path) -> Vec<String> {
 
 /// Runs one attack through the stack; the error says which containment did not hold.
 fn run_attack(stack: &Stack, dir: &Path, attack: &Attack) -> Result<(), String> {
-    let mut extra: Vec<String> = vec!["--origin".into(), "generated".into(), "--trust".into(), "untrusted".into()];
+    let mut extra: Vec<String> = vec![
+        "--origin".into(),
+        "generated".into(),
+        "--trust".into(),
+        "untrusted".into(),
+    ];
     let inputs = attack.inputs();
     for arg in &inputs.args {
         extra.push(format!("--arg={arg}"));
@@ -75,7 +84,12 @@ fn run_attack(stack: &Stack, dir: &Path, attack: &Attack) -> Result<(), String> 
         v => Some(serde_json::from_value(v["kind"].clone()).map_err(|e| format!("violation {v}: {e}"))?),
     };
     let text = |key: &str| result[key].as_str().unwrap_or_default().as_bytes().to_vec();
-    attack.expect.check(result["exit_code"].as_i64(), &text("stdout"), &text("stderr"), violation)?;
+    attack.expect.check(
+        result["exit_code"].as_i64(),
+        &text("stdout"),
+        &text("stderr"),
+        violation,
+    )?;
     // The exit status says the same as the JSON: 3 for a violation, else the program's own.
     let expected_status = match (violation, result["exit_code"].as_i64()) {
         (Some(_), _) => 3,
@@ -127,7 +141,9 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
         for _ in 0..2 {
             scope.spawn(|| {
                 loop {
-                    let Some(attack) = queue.lock().expect("queue").next() else { break };
+                    let Some(attack) = queue.lock().expect("queue").next() else {
+                        break;
+                    };
                     let started = std::time::Instant::now();
                     let outcome = run_attack(&stack, &dir, attack);
                     eprintln!(
@@ -137,7 +153,10 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
                         if outcome.is_ok() { "contained" } else { "FAILED" }
                     );
                     if let Err(problem) = outcome {
-                        failures.lock().expect("failures").push(format!("{}: {problem}", attack.name));
+                        failures
+                            .lock()
+                            .expect("failures")
+                            .push(format!("{}: {problem}", attack.name));
                     }
                 }
             });
@@ -157,11 +176,24 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
     // ones still there are warm and waiting (running), never stopped ones.
     let filter = format!("label=airlock.executor={instance}");
     let stopped = Command::new("docker")
-        .args(["ps", "-a", "-q", "--filter", &filter, "--filter", "status=exited", "--filter", "status=dead"])
+        .args([
+            "ps",
+            "-a",
+            "-q",
+            "--filter",
+            &filter,
+            "--filter",
+            "status=exited",
+            "--filter",
+            "status=dead",
+        ])
         .output()
         .expect("docker ps");
     let stopped = String::from_utf8_lossy(&stopped.stdout).trim().to_owned();
-    assert!(stopped.is_empty(), "stopped containers of finished requests are left: {stopped}");
+    assert!(
+        stopped.is_empty(),
+        "stopped containers of finished requests are left: {stopped}"
+    );
 
     stack.stop();
     let mut left = docker_objects(&instance);

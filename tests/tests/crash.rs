@@ -10,6 +10,11 @@ use std::time::Duration;
 /// Submits `code` in the background, returns the child and the request id once its container
 /// has started.
 async fn start_long_run(stack: &Stack, name: &str, code: &str) -> (std::process::Child, String) {
+    start_long_run_with(stack, name, code, &[]).await
+}
+
+/// [`start_long_run`] with more arguments for `airlock run`.
+async fn start_long_run_with(stack: &Stack, name: &str, code: &str, extra: &[&str]) -> (std::process::Child, String) {
     let admin = stack.connect("admin").await;
     let mut started = admin.subscribe("airlock.exec.started.*").await.expect("subscribe");
     admin.flush().await.expect("flush");
@@ -20,6 +25,7 @@ async fn start_long_run(stack: &Stack, name: &str, code: &str) -> (std::process:
     let child = stack
         .airlock()
         .args(["run", "--json"])
+        .args(extra)
         .arg(&file)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -165,4 +171,146 @@ async fn killing_the_gate_and_assessor_between_requests_loses_none() {
         let rid = json["request_id"].as_str().expect("id").to_owned();
         assert_eq!(terminals(&stack, &rid).await.len(), 1);
     }
+}
+
+/// Sends a signal to a process.
+fn signal(pid: u32, signal: libc::c_int) {
+    unsafe {
+        libc::kill(pid as libc::pid_t, signal);
+    }
+}
+
+/// Waits until `up` has restarted the executor (a new pid in stack.json) and it answers.
+async fn restarted_executor(stack: &Stack, old: u32) -> u32 {
+    for _ in 0..300 {
+        if let Some(pid) = stack.service_pid("executor").filter(|p| *p != old) {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the executor was not restarted:\n{}", stack.diagnostics());
+}
+
+/// Nothing of the request after its one terminal event, and it ran once.
+async fn ended_once_and_last(stack: &Stack, rid: &str) {
+    let events = events_of(stack, rid).await;
+    let kinds = airlock_tests::kinds(&events);
+    assert_eq!(
+        kinds.last(),
+        Some(&EventKind::Terminal),
+        "published after the terminal: {kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == EventKind::Terminal).count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == EventKind::ExecStarted).count(),
+        1,
+        "ran twice: {kinds:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_graceful_stop_of_the_executor_lets_its_run_finish_and_report_what_happened() {
+    let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
+    let (child, rid) = start_long_run(
+        &stack,
+        "graceful.py",
+        "import time\nprint('started', flush=True)\ntime.sleep(3)\nprint('done', flush=True)\n",
+    )
+    .await;
+    let executor = stack.service_pid("executor").expect("executor pid");
+    signal(executor, libc::SIGTERM);
+
+    let json = tokio::task::spawn_blocking(move || finish(child)).await.expect("join");
+    assert_eq!(json["request_id"], rid.as_str());
+    assert_eq!(json["outcome"], "finished", "the run completed: {json}");
+    assert_eq!(json["exit_code"], 0, "{json}");
+    assert_eq!(json["stdout"], "started\ndone\n", "{json}");
+    // The stopped executor is restarted by `up`; give it the chance to (wrongly) end the
+    // request again or run it twice before counting.
+    restarted_executor(&stack, executor).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    ended_once_and_last(&stack, &rid).await;
+    let (json, status) = stack.run_code("after.py", "print('after the restart')\n", &[]);
+    assert_eq!(status, 0, "{json}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_redelivered_while_its_run_goes_on_elsewhere_is_not_declared_interrupted() {
+    let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
+    // A second executor, another instance on the same engine, consuming the same decisions.
+    let second_home = tempfile::tempdir().expect("second home");
+    let mut config: toml::Table =
+        toml::from_str(&std::fs::read_to_string(stack.path().join("airlock.toml")).expect("airlock.toml"))
+            .expect("parses");
+    if let Some(toml::Value::Table(executor)) = config.get_mut("executor") {
+        executor.insert(
+            "instance".into(),
+            toml::Value::String(format!("second-{}", std::process::id())),
+        );
+    }
+    std::fs::write(
+        second_home.path().join("airlock.toml"),
+        toml::to_string(&config).expect("toml"),
+    )
+    .expect("write");
+    std::fs::copy(stack.path().join("stack.json"), second_home.path().join("stack.json")).expect("stack.json");
+    std::fs::create_dir(second_home.path().join("creds")).expect("creds");
+    std::fs::copy(stack.creds("executor"), second_home.path().join("creds/executor.nk")).expect("seed");
+
+    // Trusted: a wall time (120 s) longer than the freeze below.
+    let (child, rid) = start_long_run_with(
+        &stack,
+        "long.py",
+        "import time\nprint('started', flush=True)\ntime.sleep(48)\nprint('done', flush=True)\n",
+        &["--trust", "trusted"],
+    )
+    .await;
+    let mut second = std::process::Command::new(airlock_tests::airlock_bin())
+        .arg("--home")
+        .arg(second_home.path())
+        .args(["serve", "executor"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(stack.path().join("second-executor.log")).expect("log"))
+        .spawn()
+        .expect("a second executor");
+    // The first executor freezes past the ack wait and past the expiry (30 s) of its own pull
+    // requests, which would otherwise take the redeliveries: the server redelivers the decision
+    // to the second, which finds the run claimed by another instance whose heartbeat is younger
+    // than its lease (60 s).
+    let first = stack.service_pid("executor").expect("executor pid");
+    signal(first, libc::SIGSTOP);
+    tokio::time::sleep(Duration::from_secs(42)).await;
+    signal(first, libc::SIGCONT);
+
+    let json = tokio::task::spawn_blocking(move || finish(child)).await.expect("join");
+    // Stopped gracefully, so that it removes its own warm containers.
+    signal(second.id(), libc::SIGTERM);
+    let stopped = tokio::task::spawn_blocking(move || {
+        for _ in 0..300 {
+            if let Ok(Some(_)) = second.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = second.kill();
+        let _ = second.wait();
+        false
+    })
+    .await
+    .expect("join");
+    assert!(stopped, "the second executor did not stop on SIGTERM");
+    let log = std::fs::read_to_string(stack.path().join("second-executor.log")).unwrap_or_default();
+    assert_eq!(json["outcome"], "finished", "{json}\nsecond executor:\n{log}");
+    assert_eq!(json["stdout"], "started\ndone\n", "{json}");
+    assert!(
+        log.contains("redelivered while its run goes on"),
+        "the decision was not redelivered to the second executor, so this test proved nothing:\n{log}\n{}",
+        stack.diagnostics()
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    ended_once_and_last(&stack, &rid).await;
 }

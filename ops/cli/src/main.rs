@@ -2,6 +2,7 @@
 
 mod assess;
 mod audit;
+#[cfg(feature = "bench")]
 mod bench;
 mod config;
 mod home;
@@ -59,7 +60,8 @@ enum Command {
     /// The sandbox image.
     #[command(subcommand)]
     Image(image::ImageCommand),
-    /// Benchmarks that need the running stack.
+    /// Benchmarks that need the running stack (built with `--features bench`).
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// The JSON Schemas of the wire contract.
@@ -105,6 +107,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { service } => serve::run(&home, &service).await,
         Command::Schema(command) => schema::run(command),
         Command::Status(args) => status::run(&home, args).await,
+        #[cfg(feature = "bench")]
         Command::Bench(command) => bench::run(&home, command).await,
         Command::Image(command) => image::run(&home, command).await,
     }

@@ -3,9 +3,10 @@
 //! From outside (trusted as observations, though names and command lines are the program's
 //! own words): the processes seen in the container's pids cgroup while it ran, and the files
 //! left in its writable tmpfs, listed after every process of the program is gone (so nothing
-//! can swap a directory for a symlink under the walk). From inside (untrusted: the bootstrap and
-//! the program share a user): network calls that Python's audit hooks saw, and PID 1's exit
-//! report, read from PID 1's memfd through the host's /proc.
+//! can swap a directory for a symlink under the walk). From inside (untrusted: the program can
+//! write anything there): network calls that Python's audit hook saw in the program's own
+//! interpreter, read from PID 1's memfd through the host's /proc, parsed with bounds on every
+//! size, and never used for anything but the untrusted activity report.
 
 use crate::monitor::Observer;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -16,11 +17,25 @@ const MAX_PROCESSES: usize = 64;
 /// Most files listed, and the deepest directory walked.
 const MAX_FILES: usize = 500;
 const MAX_DEPTH: usize = 16;
-/// PID 1's memfd, where the bootstrap and the program's audit hook write JSON lines.
+/// PID 1's memfd, where the program's audit hook writes JSON lines.
 const ACTIVITY_FD: u32 = 9;
 const ACTIVITY_NAME: &str = "airlock-activity";
+/// What is read of it at most, the longest line looked at, the most attempts kept, and the
+/// longest description of one (in characters).
 const MAX_ACTIVITY_BYTES: usize = 64 * 1024;
+const MAX_LINE_BYTES: usize = 4096;
 const MAX_NETWORK_ATTEMPTS: usize = 100;
+const MAX_DETAIL_CHARS: usize = 200;
+/// The audit events the bootstrap's hook records; any other name is not from the hook.
+const NETWORK_EVENTS: [&str; 7] = [
+    "socket.connect",
+    "socket.sendto",
+    "socket.sendmsg",
+    "socket.bind",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+    "socket.gethostbyaddr",
+];
 
 /// Processes seen in the container, by host pid.
 #[derive(Default)]
@@ -114,10 +129,10 @@ fn walk(base: &Path, dir: &Path, depth: usize, files: &mut Vec<(String, u64)>) {
     }
 }
 
-/// What the bootstrap and the program's audit hook reported from inside.
-#[derive(Debug, Default)]
+/// What the program's audit hook reported from inside. Untrusted: the program can write this
+/// memfd directly, so it may be forged, truncated or missing.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct InsideReport {
-    pub exit_code: Option<i64>,
     pub network_attempts: Vec<String>,
 }
 
@@ -126,23 +141,35 @@ pub fn inside_report(observer: &Observer) -> Option<InsideReport> {
     Some(parse_inside(&data))
 }
 
-fn parse_inside(data: &[u8]) -> InsideReport {
+#[derive(serde::Deserialize)]
+struct InsideLine<'a> {
+    #[serde(borrow)]
+    event: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    detail: std::borrow::Cow<'a, str>,
+}
+
+/// Reads the hook's JSON lines from at most [`MAX_ACTIVITY_BYTES`]: lines that are too long, not
+/// JSON of the hook's shape, or name another event are skipped; at most
+/// [`MAX_NETWORK_ATTEMPTS`] are kept, each cut to [`MAX_DETAIL_CHARS`] characters.
+pub fn parse_inside(data: &[u8]) -> InsideReport {
+    let data = &data[..data.len().min(MAX_ACTIVITY_BYTES)];
     let mut report = InsideReport::default();
     for line in data.split(|&b| b == b'\n') {
-        let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
+        if report.network_attempts.len() >= MAX_NETWORK_ATTEMPTS {
+            break;
+        }
+        if line.len() > MAX_LINE_BYTES {
+            continue;
+        }
+        let Ok(line) = serde_json::from_slice::<InsideLine>(line) else {
             continue;
         };
-        match value.get("event").and_then(|e| e.as_str()) {
-            // Written by PID 1 after every process of the program is gone: the last one counts.
-            Some("exit") => report.exit_code = value.get("code").and_then(|c| c.as_i64()),
-            Some(event) if event.starts_with("socket.") => {
-                if report.network_attempts.len() < MAX_NETWORK_ATTEMPTS {
-                    let detail = value.get("detail").and_then(|d| d.as_str()).unwrap_or("");
-                    report.network_attempts.push(format!("{event} {detail}"));
-                }
-            }
-            _ => {}
-        }
+        let Some(event) = NETWORK_EVENTS.iter().find(|e| **e == line.event) else {
+            continue;
+        };
+        let detail: String = line.detail.chars().take(MAX_DETAIL_CHARS).collect();
+        report.network_attempts.push(format!("{event} {detail}"));
     }
     report
 }
@@ -153,10 +180,37 @@ mod tests {
 
     #[test]
     fn inside_report_lines() {
-        let data = b"{\"event\":\"socket.connect\",\"detail\":\"(('1.1.1.1', 80),)\"}\nnot json\n{\"event\":\"exit\",\"code\":3}\n";
+        let data = b"{\"event\":\"socket.connect\",\"detail\":\"(('1.1.1.1', 80),)\"}\nnot json\n{\"event\":\"exit\",\"code\":0}\n";
         let report = parse_inside(data);
-        assert_eq!(report.exit_code, Some(3));
         assert_eq!(report.network_attempts, vec!["socket.connect (('1.1.1.1', 80),)"]);
+    }
+
+    #[test]
+    fn a_forged_inside_report_is_bounded() {
+        let line = format!("{{\"event\":\"socket.bind\",\"detail\":\"{}\"}}\n", "é".repeat(300));
+        let report = parse_inside(line.repeat(200).as_bytes());
+        assert_eq!(report.network_attempts.len(), MAX_NETWORK_ATTEMPTS);
+        assert!(
+            report
+                .network_attempts
+                .iter()
+                .all(|a| a.chars().count() == "socket.bind ".len() + MAX_DETAIL_CHARS)
+        );
+        let long = format!(
+            "{{\"event\":\"socket.bind\",\"detail\":\"{}\"}}\n",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        assert_eq!(
+            parse_inside(long.as_bytes()),
+            InsideReport::default(),
+            "an over-long line is skipped"
+        );
+        let foreign = b"{\"event\":\"socket.anything\",\"detail\":\"x\"}\n";
+        assert_eq!(
+            parse_inside(foreign),
+            InsideReport::default(),
+            "only the hook's own events count"
+        );
     }
 
     #[test]

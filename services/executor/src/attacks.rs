@@ -58,6 +58,8 @@ pub struct Expect {
     pub stdout_contains: Vec<String>,
     #[serde(default)]
     pub stdout_lacks: Vec<String>,
+    #[serde(default)]
+    pub stderr_contains: Vec<String>,
     pub output_at_most: Option<u64>,
 }
 
@@ -141,6 +143,11 @@ impl Expect {
         for needle in &self.stdout_contains {
             if !out.contains(needle.as_str()) {
                 problems.push(format!("stdout lacks {needle:?}"));
+            }
+        }
+        for needle in &self.stderr_contains {
+            if !err.contains(needle.as_str()) {
+                problems.push(format!("stderr lacks {needle:?}"));
             }
         }
         for needle in &self.stdout_lacks {

@@ -7,35 +7,51 @@
 # 1. waits (at most AIRLOCK_IDLE_S seconds, then exits: a forgotten warm container dies by
 #    itself) for one frame on stdin: b"AIRLOCK1", a 4-byte big-endian header length, a JSON
 #    header {language, args, env, code_len, wall_ms, grace_ms, park_ms, path}, then code_len
-#    bytes of code. Everything after the frame is the program's own stdin, until EOF;
+#    bytes of code. Everything after the frame is the program's own stdin, until EOF
+#    (`services/executor/src/launch.rs` builds the frame and holds a decoder of it);
 # 2. forks the program: Python code runs in the forked interpreter (no second interpreter
 #    start-up), bash code is exec'd from a memfd;
 # 3. supervises it as init: reaps every process, and once the program exits (or wall_ms +
 #    grace_ms passes: the safety net if the executor is gone) kills everything left in the
 #    container;
-# 4. writes the header's end_marker on its stdout and stderr, which tells the executor that no
-#    process of the program is left (the Docker engine ends an attach stream only when the
-#    container stops, not when its output closes), and waits (at most park_ms) for SIGUSR1 while
-#    the executor reads the container's final state from outside; then exits with the program's
-#    status (128 + signal when it was killed by a signal).
+# 4. when park_ms > 0 (the executor watches from the host), parks: drops the signals the dead
+#    program may have sent it, draws a random token, and renames itself "CODE:TOKEN" (the
+#    program's exit status, three digits, and the token). The executor reads that name from
+#    the host, where it also sees the pids cgroup hold PID 1 alone, and sends SIGUSR2; PID 1
+#    then writes the end marker (END_PREFIX + token) on stdout and stderr, behind everything the
+#    program wrote, and waits for SIGUSR1 while the executor looks at what the program left.
+#    Each wait lasts at most park_ms. Then (or at once when park_ms is 0) it exits with the
+#    program's status (128 + signal when it was killed by a signal), which the engine records.
 #
-# Everything here runs as the same unprivileged user as the program, so nothing it reports is
-# trusted: the executor takes limits, usage and violations from the kernel and the engine. Its
-# one defence of its own is being non-dumpable (the program cannot ptrace it or read its /proc
-# files) and being init (the program cannot kill it).
+# Nothing the program could write tells the executor anything that counts: a process can
+# rename only itself (PID 1 is non-dumpable, and init ignores signals from inside it has no
+# handler for), the token is drawn after every process of the program is gone, so the program
+# cannot print the marker, and the exit status comes from PID 1's name (or, when the executor
+# cannot see the host, from the engine). The program's network attempts, seen by an audit hook
+# inside its own interpreter, go to a memfd at fd 9 that the executor reads as an untrusted
+# report. Everything here runs as the same unprivileged user as the program; its one defence of
+# its own is being non-dumpable (the program cannot ptrace it or read its /proc files) and being
+# init (the program cannot kill it).
 
 import os, sys, signal, json, select, time
 
 MAGIC = b"AIRLOCK1"
 ACTIVITY_FD = 9
+# Ends each output stream once the program is over, followed by the token (never known to the
+# program). The executor's twin is END_PREFIX in services/executor/src/run.rs.
+END_PREFIX = b"\n\x00airlock-end-"
+
+
+def _prctl(option, value):
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except Exception:
+        return False
 
 
 def _prctl_dumpable(value):
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(4, value, 0, 0, 0)  # PR_SET_DUMPABLE
-    except Exception:
-        pass
+    _prctl(4, value)  # PR_SET_DUMPABLE
 
 
 def _read_exact(n, deadline):
@@ -95,30 +111,38 @@ def _supervise(child, header):
             code = 128 + os.WTERMSIG(status)
         else:
             code = 255
-    try:
-        os.write(ACTIVITY_FD, b'{"event":"exit","code":%d}\n' % code)
-    except OSError:
+    # An executor that is still there kills at wall_ms, long before this safety net: nobody is
+    # left to look at the final state, so there is no reason to park.
+    if not overran and header["park_ms"] > 0:
+        _park(code, header["park_ms"] / 1000.0)
+    os._exit(code)
+
+
+def _park(code, seconds):
+    # Only the executor can signal PID 1 now: what is pending came from the dead program.
+    while signal.sigtimedwait({signal.SIGUSR1, signal.SIGUSR2}, 0) is not None:
         pass
-    marker = header["end_marker"].encode()
+    token = "".join("abcdefghijklmnopqrstuvwxyz234567"[b % 32] for b in os.urandom(11)).encode()
+    # Without a name to show (prctl unavailable) the executor cannot tell the program is over:
+    # exit at once, and it reads the end from the engine alone.
+    if not _prctl(15, b"%03d:%s" % (code, token)):  # PR_SET_NAME
+        return
+    if signal.sigtimedwait({signal.SIGUSR2}, seconds) is None:
+        return
     for fd in (1, 2):
         try:
-            os.write(fd, marker)
+            os.write(fd, END_PREFIX + token)
         except OSError:
             pass
-        os.close(fd)
-    # An executor that is still there kills at wall_ms, long before this safety net: nobody is
-    # left to read the final state, so there is no reason to park.
-    if not overran:
-        signal.sigtimedwait({signal.SIGUSR1}, header["park_ms"] / 1000.0)
-    os._exit(code)
+    signal.sigtimedwait({signal.SIGUSR1}, seconds)
 
 
 def _main():
     _prctl_dumpable(0)
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR2,
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
               signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
         signal.signal(s, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD, signal.SIGUSR1})
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2})
     idle_deadline = time.monotonic() + float(os.environ.get("AIRLOCK_IDLE_S", "120"))
     magic = _read_exact(len(MAGIC) + 4, idle_deadline)
     if magic[: len(MAGIC)] != MAGIC:

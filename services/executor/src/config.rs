@@ -34,7 +34,7 @@ pub struct SandboxConfig {
     pub host: HostConfig,
     pub limits: LimitPolicy,
     pub packages: PackagesConfig,
-    pub egress: EgressConfig,
+    pub egress: EgressSettings,
 }
 
 impl Default for SandboxConfig {
@@ -50,7 +50,7 @@ impl Default for SandboxConfig {
             host: HostConfig::default(),
             limits: LimitPolicy::default(),
             packages: PackagesConfig::default(),
-            egress: EgressConfig::default(),
+            egress: EgressSettings::default(),
         }
     }
 }
@@ -230,40 +230,17 @@ impl Default for PackagesConfig {
     }
 }
 
-/// The egress proxy of the package-install step.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// The egress proxy of the package-install step: its rules (`airlock_egress::EgressConfig`,
+/// the same keys a standalone `airlock-egress` reads), and where it runs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct EgressConfig {
-    /// Hosts the proxy fetches from (exact names; IP literals are refused).
-    pub allow_hosts: Vec<String>,
-    /// The package index: pip is pointed at `http://PROXY/{index_host}{index_path}`.
-    pub index_host: String,
-    pub index_path: String,
-    /// Operator-pinned upstream origins (`host` → `http://127.0.0.1:8080`), for a local mirror;
-    /// they skip DNS and the private-address check. Everything else goes over HTTPS to a
-    /// public address.
-    pub pinned: BTreeMap<String, String>,
-    /// Most bytes one install may download, all responses together.
-    pub max_total_bytes: u64,
-    /// Most bytes of one index page (index pages are rewritten in memory).
-    pub max_page_bytes: u64,
-    pub upstream_timeout_secs: u64,
+pub struct EgressSettings {
+    #[serde(flatten)]
+    pub rules: EgressConfig,
+    /// The control address of an already-running `airlock-egress` (`http://127.0.0.1:3129`):
+    /// each install opens a session there, and the proxy's own configuration applies. Unset:
+    /// the executor runs a proxy of its own for each install, with `rules`.
+    pub proxy: Option<String>,
 }
 
-impl Default for EgressConfig {
-    fn default() -> Self {
-        Self {
-            allow_hosts: vec![
-                "pypi.org".to_owned(),
-                "files.pythonhosted.org".to_owned(),
-                "docs.python.org".to_owned(),
-            ],
-            index_host: "pypi.org".to_owned(),
-            index_path: "/simple/".to_owned(),
-            pinned: BTreeMap::new(),
-            max_total_bytes: 256 * MIB,
-            max_page_bytes: 16 * MIB,
-            upstream_timeout_secs: 60,
-        }
-    }
-}
+pub use airlock_egress::EgressConfig;

@@ -45,19 +45,18 @@ impl Engine {
         } else {
             Docker::connect_with_unix(&endpoint, config.docker_timeout_secs, version)
         }
-        .map_err(|e| from_docker(&endpoint, e))?;
+        .map_err(|e| from_docker(&endpoint, "connect", e))?;
         // bollard speaks a newer API than Debian's engine; without this every call is refused.
-        let docker = docker.negotiate_version().await.map_err(|e| match e {
-            bollard::errors::Error::APIVersionParseError {} => {
-                SandboxError::Internal(format!("the engine at {endpoint} sent an unparsable API version"))
-            }
-            other => from_docker(&endpoint, other),
-        })?;
+        let docker = docker
+            .negotiate_version()
+            .await
+            .map_err(|e| from_docker(&endpoint, "negotiate the API version", e))?;
         Ok(Engine { docker, endpoint })
     }
 
-    pub fn err(&self, error: bollard::errors::Error) -> SandboxError {
-        from_docker(&self.endpoint, error)
+    /// The error of a call that failed while trying to `action`.
+    pub fn err(&self, action: &'static str, error: bollard::errors::Error) -> SandboxError {
+        from_docker(&self.endpoint, action, error)
     }
 }
 
@@ -222,7 +221,7 @@ pub async fn remove_labelled(engine: &Engine, instance: &str) -> Result<usize, S
                 .build(),
         ))
         .await
-        .map_err(|e| engine.err(e))?;
+        .map_err(|e| engine.err("list containers", e))?;
     let mut removed = 0;
     for container in containers {
         let Some(id) = container.id else { continue };
@@ -236,19 +235,19 @@ pub async fn remove_labelled(engine: &Engine, instance: &str) -> Result<usize, S
         {
             Ok(()) => removed += 1,
             Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {}
-            Err(e) => return Err(engine.err(e)),
+            Err(e) => return Err(engine.err("remove a container", e)),
         }
     }
     let networks = engine
         .docker
         .list_networks(Some(ListNetworksOptionsBuilder::default().filters(&filter).build()))
         .await
-        .map_err(|e| engine.err(e))?;
+        .map_err(|e| engine.err("list networks", e))?;
     for network in networks {
         let Some(id) = network.id else { continue };
         match engine.docker.remove_network(&id).await {
             Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {}
-            Err(e) => return Err(engine.err(e)),
+            Err(e) => return Err(engine.err("remove a network", e)),
         }
     }
     Ok(removed)
@@ -266,7 +265,7 @@ pub async fn remove_container(engine: &Engine, id: &str) -> Result<(), SandboxEr
         .await
     {
         Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(()),
-        Err(e) => Err(engine.err(e)),
+        Err(e) => Err(engine.err("remove a container", e)),
     }
 }
 
@@ -282,6 +281,38 @@ pub async fn signal(engine: &Engine, id: &str, signal: &str) -> Result<(), Sandb
         Err(bollard::errors::Error::DockerResponseServerError {
             status_code: 404 | 409, ..
         }) => Ok(()),
-        Err(e) => Err(engine.err(e)),
+        Err(e) => Err(engine.err("signal a container", e)),
     }
+}
+
+/// The container's exit status as the engine reports it once the container stopped (`docker
+/// wait`): for a sandbox container, PID 1's, which is the program's.
+pub async fn exit_status(engine: &Engine, id: &str) -> Result<i64, SandboxError> {
+    use bollard::query_parameters::WaitContainerOptionsBuilder;
+    use futures::StreamExt as _;
+    let mut wait = engine.docker.wait_container(
+        id,
+        Some(WaitContainerOptionsBuilder::default().condition("not-running").build()),
+    );
+    match wait.next().await {
+        Some(Ok(response)) => Ok(response.status_code),
+        // bollard reports a non-zero exit as an error; it is the exit status.
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+        Some(Err(error)) => Err(engine.err("wait for a container", error)),
+        None => Err(SandboxError::Internal(format!(
+            "the engine ended the wait for container {id} without an exit status"
+        ))),
+    }
+}
+
+/// Whether the kernel's OOM killer ended the container's PID 1 (as the engine recorded it).
+pub async fn oom_killed(engine: &Engine, id: &str) -> bool {
+    engine
+        .docker
+        .inspect_container(id, None::<bollard::query_parameters::InspectContainerOptions>)
+        .await
+        .ok()
+        .and_then(|i| i.state)
+        .and_then(|s| s.oom_killed)
+        == Some(true)
 }

@@ -118,6 +118,9 @@ impl Capacity {
             .await
             .map_err(|_| crate::SandboxError::ShuttingDown)?;
         loop {
+            if self.slots.is_closed() {
+                return Err(crate::SandboxError::ShuttingDown);
+            }
             let freed = self.freed.notified();
             let available = memory_available().unwrap_or(0).saturating_sub(self.reserve);
             let (_, headroom) = self.running();

@@ -60,7 +60,7 @@ pub async fn recipe_of(engine: &Engine, name: &str) -> Result<Option<String>, Sa
             .and_then(|c| c.labels)
             .and_then(|mut l| l.remove(RECIPE_LABEL))),
         Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(None),
-        Err(e) => Err(engine.err(e)),
+        Err(e) => Err(engine.err("inspect an image", e)),
     }
 }
 
@@ -84,22 +84,30 @@ pub async fn check_image(engine: &Engine, name: &str) -> Result<(), SandboxError
         Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {
             Err(SandboxError::ImageMissing { image: name.to_owned() })
         }
-        Err(e) => Err(engine.err(e)),
+        Err(e) => Err(engine.err("inspect an image", e)),
     }
 }
 
 async fn build(engine: &Engine, name: &str, hash: &str) -> Result<(), SandboxError> {
-    let work = tempfile::tempdir().map_err(|e| SandboxError::ImageBuild(format!("temporary directory: {e}")))?;
+    let io = |action: &'static str, path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| SandboxError::Io {
+            action,
+            path: path.clone(),
+            source,
+        }
+    };
+    let work = tempfile::tempdir().map_err(io("creating a build directory in", &std::env::temp_dir()))?;
     let script = work.path().join("recipe.sh");
     let rootfs = work.path().join("rootfs.tar");
-    std::fs::write(&script, RECIPE).map_err(|e| SandboxError::ImageBuild(format!("writing the recipe: {e}")))?;
+    std::fs::write(&script, RECIPE).map_err(io("writing the image recipe to", &script))?;
     let output = tokio::process::Command::new("bash")
         .arg(&script)
         .arg(&rootfs)
         .stdin(std::process::Stdio::null())
         .output()
         .await
-        .map_err(|e| SandboxError::ImageBuild(format!("running the recipe: {e}")))?;
+        .map_err(io("running the image recipe", &script))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tail: String = stderr
@@ -116,7 +124,9 @@ async fn build(engine: &Engine, name: &str, hash: &str) -> Result<(), SandboxErr
         } else {
             ""
         };
-        return Err(SandboxError::ImageBuild(format!("the recipe failed{hint}: {tail}")));
+        return Err(SandboxError::ImageBuild {
+            detail: format!("the recipe failed{hint}: {tail}"),
+        });
     }
     let (repo, tag) = match name.rsplit_once(':') {
         Some((repo, tag)) if !tag.contains('/') => (repo, tag),
@@ -124,7 +134,7 @@ async fn build(engine: &Engine, name: &str, hash: &str) -> Result<(), SandboxErr
     };
     let file = tokio::fs::File::open(&rootfs)
         .await
-        .map_err(|e| SandboxError::ImageBuild(format!("reading the root filesystem: {e}")))?;
+        .map_err(io("reading the image's root filesystem", &rootfs))?;
     let body = bollard::body_try_stream(tokio_util::io::ReaderStream::new(file));
     let options = CreateImageOptionsBuilder::default()
         .from_src("-")
@@ -140,13 +150,13 @@ async fn build(engine: &Engine, name: &str, hash: &str) -> Result<(), SandboxErr
         .build();
     let mut progress = engine.docker.create_image(Some(options), Some(body), None);
     while let Some(step) = progress.next().await {
-        step.map_err(|e| SandboxError::ImageBuild(format!("importing the root filesystem: {e}")))?;
+        step.map_err(|e| engine.err("import the image's root filesystem", e))?;
     }
     match recipe_of(engine, name).await? {
         Some(label) if label == hash => Ok(()),
-        other => Err(SandboxError::ImageBuild(format!(
-            "the imported image {name} carries recipe label {other:?}, expected {hash}"
-        ))),
+        other => Err(SandboxError::ImageBuild {
+            detail: format!("the imported image {name} carries recipe label {other:?}, expected {hash}"),
+        }),
     }
 }
 

@@ -11,7 +11,7 @@ use crate::error::SandboxError;
 use airlock_protocol::{Inputs, Language, Limits};
 use bollard::container::AttachContainerResults;
 use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -70,7 +70,7 @@ pub async fn launch(
         .docker
         .create_container(Some(CreateContainerOptionsBuilder::default().name(&name).build()), body)
         .await
-        .map_err(|e| start_error(engine, request.image, e))?;
+        .map_err(|e| start_error(engine, request.image, "create a sandbox container", e))?;
     let id = created.id;
     match attach_and_start(engine, request.image, &id).await {
         Ok((attach, host_pid)) => Ok(Launched {
@@ -111,17 +111,17 @@ async fn attach_and_start(
             ),
         )
         .await
-        .map_err(|e| start_error(engine, image, e))?;
+        .map_err(|e| start_error(engine, image, "attach to a sandbox container", e))?;
     engine
         .docker
         .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
         .await
-        .map_err(|e| start_error(engine, image, e))?;
+        .map_err(|e| start_error(engine, image, "start a sandbox container", e))?;
     let inspect = engine
         .docker
         .inspect_container(id, None::<bollard::query_parameters::InspectContainerOptions>)
         .await
-        .map_err(|e| engine.err(e))?;
+        .map_err(|e| engine.err("inspect a started container", e))?;
     let host_pid = inspect
         .state
         .and_then(|s| s.pid)
@@ -130,80 +130,157 @@ async fn attach_and_start(
     Ok((attach, host_pid))
 }
 
-fn start_error(engine: &Engine, image: &str, error: bollard::errors::Error) -> SandboxError {
+/// A refusal to make the container: the image is missing, the engine said no, or it is gone.
+fn start_error(engine: &Engine, image: &str, action: &'static str, error: bollard::errors::Error) -> SandboxError {
     match error {
         bollard::errors::Error::DockerResponseServerError {
             status_code: 404,
-            message,
+            ref message,
         } if message.contains("image") => SandboxError::ImageMissing {
             image: image.to_owned(),
         },
-        bollard::errors::Error::DockerResponseServerError { status_code, message } => {
-            SandboxError::StartFailed(format!("{status_code}: {message}"))
-        }
-        other => engine.err(other),
+        source @ bollard::errors::Error::DockerResponseServerError { .. } => SandboxError::StartFailed {
+            role: "sandbox",
+            source,
+        },
+        other => engine.err(action, other),
     }
 }
 
-#[derive(Serialize)]
-struct FrameHeader<'a> {
-    language: &'a str,
-    args: &'a [String],
+/// One job as the bootstrap receives it. The frame is `MAGIC`, the JSON header's length (4
+/// bytes, big-endian), the JSON header, then the code; the program's stdin follows on the same
+/// stream. `bootstrap.py` reads it; [`Frame::decode`] is the same reading in Rust, so that tests
+/// and the fuzzer can check that what the executor sends is exactly what the job asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub language: Language,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// Directories put in front of Python's `sys.path` (the packages' mount).
+    pub path: Vec<String>,
+    pub wall_ms: u64,
+    /// How long after `wall_ms` PID 1 kills the program by itself (the executor is gone).
+    pub grace_ms: u64,
+    /// How long PID 1 waits, parked, for the executor to look at what the program left; 0: it
+    /// exits as soon as the program is over.
+    pub park_ms: u64,
+    pub code: Vec<u8>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrameHeader {
+    language: Language,
+    args: Vec<String>,
     env: BTreeMap<String, String>,
     code_len: usize,
     wall_ms: u64,
     grace_ms: u64,
     park_ms: u64,
     path: Vec<String>,
-    end_marker: &'a str,
 }
 
-/// The bytes that hand a job to a waiting bootstrap: magic, header length, JSON header, code.
-/// The program's stdin follows on the same stream.
-pub fn frame(
-    language: Language,
-    code: &[u8],
-    inputs: &Inputs,
-    wall_ms: u64,
-    config: &SandboxConfig,
-    with_packages: bool,
-    end_marker: &str,
-) -> Result<Vec<u8>, SandboxError> {
-    let mut env = BTreeMap::new();
-    let mut path = Vec::new();
-    if with_packages {
-        path.push(docker::PACKAGES_MOUNT.to_owned());
-        // Bash programs reach the packages' modules and scripts through the environment.
-        env.insert("PYTHONPATH".to_owned(), docker::PACKAGES_MOUNT.to_owned());
-        env.insert(
-            "PATH".to_owned(),
-            format!(
-                "{}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                docker::PACKAGES_MOUNT
-            ),
-        );
+/// Why bytes are not a frame (only a decoder's concern: the executor builds frames itself).
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("the frame is cut short: {needed} bytes needed, {available} available")]
+    Short { needed: usize, available: usize },
+    #[error("the frame does not start with the magic bytes")]
+    Magic,
+    #[error("the frame header is not valid JSON of the expected shape")]
+    Header(#[source] serde_json::Error),
+}
+
+impl Frame {
+    /// The frame of a job: its inputs, and the packages' directories when it has packages.
+    pub fn for_job(
+        language: Language,
+        code: &[u8],
+        inputs: &Inputs,
+        wall_ms: u64,
+        config: &SandboxConfig,
+        with_packages: bool,
+    ) -> Frame {
+        let mut env = BTreeMap::new();
+        let mut path = Vec::new();
+        if with_packages {
+            path.push(docker::PACKAGES_MOUNT.to_owned());
+            // Bash programs reach the packages' modules and scripts through the environment.
+            env.insert("PYTHONPATH".to_owned(), docker::PACKAGES_MOUNT.to_owned());
+            env.insert(
+                "PATH".to_owned(),
+                format!(
+                    "{}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    docker::PACKAGES_MOUNT
+                ),
+            );
+        }
+        env.extend(inputs.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Frame {
+            language,
+            args: inputs.args.clone(),
+            env,
+            path,
+            wall_ms,
+            grace_ms: config.limits.grace_ms,
+            park_ms: config.limits.park_ms,
+            code: code.to_vec(),
+        }
     }
-    env.extend(inputs.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let header = FrameHeader {
-        language: language.as_str(),
-        args: &inputs.args,
-        env,
-        code_len: code.len(),
-        wall_ms,
-        grace_ms: config.limits.grace_ms,
-        park_ms: config.limits.park_ms,
-        path,
-        end_marker,
-    };
-    let header = serde_json::to_vec(&header).map_err(|e| SandboxError::Internal(format!("frame header: {e}")))?;
-    let header_len = u32::try_from(header.len())
-        .map_err(|_| SandboxError::InvalidJob("arguments and environment are too large".into()))?;
-    let mut frame = Vec::with_capacity(MAGIC.len() + 4 + header.len() + code.len());
-    frame.extend_from_slice(MAGIC);
-    frame.extend_from_slice(&header_len.to_be_bytes());
-    frame.extend_from_slice(&header);
-    frame.extend_from_slice(code);
-    Ok(frame)
+
+    /// The bytes that hand this job to a waiting bootstrap.
+    pub fn encode(&self) -> Result<Vec<u8>, SandboxError> {
+        let header = FrameHeader {
+            language: self.language,
+            args: self.args.clone(),
+            env: self.env.clone(),
+            code_len: self.code.len(),
+            wall_ms: self.wall_ms,
+            grace_ms: self.grace_ms,
+            park_ms: self.park_ms,
+            path: self.path.clone(),
+        };
+        let header = serde_json::to_vec(&header).map_err(|source| SandboxError::Frame { source })?;
+        let header_len = u32::try_from(header.len())
+            .map_err(|_| SandboxError::InvalidJob("arguments and environment are too large".into()))?;
+        let mut frame = Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.code.len());
+        frame.extend_from_slice(MAGIC);
+        frame.extend_from_slice(&header_len.to_be_bytes());
+        frame.extend_from_slice(&header);
+        frame.extend_from_slice(&self.code);
+        Ok(frame)
+    }
+
+    /// Reads a frame as the bootstrap does; returns it and what follows it (the program's stdin).
+    pub fn decode(bytes: &[u8]) -> Result<(Frame, &[u8]), FrameError> {
+        let take = |from: usize, len: usize| -> Result<&[u8], FrameError> {
+            let end = from.checked_add(len).filter(|end| *end <= bytes.len());
+            end.map(|end| &bytes[from..end]).ok_or(FrameError::Short {
+                needed: from.saturating_add(len),
+                available: bytes.len(),
+            })
+        };
+        if take(0, MAGIC.len())? != MAGIC {
+            return Err(FrameError::Magic);
+        }
+        let len = take(MAGIC.len(), 4)?;
+        let header_len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        let header_at = MAGIC.len() + 4;
+        let header: FrameHeader = serde_json::from_slice(take(header_at, header_len)?).map_err(FrameError::Header)?;
+        let code_at = header_at + header_len;
+        let code = take(code_at, header.code_len)?;
+        let frame = Frame {
+            language: header.language,
+            args: header.args,
+            env: header.env,
+            path: header.path,
+            wall_ms: header.wall_ms,
+            grace_ms: header.grace_ms,
+            park_ms: header.park_ms,
+            code: code.to_vec(),
+        };
+        Ok((frame, &bytes[code_at + header.code_len..]))
+    }
 }
 
 #[cfg(test)]
@@ -217,16 +294,15 @@ mod tests {
             env: [("K".to_owned(), "v".to_owned())].into(),
             stdin: b"ignored here".to_vec(),
         };
-        let f = frame(
+        let frame = Frame::for_job(
             Language::Bash,
             b"echo hi",
             &inputs,
             1000,
             &SandboxConfig::default(),
             false,
-            "END",
-        )
-        .unwrap();
+        );
+        let f = frame.encode().unwrap();
         assert_eq!(&f[..8], MAGIC);
         let len = u32::from_be_bytes([f[8], f[9], f[10], f[11]]) as usize;
         let header: serde_json::Value = serde_json::from_slice(&f[12..12 + len]).unwrap();
@@ -234,7 +310,45 @@ mod tests {
         assert_eq!(header["args"][0], "a b");
         assert_eq!(header["env"]["K"], "v");
         assert_eq!(header["code_len"], 7);
-        assert_eq!(header["end_marker"], "END");
         assert_eq!(&f[12 + len..], b"echo hi");
+        let mut with_stdin = f.clone();
+        with_stdin.extend_from_slice(b"stdin");
+        let (decoded, rest) = Frame::decode(&with_stdin).unwrap();
+        assert_eq!((decoded, rest), (frame, &b"stdin"[..]));
+    }
+
+    #[test]
+    fn a_frame_with_packages_points_python_and_bash_at_them() {
+        let inputs = Inputs {
+            env: [("PATH".to_owned(), "/mine".to_owned())].into(),
+            ..Default::default()
+        };
+        let frame = Frame::for_job(Language::Python, b"x", &inputs, 1, &SandboxConfig::default(), true);
+        assert_eq!(frame.path, vec![docker::PACKAGES_MOUNT.to_owned()]);
+        assert_eq!(frame.env["PYTHONPATH"], docker::PACKAGES_MOUNT);
+        assert_eq!(frame.env["PATH"], "/mine", "the job's own variables win");
+    }
+
+    #[test]
+    fn truncated_or_foreign_bytes_are_not_a_frame() {
+        let frame = Frame::for_job(
+            Language::Python,
+            b"print(1)",
+            &Inputs::default(),
+            1,
+            &SandboxConfig::default(),
+            false,
+        )
+        .encode()
+        .unwrap();
+        for cut in 0..frame.len() {
+            assert!(Frame::decode(&frame[..cut]).is_err(), "{cut} bytes decoded");
+        }
+        let mut foreign = frame.clone();
+        foreign[0] = b'X';
+        assert!(matches!(Frame::decode(&foreign), Err(FrameError::Magic)));
+        let mut huge = frame;
+        huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(matches!(Frame::decode(&huge), Err(FrameError::Short { .. })));
     }
 }

@@ -4,33 +4,39 @@
 //! service calls: [`Sandbox::start`], [`Sandbox::run`], [`Sandbox::shutdown`]), then what a run
 //! is made of: [`host`] (what the host can give, admission), [`pool`] (warm containers),
 //! [`launch`] (the hardened container and the frame that hands it a job, with `bootstrap.py`
-//! as its PID 1), [`run`] (one job: output cap, wall time, violations), [`monitor`] (the
+//! as its PID 1), [`run`] (one job, phase by phase: output cap, wall time, violations, the end read from outside), [`monitor`] (the
 //! kernel's counters, read from outside), [`activity`] (what the code did); then dependencies:
-//! [`packages`] (install step, cache) and [`egress`] (the proxy); and [`image`] (the recipe).
-//! [`docker`] holds the engine connection, labels and the hardening itself; [`bench`] the
-//! benchmark harness; [`attacks`] the attack suite's expectations. `docs/sandbox.md` describes
-//! the whole.
+//! [`packages`] (install step, cache, through the `airlock-egress` proxy); and [`image`] (the
+//! recipe). [`docker`] holds the engine connection, labels and the hardening itself. Behind
+//! features, absent from release binaries: `bench` (the benchmark harness, for `airlock
+//! bench`) and `testing` (`attacks`: the attack suite's expectations). `docs/sandbox.md`
+//! describes the whole.
 
 pub mod activity;
+#[cfg(feature = "testing")]
 pub mod attacks;
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod config;
 pub mod docker;
-pub mod egress;
 mod error;
 mod events;
 pub mod host;
 pub mod image;
 pub mod launch;
+mod lease;
 pub mod monitor;
+pub mod package_cache;
 pub mod packages;
 pub mod pool;
 pub mod run;
 pub mod sandbox;
 pub mod service;
+mod tally;
 
 pub use config::{
-    DEFAULT_IMAGE, EgressConfig, HostConfig, Images, LimitPolicy, PackagesConfig, PoolConfig, Quotas, SandboxConfig,
+    DEFAULT_IMAGE, EgressConfig, EgressSettings, HostConfig, Images, LimitPolicy, PackagesConfig, PoolConfig, Quotas,
+    SandboxConfig,
 };
 pub use error::SandboxError;
 pub use image::{ImageStatus, ensure_image};

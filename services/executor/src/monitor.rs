@@ -40,9 +40,40 @@ pub struct CgroupObserver {
     memory: PathBuf,
     cpuacct: PathBuf,
     pids: PathBuf,
+    /// PID 1's directory in the host's /proc.
+    init: PathBuf,
+    init_pid: u32,
     /// The container's root as the host sees it (`/proc/PID/root`).
     root: PathBuf,
     proc_root: PathBuf,
+}
+
+/// What PID 1 shows once every process of the program is gone: the program's exit status and
+/// the token of the end marker it will write, as its own name (`CODE:TOKEN`, see `_park` in
+/// `bootstrap.py`). A process can rename only itself, so the program cannot write this.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finished {
+    pub exit_code: i64,
+    pub token: String,
+}
+
+impl Finished {
+    /// Reads a `CODE:TOKEN` name: three digits, a colon, eleven base32 letters.
+    fn parse(name: &str) -> Option<Finished> {
+        let (code, token) = name.trim_end_matches('\n').split_once(':')?;
+        let valid_code = code.len() == 3 && code.bytes().all(|b| b.is_ascii_digit());
+        let valid_token = token.len() == 11
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b));
+        if !(valid_code && valid_token) {
+            return None;
+        }
+        Some(Finished {
+            exit_code: code.parse().ok()?,
+            token: token.to_owned(),
+        })
+    }
 }
 
 impl Observer {
@@ -151,11 +182,53 @@ impl Observer {
         }
     }
 
+    /// Whether the program is over, as the kernel shows it from the host: PID 1 named itself
+    /// with the program's exit status and a token, and the container's pids cgroup holds PID 1
+    /// alone. Always `None` through the API (the end is then the container's stop).
+    pub fn finished(&self) -> Option<Finished> {
+        let Observer::Cgroup(c) = self else { return None };
+        let finished = Finished::parse(&std::fs::read_to_string(c.init.join("comm")).ok()?)?;
+        (self.processes() == [c.init_pid]).then_some(finished)
+    }
+
+    /// Signals PID 1 straight from the host through a pidfd (no round trip through the engine),
+    /// once it is sure the pid is still this container's finished PID 1; `false` when that
+    /// cannot be done here (the caller then asks the engine).
+    pub fn signal_init(&self, signal: libc::c_int) -> bool {
+        let Observer::Cgroup(c) = self else { return false };
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.init_pid as libc::pid_t, 0) };
+        let Ok(fd) = libc::c_int::try_from(fd) else {
+            return false;
+        };
+        if fd < 0 {
+            return false;
+        }
+        use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+        // SAFETY: `fd` was just returned by pidfd_open and is owned by nothing else.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // The pidfd pins the process: if the pid was reused before it was opened, the check
+        // below fails; after it, the signal can only reach the process checked.
+        if self.finished().is_none() {
+            return false;
+        }
+        // SAFETY: a valid pidfd, a signal number, no siginfo, no flags.
+        let sent = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                signal,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        };
+        sent == 0
+    }
+
     /// An open file of PID 1, by the name its memfd was created with (host only).
     pub fn read_init_memfd(&self, fd: u32, name: &str, max: usize) -> Option<Vec<u8>> {
         let Observer::Cgroup(c) = self else { return None };
-        let init = c.root.parent()?;
-        let path = init.join("fd").join(fd.to_string());
+        let path = c.init.join("fd").join(fd.to_string());
         let target = std::fs::read_link(&path).ok()?;
         if !target.to_string_lossy().starts_with(&format!("/memfd:{name}")) {
             return None;
@@ -206,6 +279,8 @@ impl CgroupObserver {
             cpuacct: cpuacct?,
             pids: pids?,
             root: proc_dir.join("root"),
+            init: proc_dir,
+            init_pid: pid,
             proc_root: host.proc_root.clone(),
         })
     }
@@ -273,6 +348,52 @@ mod tests {
         assert_eq!(read_keyed(&path, "missing"), None);
         std::fs::write(&path, "max 12\n").unwrap();
         assert_eq!(read_keyed(&path, "max"), Some(12));
+    }
+
+    #[test]
+    fn the_program_is_over_only_when_pid_1_shows_its_status_and_is_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (init, pids) = (dir.path().join("proc/42"), dir.path().join("pids"));
+        std::fs::create_dir_all(&init).unwrap();
+        std::fs::create_dir_all(&pids).unwrap();
+        let observer = Observer::Cgroup(CgroupObserver {
+            memory: dir.path().into(),
+            cpuacct: dir.path().into(),
+            pids: pids.clone(),
+            root: init.join("root"),
+            init: init.clone(),
+            init_pid: 42,
+            proc_root: dir.path().join("proc"),
+        });
+        let state = |comm: &str, procs: &str| {
+            std::fs::write(init.join("comm"), comm).unwrap();
+            std::fs::write(pids.join("cgroup.procs"), procs).unwrap();
+            observer.finished()
+        };
+        let token = "abcdefgh234".to_owned();
+        assert_eq!(
+            state("003:abcdefgh234\n", "42\n"),
+            Some(Finished { exit_code: 3, token })
+        );
+        assert_eq!(
+            state("python3\n", "42\n"),
+            None,
+            "PID 1 alone before the job or while it forks"
+        );
+        assert_eq!(
+            state("000:abcdefgh234\n", "42\n43\n"),
+            None,
+            "another process is still there"
+        );
+        for name in [
+            "03:abcdefgh234",
+            "003:abcdefgh2345",
+            "003:ABCDEFGH234",
+            "003:abcdefgh231",
+            "x03:abcdefgh234",
+        ] {
+            assert_eq!(state(name, "42\n"), None, "{name}");
+        }
     }
 
     #[test]

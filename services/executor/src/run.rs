@@ -1,25 +1,51 @@
-//! One job in one launched container: hand it the frame, stream its output under a hard cap,
-//! watch the kernel's counters, kill on the first violation or at the wall time, and collect the
-//! report. The container is removed afterwards whatever happened.
+//! One job in one launched container, top-down. [`execute`] hands the bootstrap its frame,
+//! supervises the run in four phases, and removes the container whatever happened:
+//!
+//! 1. [`Run::watch`]: stream the output under its cap and read the kernel's counters until the
+//!    program is over and its output complete, a limit is crossed, or the container stops;
+//! 2. [`Run::post_mortem`]: while PID 1 waits parked, read the final counters and what the
+//!    program left (files, processes, and the untrusted inside report);
+//! 3. [`Run::release`] lets PID 1 exit, or [`Run::stopped`] takes the exit status of a
+//!    container that stopped by itself from the engine (`docker wait`), or the container is
+//!    killed on a violation;
+//! 4. [`Run::report`]: the activity events, usage and violation, into a [`RunReport`].
+//!
+//! Nothing the program can write decides anything here. Watched from the host, the end of the
+//! program is PID 1's own name (`CODE:TOKEN`, which no other process can set) with the pids
+//! cgroup holding PID 1 alone; the name carries the exit status PID 1 got from `waitpid`; the
+//! end of each output stream is a marker PID 1 writes on request behind everything the program
+//! wrote, whose token was drawn after the program's last process died. The engine's `docker
+//! wait` status is checked against it afterwards. Not watched from the host, the end is the
+//! container's stop: the end of the engine's attach stream and its `docker wait` status. What
+//! the program writes on stdout and stderr is only ever its output.
 
-use crate::activity;
+use crate::activity::{self, InsideReport};
 use crate::config::SandboxConfig;
 use crate::docker::{self, Engine};
 use crate::events::EventSink;
-use crate::launch::Launched;
-use crate::monitor::{Observer, Reading};
+use crate::launch::{Frame, Launched};
+use crate::monitor::{Finished, Observer};
+use crate::tally::{EndWatch, Output, Tally, check, output_violation};
 use crate::{RunReport, SandboxError, SandboxEvent};
-use airlock_protocol::{
-    Activity, ExecStarted, Limits, OutputChunk, OutputStream, Usage, UsageSample, Violation, ViolationKind,
-};
-use bollard::container::LogOutput;
-use bollard::query_parameters::WaitContainerOptionsBuilder;
+use airlock_protocol::{Activity, ExecStarted, Limits, OutputStream, Usage, UsageSample, Violation, ViolationKind};
+use bollard::container::{AttachContainerResults, LogOutput};
 use futures::StreamExt;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::task::TaskTracker;
+
+/// The container's output as the engine streams it.
+type OutputStreamOf = Pin<Box<dyn futures::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>>;
+
+/// What PID 1 writes at the end of each output stream, before the token (`END_PREFIX` in
+/// `bootstrap.py`).
+const END_PREFIX: &[u8] = b"\n\0airlock-end-";
+/// How long the engine may take to stop a released container, beyond `park_ms`, before the
+/// check of its exit status gives up.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What [`execute`] needs besides the container.
 pub struct Execution<'a> {
@@ -27,167 +53,15 @@ pub struct Execution<'a> {
     pub config: &'a SandboxConfig,
     pub request_id: &'a str,
     pub limits: Limits,
-    pub frame: Vec<u8>,
+    /// The job as the bootstrap receives it; its `park_ms` is cleared when the run cannot be
+    /// watched from the host (nothing would look at a parked container).
+    pub frame: Frame,
     pub stdin: Vec<u8>,
-    /// What the bootstrap writes on stdout and stderr once no process of the program is left.
-    pub end_marker: Vec<u8>,
     pub warm: bool,
     /// Where the monitor reports the job's memory use (for admission of other jobs).
     pub memory_used: Arc<AtomicU64>,
     /// Background removals, awaited at shutdown.
     pub cleanup: &'a TaskTracker,
-}
-
-/// Output under the cap, in order.
-struct Output {
-    cap: u64,
-    seen: u64,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    seq: u32,
-    truncated: bool,
-}
-
-impl Output {
-    /// Keeps what fits under the cap; returns the chunk to publish and whether the cap was hit.
-    fn push(&mut self, stream: OutputStream, data: &[u8]) -> (Option<OutputChunk>, bool) {
-        let kept_so_far = self.stdout.len() as u64 + self.stderr.len() as u64;
-        self.seen += data.len() as u64;
-        let room = self.cap.saturating_sub(kept_so_far);
-        let keep = &data[..data.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
-        let over = (data.len() as u64) > room;
-        if over {
-            self.truncated = true;
-        }
-        if keep.is_empty() {
-            return (None, over);
-        }
-        match stream {
-            OutputStream::Stdout => self.stdout.extend_from_slice(keep),
-            OutputStream::Stderr => self.stderr.extend_from_slice(keep),
-        }
-        let chunk = OutputChunk {
-            stream,
-            seq: self.seq,
-            data: keep.to_vec(),
-        };
-        self.seq += 1;
-        (Some(chunk), over)
-    }
-}
-
-/// A fresh end marker for one job. It only has to be unlike anything a program prints by
-/// accident: a program that reads it from its own memory and prints it early ends its own
-/// output capture early, nothing more (the run still ends by PID 1's exit record or a limit).
-pub fn end_marker() -> String {
-    format!("\n\u{0}airlock-end-{}\u{0}", uuid::Uuid::new_v4().simple())
-}
-
-/// Finds the end marker in one output stream, across chunk boundaries, and keeps it out of the
-/// program's output.
-struct EndWatch {
-    marker: Vec<u8>,
-    /// The tail of what was read that could be the start of the marker.
-    held: Vec<u8>,
-    seen: bool,
-}
-
-impl EndWatch {
-    fn new(marker: &[u8]) -> Self {
-        Self { marker: marker.to_vec(), held: Vec::new(), seen: false }
-    }
-
-    /// The program's bytes in `data`: everything before the marker, less a held-back tail that
-    /// may be the marker's beginning.
-    fn feed(&mut self, data: &[u8]) -> Vec<u8> {
-        if self.seen {
-            return Vec::new();
-        }
-        let mut buf = std::mem::take(&mut self.held);
-        buf.extend_from_slice(data);
-        if let Some(at) = buf.windows(self.marker.len()).position(|w| w == self.marker.as_slice()) {
-            self.seen = true;
-            buf.truncate(at);
-            return buf;
-        }
-        let keep = (1..self.marker.len().min(buf.len() + 1))
-            .rev()
-            .find(|&n| buf.ends_with(&self.marker[..n]))
-            .unwrap_or(0);
-        self.held = buf.split_off(buf.len() - keep);
-        buf
-    }
-
-    /// What is still held back when the stream ends without a marker.
-    fn flush(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.held)
-    }
-}
-
-/// Peaks and totals from the readings.
-#[derive(Default)]
-struct Tally {
-    baseline_cpu_ns: Option<u64>,
-    last: Reading,
-    peak_memory: u64,
-    peak_pids: u32,
-    samples: u32,
-}
-
-impl Tally {
-    fn add(&mut self, reading: Reading) {
-        if self.baseline_cpu_ns.is_none() {
-            self.baseline_cpu_ns = Some(reading.cpu_ns);
-        }
-        self.peak_memory = self
-            .peak_memory
-            .max(reading.peak_memory_bytes)
-            .max(reading.memory_bytes);
-        self.peak_pids = self.peak_pids.max(reading.peak_pids).max(reading.pids);
-        self.last = reading;
-    }
-
-    fn cpu_ms(&self) -> u64 {
-        self.last.cpu_ns.saturating_sub(self.baseline_cpu_ns.unwrap_or(0)) / 1_000_000
-    }
-}
-
-/// A violation the readings show, if any.
-fn check(limits: &Limits, reading: &Reading) -> Option<Violation> {
-    if reading.oom_kills > 0 {
-        return Some(Violation {
-            kind: ViolationKind::Memory,
-            detail: format!(
-                "the kernel's OOM killer killed {} process(es) at the {} byte memory limit (no swap)",
-                reading.oom_kills, limits.memory_bytes
-            ),
-            limit: Some(limits.memory_bytes),
-            measured: Some(reading.peak_memory_bytes.max(reading.memory_bytes)),
-        });
-    }
-    if reading.fork_failures > 0 {
-        return Some(Violation {
-            kind: ViolationKind::Pids,
-            detail: format!(
-                "the pids limit of {} refused {} fork(s)",
-                limits.pids, reading.fork_failures
-            ),
-            limit: Some(u64::from(limits.pids)),
-            measured: Some(u64::from(reading.peak_pids.max(reading.pids))),
-        });
-    }
-    if let Some((used, size)) = reading.disk
-        && size > 0
-        && size.saturating_sub(used) < 4096
-    {
-        return Some(Violation {
-            kind: ViolationKind::Disk,
-            detail: format!("the writable space (/tmp, a {size} byte tmpfs) is full"),
-            limit: Some(limits.disk_bytes),
-            measured: Some(used),
-        });
-    }
-    None
 }
 
 /// Runs the job; the container is always removed (in the background, tracked by `cleanup`).
@@ -199,48 +73,104 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
         host_pid,
         ..
     } = launched;
-    let engine = exec.engine;
     let result = supervise(&exec, &id, &image, attach, host_pid, events).await;
-    let cleanup_engine = engine.clone();
-    let cleanup_id = id.clone();
+    let engine = exec.engine.clone();
+    // The status PID 1 showed, to be checked against the engine's once the container stopped.
+    let shown = match &result {
+        Ok((_, Some(shown))) => Some(*shown),
+        _ => None,
+    };
+    let stop_bound = Duration::from_millis(exec.config.limits.park_ms) + STOP_GRACE;
     exec.cleanup.spawn(async move {
-        if let Err(error) = docker::remove_container(&cleanup_engine, &cleanup_id).await {
-            tracing::warn!(container = %cleanup_id, %error, "removing a sandbox container; the next start removes it");
+        if let Some(shown) = shown {
+            check_engine_status(&engine, &id, shown, stop_bound).await;
+        }
+        if let Err(error) = docker::remove_container(&engine, &id).await {
+            tracing::warn!(container = %id, %error, "removing a sandbox container; the next start removes it");
         }
     });
-    result
+    result.map(|(report, _)| report)
 }
 
+/// The engine's record of the exit status (`docker wait`) must be the one PID 1 showed in its
+/// name: they are the same `waitpid` result, by two ways out. A difference is a defect of the
+/// sandbox, never of the program, and is logged as one.
+async fn check_engine_status(engine: &Engine, id: &str, shown: i64, bound: Duration) {
+    match tokio::time::timeout(bound, docker::exit_status(engine, id)).await {
+        Ok(Ok(status)) if status == shown => {}
+        Ok(Ok(status)) => tracing::error!(
+            container = %id,
+            shown,
+            engine = status,
+            "PID 1 showed another exit status than the engine recorded"
+        ),
+        Ok(Err(error)) => tracing::warn!(container = %id, %error, "the engine's exit status is unknown"),
+        Err(_) => tracing::warn!(container = %id, "the released container did not stop in time"),
+    }
+}
+
+/// The four phases, in order. Returns the report and, when the end was read from PID 1's name,
+/// the exit status it showed.
 async fn supervise(
     exec: &Execution<'_>,
     id: &str,
     image: &str,
-    attach: bollard::container::AttachContainerResults,
+    attach: AttachContainerResults,
     host_pid: Option<u32>,
     events: &EventSink,
-) -> Result<RunReport, SandboxError> {
-    let engine = exec.engine;
-    let limits = exec.limits;
-    let bollard::container::AttachContainerResults { mut output, mut input } = attach;
-    events.send(SandboxEvent::Started(ExecStarted {
-        container: id.to_owned(),
-        image: image.to_owned(),
-        limits,
-        warm: exec.warm,
-    }));
-
-    let observer = Observer::for_container(&exec.config.host, engine, id, host_pid);
-    observer.reset_peak();
-    let mut tally = Tally::default();
-    if let Some(reading) = observer.read().await {
-        tally.add(reading);
+) -> Result<(RunReport, Option<i64>), SandboxError> {
+    let AttachContainerResults { mut output, input } = attach;
+    let mut run = Run::start(exec, id, image, host_pid, events).await;
+    let mut frame = exec.frame.clone();
+    if !run.observer.is_host() {
+        frame.park_ms = 0;
     }
+    let writer = feed(input, frame.encode()?, exec.stdin.clone());
+    let ending = run.watch(&mut output).await;
+    if run.wall.is_zero() {
+        run.wall = run.started.elapsed();
+    }
+    let mut shown = None;
+    let ended = match ending {
+        Ending::ProgramOver(exit_code) => {
+            shown = Some(exit_code);
+            let found = run.post_mortem().await;
+            run.release().await?;
+            Ok(Ended::over(exit_code, found))
+        }
+        Ending::ContainerStopped => run.stopped().await,
+        Ending::Violation(violation) => {
+            // Let go of both halves of the attach stream before the kill: the engine does not
+            // mark a container stopped until its output is copied out, so a kill while a flood
+            // sits unread in the stream would wait for a reader that never comes.
+            writer.abort();
+            drop(output);
+            docker::signal(exec.engine, id, "SIGKILL").await?;
+            Ok(Ended::killed(violation))
+        }
+        Ending::StreamFailed(error) => {
+            writer.abort();
+            drop(output);
+            docker::signal(exec.engine, id, "SIGKILL").await?;
+            Err(exec.engine.err("read the container's output", error))
+        }
+        Ending::Stuck => {
+            writer.abort();
+            drop(output);
+            docker::signal(exec.engine, id, "SIGKILL").await?;
+            Err(SandboxError::Stuck {
+                container: id.to_owned(),
+            })
+        }
+    };
+    writer.abort();
+    Ok((run.report(ended?), shown))
+}
 
-    let started = Instant::now();
-    let frame = exec.frame.clone();
-    let stdin = exec.stdin.clone();
-    // Its own task: a program that never reads stdin must not stall the watch loop.
-    let writer = tokio::spawn(async move {
+/// Writes the frame and the program's stdin, then closes stdin; its own task, so that a program
+/// that never reads stdin does not stall the watch.
+fn feed(mut input: Pin<Box<dyn AsyncWrite + Send>>, frame: Vec<u8>, stdin: Vec<u8>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         let result = async {
             input.write_all(&frame).await?;
             input.write_all(&stdin).await?;
@@ -251,287 +181,346 @@ async fn supervise(
         if let Err(error) = result {
             tracing::debug!(%error, "stdin of the sandbox closed early");
         }
-    });
-
-    let mut out = Output {
-        cap: limits.output_bytes,
-        seen: 0,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        seq: 0,
-        truncated: false,
-    };
-    let deadline = tokio::time::sleep(Duration::from_millis(limits.wall_ms));
-    tokio::pin!(deadline);
-    let mut watch = tokio::time::interval(Duration::from_millis(exec.config.limits.watch_ms.max(1)));
-    watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let sample_every = Duration::from_millis(exec.config.limits.sample_ms.max(exec.config.limits.watch_ms).max(1));
-    let mut next_sample = started + sample_every;
-    let mut violation: Option<Violation> = None;
-    let mut stdout_end = EndWatch::new(&exec.end_marker);
-    let mut stderr_end = EndWatch::new(&exec.end_marker);
-    let mut processes = activity::Processes::default();
-    if let Some(pid) = host_pid {
-        processes.ignore(pid);
-    }
-
-    loop {
-        tokio::select! {
-            biased;
-            item = output.next() => match item {
-                Some(Ok(LogOutput::StdOut { message })) | Some(Ok(LogOutput::Console { message })) => {
-                    let data = stdout_end.feed(&message);
-                    let (chunk, over) = out.push(OutputStream::Stdout, &data);
-                    if let Some(chunk) = chunk { events.send(SandboxEvent::Output(chunk)); }
-                    if over { violation = Some(output_violation(&out)); break; }
-                    if stdout_end.seen && stderr_end.seen { break; }
-                }
-                Some(Ok(LogOutput::StdErr { message })) => {
-                    let data = stderr_end.feed(&message);
-                    let (chunk, over) = out.push(OutputStream::Stderr, &data);
-                    if let Some(chunk) = chunk { events.send(SandboxEvent::Output(chunk)); }
-                    if over { violation = Some(output_violation(&out)); break; }
-                    if stdout_end.seen && stderr_end.seen { break; }
-                }
-                Some(Ok(LogOutput::StdIn { .. })) => {}
-                Some(Err(error)) => {
-                    tracing::warn!(container = %id, %error, "the attach stream failed");
-                    break;
-                }
-                // The container stopped (PID 1 exited or was killed).
-                None => {
-                    for (stream, watch) in [(OutputStream::Stdout, &mut stdout_end), (OutputStream::Stderr, &mut stderr_end)] {
-                        let (chunk, _) = out.push(stream, &watch.flush());
-                        if let Some(chunk) = chunk { events.send(SandboxEvent::Output(chunk)); }
-                    }
-                    break;
-                }
-            },
-            _ = &mut deadline => {
-                violation = Some(Violation {
-                    kind: ViolationKind::Timeout,
-                    detail: format!("still running after the {} ms wall-time limit; killed", limits.wall_ms),
-                    limit: Some(limits.wall_ms),
-                    measured: Some(started.elapsed().as_millis() as u64),
-                });
-                break;
-            }
-            _ = watch.tick() => {
-                if let Some(reading) = observer.read().await {
-                    tally.add(reading);
-                    exec.memory_used.store(reading.memory_bytes, Ordering::Relaxed);
-                    processes.observe(&observer);
-                    if let Some(found) = check(&limits, &reading) {
-                        violation = Some(found);
-                        break;
-                    }
-                    if Instant::now() >= next_sample {
-                        next_sample += sample_every;
-                        events.send(SandboxEvent::Usage(UsageSample {
-                            seq: tally.samples,
-                            elapsed_ms: started.elapsed().as_millis() as u64,
-                            memory_bytes: reading.memory_bytes,
-                            cpu_ms: tally.cpu_ms(),
-                            pids: reading.pids,
-                        }));
-                        tally.samples += 1;
-                    }
-                }
-            }
-        }
-    }
-    let wall = started.elapsed();
-    // Let go of both halves of the attach stream before anything else: the engine does not mark
-    // a container stopped until its output is copied out, so a kill while a flood sits unread in
-    // the stream would wait for a reader that never comes.
-    writer.abort();
-    let _ = writer.await;
-    drop(output);
-
-    let killed = violation.is_some();
-    let mut exit_code = None;
-    let mut inside = None;
-    if killed {
-        docker::signal(engine, id, "SIGKILL").await?;
-    } else {
-        // The program is over and the container parked: its final state can be read.
-        if let Some(reading) = observer.read().await {
-            tally.add(reading);
-            processes.observe(&observer);
-            violation = check(&limits, &reading);
-        }
-        events.send(SandboxEvent::Activity(Activity {
-            files_created: activity::files_left(&observer),
-            processes: processes.seen(),
-            network_attempts: vec![],
-            untrusted: false,
-        }));
-        inside = activity::inside_report(&observer);
-        exit_code = inside.as_ref().and_then(|r| r.exit_code);
-        if exit_code.is_none() {
-            // No way to read PID 1's report from outside: release it and take its exit status.
-            exit_code = release_and_wait(engine, id, exec.config.limits.park_ms).await?;
-            // An OOM kill of PID 1 itself ends the container before any counter is read.
-            if violation.is_none() && exit_code == Some(137) && oom_killed(engine, id).await {
-                violation = Some(Violation {
-                    kind: ViolationKind::Memory,
-                    detail: format!(
-                        "killed by the OOM killer at the {} byte memory limit",
-                        limits.memory_bytes
-                    ),
-                    limit: Some(limits.memory_bytes),
-                    measured: Some(tally.peak_memory),
-                });
-            }
-        }
-    }
-    if violation.is_some() {
-        // The program did not end by itself.
-        exit_code = None;
-    }
-    if let Some(report) = inside
-        && !report.network_attempts.is_empty()
-    {
-        events.send(SandboxEvent::Activity(Activity {
-            files_created: vec![],
-            processes: vec![],
-            network_attempts: report.network_attempts,
-            untrusted: true,
-        }));
-    }
-
-    let usage = Usage {
-        wall_ms: wall.as_millis() as u64,
-        cpu_ms: tally.cpu_ms(),
-        peak_memory_bytes: tally.peak_memory,
-        peak_pids: tally.peak_pids,
-        stdout_bytes: out.stdout.len() as u64,
-        stderr_bytes: out.stderr.len() as u64,
-    };
-    if let Some(v) = &violation {
-        tracing::info!(request = exec.request_id, kind = v.kind.as_str(), detail = %v.detail, "violation");
-    }
-    Ok(RunReport {
-        exit_code,
-        stdout: out.stdout,
-        stderr: out.stderr,
-        output_truncated: out.truncated,
-        violation,
-        usage,
     })
 }
 
-/// Lets the parked bootstrap exit and returns its exit status (the program's).
-async fn release_and_wait(engine: &Engine, id: &str, park_ms: u64) -> Result<Option<i64>, SandboxError> {
-    docker::signal(engine, id, "SIGUSR1").await?;
-    let mut wait = engine.docker.wait_container(
-        id,
-        Some(WaitContainerOptionsBuilder::default().condition("not-running").build()),
-    );
-    match tokio::time::timeout(Duration::from_millis(park_ms + 5_000), wait.next()).await {
-        Ok(Some(Ok(response))) => Ok(Some(response.status_code)),
-        // bollard reports a non-zero exit as an error; it is the program's exit status.
-        Ok(Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. }))) => Ok(Some(code)),
-        Ok(Some(Err(error))) => Err(engine.err(error)),
-        Ok(None) | Err(_) => Ok(None),
+/// Why [`Run::watch`] stopped.
+enum Ending {
+    /// Every process of the program is gone and all of its output was read; PID 1 waits,
+    /// parked, to be released. The program's exit status, as PID 1 showed it.
+    ProgramOver(i64),
+    /// The engine ended the attach stream: the container stopped (PID 1 exited or was killed).
+    ContainerStopped,
+    /// A limit was crossed; the container must be killed.
+    Violation(Violation),
+    /// The engine's attach stream failed.
+    StreamFailed(bollard::errors::Error),
+    /// PID 1 showed the program was over but did not end its output when asked.
+    Stuck,
+}
+
+/// What the post-mortem found while PID 1 was parked.
+struct Found {
+    outside: Activity,
+    inside: Option<InsideReport>,
+    violation: Option<Violation>,
+}
+
+/// How the run ended: the program's exit status (none when it was killed for a violation), and
+/// what was found after it.
+struct Ended {
+    exit_code: Option<i64>,
+    violation: Option<Violation>,
+    outside: Option<Activity>,
+    inside: Option<InsideReport>,
+}
+
+impl Ended {
+    fn over(exit_code: i64, found: Found) -> Ended {
+        Ended {
+            // A violation in the final reading: the program did not end by itself.
+            exit_code: found.violation.is_none().then_some(exit_code),
+            violation: found.violation,
+            outside: Some(found.outside),
+            inside: found.inside,
+        }
+    }
+
+    fn killed(violation: Violation) -> Ended {
+        Ended {
+            exit_code: None,
+            violation: Some(violation),
+            outside: None,
+            inside: None,
+        }
     }
 }
 
-async fn oom_killed(engine: &Engine, id: &str) -> bool {
-    engine
-        .docker
-        .inspect_container(id, None::<bollard::query_parameters::InspectContainerOptions>)
-        .await
-        .ok()
-        .and_then(|i| i.state)
-        .and_then(|s| s.oom_killed)
-        == Some(true)
+/// What one item of the attach stream means for the run.
+enum Flow {
+    More,
+    Over(Violation),
+    Ended,
+    Failed(bollard::errors::Error),
 }
 
-fn output_violation(out: &Output) -> Violation {
-    Violation {
-        kind: ViolationKind::Output,
-        detail: format!(
-            "stdout and stderr passed the {} byte output limit; reading stopped and the container was killed",
-            out.cap
-        ),
-        limit: Some(out.cap),
-        measured: Some(out.seen),
-    }
+/// The state of one run across its phases.
+struct Run<'a> {
+    exec: &'a Execution<'a>,
+    id: &'a str,
+    events: &'a EventSink,
+    observer: Observer,
+    tally: Tally,
+    out: Output,
+    /// Once PID 1 showed the program is over: where stdout and stderr end.
+    ends: Option<[EndWatch; 2]>,
+    processes: activity::Processes,
+    started: Instant,
+    wall: Duration,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn output_is_capped_across_streams() {
-        let mut out = Output {
-            cap: 10,
-            seen: 0,
-            stdout: vec![],
-            stderr: vec![],
-            seq: 0,
-            truncated: false,
-        };
-        let (chunk, over) = out.push(OutputStream::Stdout, b"123456");
-        assert_eq!(chunk.unwrap().data, b"123456");
-        assert!(!over);
-        let (chunk, over) = out.push(OutputStream::Stderr, b"abcdef");
-        let chunk = chunk.unwrap();
-        assert_eq!((chunk.data.as_slice(), chunk.seq), (&b"abcd"[..], 1));
-        assert!(over && out.truncated);
-        let (chunk, over) = out.push(OutputStream::Stdout, b"x");
-        assert!(chunk.is_none() && over);
-        assert_eq!(out.seen, 13);
+impl<'a> Run<'a> {
+    /// Announces the run and takes the first reading, before the job is handed over.
+    async fn start(
+        exec: &'a Execution<'a>,
+        id: &'a str,
+        image: &str,
+        host_pid: Option<u32>,
+        events: &'a EventSink,
+    ) -> Run<'a> {
+        events.send(SandboxEvent::Started(ExecStarted {
+            container: id.to_owned(),
+            image: image.to_owned(),
+            limits: exec.limits,
+            warm: exec.warm,
+        }));
+        let observer = Observer::for_container(&exec.config.host, exec.engine, id, host_pid);
+        // A warm container's idle interpreter does not count towards the job's peak.
+        observer.reset_peak();
+        let mut tally = Tally::default();
+        if let Some(reading) = observer.read().await {
+            tally.add(reading);
+        }
+        let mut processes = activity::Processes::default();
+        if let Some(pid) = host_pid {
+            processes.ignore(pid);
+        }
+        Run {
+            exec,
+            id,
+            events,
+            observer,
+            tally,
+            out: Output::new(exec.limits.output_bytes),
+            ends: None,
+            processes,
+            started: Instant::now(),
+            wall: Duration::ZERO,
+        }
     }
 
-    #[test]
-    fn the_end_marker_is_found_across_chunks_and_kept_out_of_the_output() {
-        let marker = end_marker();
-        let bytes = marker.as_bytes();
-        let mut watch = EndWatch::new(bytes);
-        let mut got = watch.feed(b"hello\n");
-        got.extend(watch.feed(&bytes[..5]));
-        assert!(!watch.seen);
-        got.extend(watch.feed(&bytes[5..]));
-        assert!(watch.seen);
-        assert_eq!(got, b"hello\n");
-        assert!(watch.feed(b"after").is_empty());
-
-        // A prefix of the marker that turns out not to be it is output after all.
-        let mut watch = EndWatch::new(bytes);
-        let mut got = watch.feed(&bytes[..3]);
-        got.extend(watch.feed(b"xyz"));
-        got.extend(watch.flush());
-        assert_eq!(got, [&bytes[..3], b"xyz"].concat());
-        assert!(!watch.seen);
+    /// Phase 1: output, counters, the wall time, and (from the host) whether the program is
+    /// over, looked at more often while the run is young, so a trivial run ends in
+    /// milliseconds without a long run costing more than one look per `watch_ms`. Once it is
+    /// over, PID 1 is asked to end both output streams, and the watch ends when both ended.
+    async fn watch(&mut self, output: &mut OutputStreamOf) -> Ending {
+        let limits = self.exec.limits;
+        let policy = &self.exec.config.limits;
+        let deadline = tokio::time::sleep(Duration::from_millis(limits.wall_ms));
+        tokio::pin!(deadline);
+        let watch_every = Duration::from_millis(policy.watch_ms.max(1));
+        let mut counters = tokio::time::interval(watch_every);
+        counters.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let sample_every = Duration::from_millis(policy.sample_ms.max(policy.watch_ms).max(1));
+        let mut next_sample = self.started + sample_every;
+        let from_host = self.observer.is_host();
+        let mut next_end_check = tokio::time::Instant::now() + Duration::from_millis(1);
+        let mut over: Option<(i64, tokio::time::Instant)> = None;
+        loop {
+            tokio::select! {
+                biased;
+                item = output.next() => match self.take(item) {
+                    Flow::More => {}
+                    Flow::Over(violation) => return Ending::Violation(violation),
+                    Flow::Ended => return Ending::ContainerStopped,
+                    Flow::Failed(error) => return Ending::StreamFailed(error),
+                },
+                _ = &mut deadline, if over.is_none() => return Ending::Violation(self.timeout()),
+                _ = counters.tick() => {
+                    if let Some(violation) = self.sample(&mut next_sample, sample_every).await {
+                        return Ending::Violation(violation);
+                    }
+                }
+                _ = tokio::time::sleep_until(next_end_check), if from_host && over.is_none() => {
+                    if let Some(finished) = self.observer.finished() {
+                        self.wall = self.started.elapsed();
+                        over = Some((finished.exit_code, self.end_output(&finished).await));
+                    } else {
+                        let every = (self.started.elapsed() / 8).clamp(Duration::from_millis(1), watch_every);
+                        next_end_check = tokio::time::Instant::now() + every;
+                    }
+                }
+                _ = tokio::time::sleep_until(over.map_or(next_end_check, |(_, by)| by)), if over.is_some() => {
+                    return Ending::Stuck;
+                }
+            }
+            if let (Some((exit_code, _)), Some([stdout, stderr])) = (over, &self.ends)
+                && stdout.seen
+                && stderr.seen
+            {
+                return Ending::ProgramOver(exit_code);
+            }
+        }
     }
 
-    #[test]
-    fn readings_become_violations() {
-        let limits = crate::SandboxConfig::default().quotas.untrusted;
-        assert!(check(&limits, &Reading::default()).is_none());
-        let forks = Reading {
-            fork_failures: 2,
-            pids: 64,
-            ..Default::default()
+    /// Asks PID 1 (which showed the program is over) to write the end marker on both streams;
+    /// returns by when they must have ended.
+    async fn end_output(&mut self, finished: &Finished) -> tokio::time::Instant {
+        let marker = [END_PREFIX, finished.token.as_bytes()].concat();
+        self.ends = Some([EndWatch::new(&marker), EndWatch::new(&marker)]);
+        if !self.observer.signal_init(libc::SIGUSR2)
+            && let Err(error) = docker::signal(self.exec.engine, self.id, "SIGUSR2").await
+        {
+            tracing::warn!(container = %self.id, %error, "asking PID 1 to end the output");
+        }
+        tokio::time::Instant::now() + Duration::from_millis(self.exec.config.limits.park_ms) + STOP_GRACE
+    }
+
+    /// Keeps one item of the attach stream's output, under the cap.
+    fn take(&mut self, item: Option<Result<LogOutput, bollard::errors::Error>>) -> Flow {
+        let (stream, data) = match item {
+            Some(Ok(LogOutput::StdOut { message })) | Some(Ok(LogOutput::Console { message })) => {
+                (OutputStream::Stdout, message)
+            }
+            Some(Ok(LogOutput::StdErr { message })) => (OutputStream::Stderr, message),
+            Some(Ok(LogOutput::StdIn { .. })) => return Flow::More,
+            Some(Err(error)) => return Flow::Failed(error),
+            None => return Flow::Ended,
         };
-        assert_eq!(check(&limits, &forks).unwrap().kind, ViolationKind::Pids);
-        let oom = Reading {
-            oom_kills: 1,
-            ..Default::default()
+        let data = match &mut self.ends {
+            Some([stdout, stderr]) => match stream {
+                OutputStream::Stdout => stdout.feed(&data),
+                OutputStream::Stderr => stderr.feed(&data),
+            },
+            None => data.to_vec(),
         };
-        assert_eq!(check(&limits, &oom).unwrap().kind, ViolationKind::Memory);
-        let full = Reading {
-            disk: Some((16 << 20, 16 << 20)),
-            ..Default::default()
+        let (chunk, over) = self.out.push(stream, &data);
+        if let Some(chunk) = chunk {
+            self.events.send(SandboxEvent::Output(chunk));
+        }
+        if over {
+            Flow::Over(output_violation(&self.out))
+        } else {
+            Flow::More
+        }
+    }
+
+    /// One look at the kernel's counters: a violation, or a usage sample when one is due.
+    async fn sample(&mut self, next_sample: &mut Instant, sample_every: Duration) -> Option<Violation> {
+        let reading = self.observer.read().await?;
+        self.tally.add(reading);
+        self.exec.memory_used.store(reading.memory_bytes, Ordering::Relaxed);
+        self.processes.observe(&self.observer);
+        if let Some(found) = check(&self.exec.limits, &reading) {
+            return Some(found);
+        }
+        if Instant::now() >= *next_sample {
+            *next_sample += sample_every;
+            self.events.send(SandboxEvent::Usage(UsageSample {
+                seq: self.tally.samples,
+                elapsed_ms: self.started.elapsed().as_millis() as u64,
+                memory_bytes: reading.memory_bytes,
+                cpu_ms: self.tally.cpu_ms(),
+                pids: reading.pids,
+            }));
+            self.tally.samples += 1;
+        }
+        None
+    }
+
+    fn timeout(&self) -> Violation {
+        let wall_ms = self.exec.limits.wall_ms;
+        Violation {
+            kind: ViolationKind::Timeout,
+            detail: format!("still running after the {wall_ms} ms wall-time limit; killed"),
+            limit: Some(wall_ms),
+            measured: Some(self.started.elapsed().as_millis() as u64),
+        }
+    }
+
+    /// Phase 2: the program is over and PID 1 parked, so the container's final state holds
+    /// still: its counters, the files left in its tmpfs, the processes seen, and what the
+    /// program's audit hook reported (untrusted).
+    async fn post_mortem(&mut self) -> Found {
+        let mut violation = None;
+        if let Some(reading) = self.observer.read().await {
+            self.tally.add(reading);
+            self.processes.observe(&self.observer);
+            violation = check(&self.exec.limits, &reading);
+        }
+        Found {
+            outside: Activity {
+                files_created: activity::files_left(&self.observer),
+                processes: self.processes.seen(),
+                network_attempts: vec![],
+                untrusted: false,
+            },
+            inside: activity::inside_report(&self.observer),
+            violation,
+        }
+    }
+
+    /// Phase 3 after a post-mortem: lets PID 1 exit (the container is removed in the
+    /// background, after its exit status was checked against the one PID 1 showed).
+    async fn release(&self) -> Result<(), SandboxError> {
+        if !self.observer.signal_init(libc::SIGUSR1) {
+            docker::signal(self.exec.engine, self.id, "SIGUSR1").await?;
+        }
+        Ok(())
+    }
+
+    /// Phase 3 when the container stopped by itself (PID 1 exited: not watched from the host,
+    /// its safety net, or killed by the OOM killer): the exit status from the engine.
+    async fn stopped(&mut self) -> Result<Ended, SandboxError> {
+        let (engine, id) = (self.exec.engine, self.id);
+        let status = docker::exit_status(engine, id).await?;
+        let mut violation = None;
+        // An OOM kill of PID 1 itself ends the container before any counter shows it.
+        if status == 137 && docker::oom_killed(engine, id).await {
+            let limit = self.exec.limits.memory_bytes;
+            violation = Some(Violation {
+                kind: ViolationKind::Memory,
+                detail: format!("killed by the OOM killer at the {limit} byte memory limit"),
+                limit: Some(limit),
+                measured: Some(self.tally.peak_memory),
+            });
+        }
+        Ok(Ended {
+            exit_code: violation.is_none().then_some(status),
+            violation,
+            outside: Some(Activity {
+                files_created: vec![],
+                processes: self.processes.seen(),
+                network_attempts: vec![],
+                untrusted: false,
+            }),
+            inside: None,
+        })
+    }
+
+    /// Phase 4: the activity events, after all of the output, and the report.
+    fn report(self, ended: Ended) -> RunReport {
+        if let Some(outside) = ended.outside {
+            self.events.send(SandboxEvent::Activity(outside));
+        }
+        if let Some(inside) = ended.inside
+            && !inside.network_attempts.is_empty()
+        {
+            self.events.send(SandboxEvent::Activity(Activity {
+                files_created: vec![],
+                processes: vec![],
+                network_attempts: inside.network_attempts,
+                untrusted: true,
+            }));
+        }
+        if let Some(v) = &ended.violation {
+            tracing::info!(request = self.exec.request_id, kind = v.kind.as_str(), detail = %v.detail, "violation");
+        }
+        let usage = Usage {
+            wall_ms: self.wall.as_millis() as u64,
+            cpu_ms: self.tally.cpu_ms(),
+            peak_memory_bytes: self.tally.peak_memory,
+            peak_pids: self.tally.peak_pids,
+            stdout_bytes: self.out.stdout.len() as u64,
+            stderr_bytes: self.out.stderr.len() as u64,
         };
-        assert_eq!(check(&limits, &full).unwrap().kind, ViolationKind::Disk);
-        let half = Reading {
-            disk: Some((8 << 20, 16 << 20)),
-            ..Default::default()
-        };
-        assert!(check(&limits, &half).is_none());
+        RunReport {
+            exit_code: ended.exit_code,
+            output_truncated: self.out.truncated,
+            stdout: self.out.stdout,
+            stderr: self.out.stderr,
+            violation: ended.violation,
+            usage,
+        }
     }
 }

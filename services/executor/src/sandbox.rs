@@ -5,7 +5,7 @@ use crate::docker::{self, Engine};
 use crate::error::SandboxError;
 use crate::events::EventSink;
 use crate::host::Capacity;
-use crate::launch::{self, LaunchRequest, Launched};
+use crate::launch::{self, Frame, LaunchRequest, Launched};
 use crate::packages::Installer;
 use crate::pool::{Pool, PoolStats, Shape};
 use crate::run::{self, Execution};
@@ -182,16 +182,14 @@ impl Sandbox {
             }
             None => self.launch_cold(&job, &image, limits, installed.as_ref()).await?,
         };
-        let end_marker = run::end_marker();
-        let frame = launch::frame(
+        let frame = Frame::for_job(
             job.language,
             &job.code,
             &job.inputs,
             limits.wall_ms,
             &inner.config,
             installed.is_some(),
-            &end_marker,
-        )?;
+        );
         tracing::debug!(request = %job.request_id, warm = is_warm, container = %launched.id, "running");
         run::execute(
             Execution {
@@ -201,7 +199,6 @@ impl Sandbox {
                 limits,
                 frame,
                 stdin: job.inputs.stdin,
-                end_marker: end_marker.into_bytes(),
                 warm: is_warm,
                 memory_used: admission.used.clone(),
                 cleanup: &inner.cleanup,
@@ -253,14 +250,23 @@ impl Sandbox {
         });
     }
 
-    /// Stops the pool, waits for running removals, and removes everything this instance made.
-    pub async fn shutdown(&self) {
+    /// Takes no more jobs: a job not yet started (waiting for room on the host, or still
+    /// installing its packages) ends with [`SandboxError::ShuttingDown`], having run nothing;
+    /// jobs already running go on to their end. The warm pool is emptied.
+    pub async fn close(&self) {
         let inner = &self.inner;
         inner.closing.store(true, Ordering::Release);
         inner.capacity.close();
         if let Some(pool) = &inner.pool {
             pool.shutdown().await;
         }
+    }
+
+    /// [`Sandbox::close`], then waits for running removals and removes everything this
+    /// instance made, running containers included.
+    pub async fn shutdown(&self) {
+        let inner = &self.inner;
+        self.close().await;
         inner.cleanup.close();
         inner.cleanup.wait().await;
         if let Err(error) = docker::remove_labelled(&inner.engine, &inner.config.instance).await {

@@ -5,6 +5,7 @@
 //! Reading order: [`Config`], [`run`] (the consume loop), [`authorize`] (the checks, pure),
 //! [`Executor::execute`] (claim, run, publish).
 
+use crate::lease::{Lease, Liveness, Record, Runs};
 use crate::{Job, RunReport, Sandbox, SandboxConfig, SandboxError, SandboxEvent};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::{
@@ -92,24 +93,6 @@ impl Failure for ExecutorError {
             _ => RefusalReason::DeadLettered,
         }
     }
-}
-
-/// What the executor remembers of a request it took on, in its bucket.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-enum Record {
-    /// Claimed; the code may be running. Found at a redelivery, it means a run was interrupted.
-    Running {
-        stream_seq: u64,
-        decision_id: MessageId,
-        claimed_at_ms: i64,
-    },
-    /// The terminal event is published.
-    Done {
-        stream_seq: u64,
-        decision_id: MessageId,
-        outcome: Outcome,
-    },
 }
 
 /// A decision that passed every check: the executor may run `request` within `limits`.
@@ -208,12 +191,30 @@ struct Executor {
     publisher: Publisher,
     refuser: Refuser,
     records: Claims,
+    runs: Runs,
     counters: ServiceCounters,
-    shutdown: CancellationToken,
+    /// Cancelled once the runs in progress have ended (or could not end in time): what is
+    /// still being published or acknowledged then gives up.
+    stop: CancellationToken,
+}
+
+/// What claiming a request came to.
+enum Claimed {
+    Won(u64),
+    Handled(Handled),
+}
+
+/// How a delivery was handled.
+enum Handled {
+    Done,
+    /// Its run is going on elsewhere (or here): look again after this long.
+    Later(Duration),
 }
 
 /// How long the server waits for an ack before redelivering: runs report progress well within it.
 const ACK_WAIT: Duration = Duration::from_secs(10);
+/// How often a run tells the server it is still going, and renews its lease.
+const HEARTBEAT: Duration = Duration::from_millis(ACK_WAIT.as_millis() as u64 / 3);
 
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), ExecutorError> {
     let gate_keys = config
@@ -237,15 +238,18 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         Err(_) if shutdown.is_cancelled() => return Ok(()),
         Err(e) => return Err(e.into()),
     };
-    let publisher = Publisher::new(js.clone(), Producer::Executor, shutdown.clone());
+    // `shutdown` stops the intake; runs in progress still publish and acknowledge until `stop`.
+    let stop = CancellationToken::new();
+    let publisher = Publisher::new(js.clone(), Producer::Executor, stop.clone());
     let executor = Arc::new(Executor {
         sandbox: sandbox.clone(),
         gate_keys: VerifierSet::new(gate_keys),
         refuser: Refuser::new(publisher.clone(), &roles::EXECUTOR),
         publisher,
         records,
+        runs: Runs::new(&config.sandbox.instance),
         counters: ServiceCounters::default(),
-        shutdown: shutdown.clone(),
+        stop: stop.clone(),
     });
     let service = airlock_bus::start_service(&client, service_role(), executor.counters.clone()).await?;
     tracing::info!(concurrency, "executor ready");
@@ -253,18 +257,41 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     // The consumer hands out at most `concurrency` decisions at a time; the rest wait in
     // JetStream rather than in this process.
     let spec = ConsumerSpec::for_role(&roles::EXECUTOR, ACK_WAIT, concurrency as i64)
-        .ok_or_else(|| BusError::Service("the executor's row names no consumer".into()))?;
-    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
-    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+        .ok_or_else(|| BusError::Service("the executor's row names no consumer".into()))?
+        // A decision whose run another live executor holds is put back for later, again and
+        // again while it runs: the server must never stop redelivering it, or a run whose
+        // holder then dies would never be ended. Failures are still bounded by `settle`.
+        .unbounded_redelivery();
+    let Some(deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
         sandbox.shutdown().await;
         let _ = service.stop().await;
         return Ok(());
     };
+    let mut running = intake(deliveries, &executor, concurrency, &shutdown).await;
+    drain(&sandbox, &mut running, &config.sandbox).await;
+    stop.cancel();
+    sandbox.shutdown().await;
+    let _ = service.stop().await;
+    Ok(())
+}
+
+/// Hands each decision to its own task once one of `concurrency` slots is free, until
+/// `shutdown`; returns the tasks still running. A decision waiting for a slot when the stop
+/// comes is left to the next executor.
+async fn intake(
+    mut deliveries: DeliveryStream,
+    executor: &Arc<Executor>,
+    concurrency: usize,
+    shutdown: &CancellationToken,
+) -> tokio::task::JoinSet<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
     let mut running = tokio::task::JoinSet::new();
     while let Some(delivery) = deliveries.next().await {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            break;
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot,
+            _ = shutdown.cancelled() => break,
         };
+        let Ok(slot) = slot else { break };
         let executor = executor.clone();
         running.spawn(async move {
             let span = delivery.span(service_role().name);
@@ -273,27 +300,50 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         });
         while running.try_join_next().is_some() {}
     }
-    // Shutting down: runs in progress are killed by the sandbox's shutdown and their decisions
-    // redelivered to the next executor, which ends them as interrupted.
-    running.abort_all();
-    sandbox.shutdown().await;
-    let _ = service.stop().await;
-    Ok(())
+    running
+}
+
+/// A graceful stop: no new job starts (one still waiting for room gives its claim back and is
+/// redelivered to the next executor), and the runs in progress end by themselves, each bounded
+/// by its own wall time, publishing their events and terminal before this returns. Past the
+/// longest a run could take, what is left is aborted: a later executor ends it as interrupted.
+async fn drain(sandbox: &Sandbox, running: &mut tokio::task::JoinSet<()>, config: &SandboxConfig) {
+    sandbox.close().await;
+    if running.is_empty() {
+        return;
+    }
+    let longest = Duration::from_millis(config.limits.ceiling.wall_ms)
+        + Duration::from_millis(config.packages.install_limits.wall_ms)
+        + Duration::from_secs(60);
+    tracing::info!(runs = running.len(), "stopping: letting the runs in progress finish");
+    let finished = tokio::time::timeout(longest, async { while running.join_next().await.is_some() {} }).await;
+    if finished.is_err() {
+        tracing::warn!(
+            runs = running.len(),
+            "runs still going at the stop's limit; aborting them"
+        );
+        running.abort_all();
+        while running.join_next().await.is_some() {}
+    }
 }
 
 impl Executor {
     async fn handle(&self, delivery: Delivery) {
-        let outcome = self.try_handle(&delivery).await;
-        delivery.settle(outcome, &self.refuser, &self.shutdown).await;
+        match self.try_handle(&delivery).await {
+            Ok(Handled::Later(delay)) => delivery.retry_after(delay).await,
+            outcome => {
+                delivery.settle(outcome.map(|_| ()), &self.refuser, &self.stop).await;
+            }
+        }
     }
 
-    async fn try_handle(&self, delivery: &Delivery) -> Result<(), ExecutorError> {
+    async fn try_handle(&self, delivery: &Delivery) -> Result<Handled, ExecutorError> {
         let envelope = match delivery.envelope() {
             Ok(e) => e,
             Err(error) => {
                 self.refuse(delivery, RefusalReason::from(&error), airlock_bus::error_text(&error))
                     .await?;
-                return Ok(());
+                return Ok(Handled::Done);
             }
         };
         let rid = envelope.request_id.clone();
@@ -301,15 +351,15 @@ impl Executor {
         let Event::Decided(decided) = envelope.event else {
             self.refuse(delivery, RefusalReason::SubjectMismatch, "not a decision".into())
                 .await?;
-            return Ok(());
+            return Ok(Handled::Done);
         };
         self.counters.incr("decisions");
         let authorized = match authorize(&rid, &decided, &self.gate_keys, now_ms()) {
             Ok(a) => a,
-            Err(Unauthorized::NothingToRun) => return Ok(()),
+            Err(Unauthorized::NothingToRun) => return Ok(Handled::Done),
             Err(Unauthorized::Refuse(reason, detail)) => {
                 self.refuse(delivery, reason, detail).await?;
-                return Ok(());
+                return Ok(Handled::Done);
             }
             Err(Unauthorized::Expired(detail)) => {
                 self.refuse(delivery, RefusalReason::Expired, detail.clone()).await?;
@@ -332,49 +382,108 @@ impl Executor {
                     });
                     self.publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
                 }
-                return Ok(());
+                return Ok(Handled::Done);
             }
         };
         self.execute(delivery, &rid, authorized).await
     }
 
-    /// Claims the request, runs it, publishes its events and its terminal event.
+    /// Claims the request, runs it while keeping the claim's lease, publishes its events and
+    /// its terminal event.
     async fn execute(
         &self,
         delivery: &Delivery,
         rid: &RequestId,
         authorized: Authorized,
-    ) -> Result<(), ExecutorError> {
+    ) -> Result<Handled, ExecutorError> {
         // The decision message's stream sequence tells a redelivery of the same message (after a
         // crash) from a replay of the decision in a new message.
         let stream_seq = delivery.position().0;
         let decision_id = authorized.decision.decision_id.clone();
-        let running = Record::Running {
+        let now = now_ms();
+        let record = Record::Running {
             stream_seq,
             decision_id: decision_id.clone(),
-            claimed_at_ms: now_ms(),
+            claimed_at_ms: now,
+            holder: self.runs.me().clone(),
+            heartbeat_ms: now,
         };
-        let revision = match self.records.claim(rid.as_str(), &running).await? {
-            Claim::Won { revision } => revision,
+        let revision = match self.claim(delivery, rid, &authorized, &record).await? {
+            Claimed::Won(revision) => revision,
+            Claimed::Handled(handled) => return Ok(handled),
+        };
+        let _in_progress = self.runs.enter(rid.as_str());
+        let lease = Lease::new(&self.records, rid.as_str(), record, revision);
+        let Some(report) = self.run_leased(delivery, rid, &authorized, &lease).await else {
+            return Ok(Handled::Done);
+        };
+        if let Err(SandboxError::ShuttingDown) = report {
+            // Nothing of it ran: the claim goes back, and the next executor runs it.
+            self.records.remove(rid.as_str()).await?;
+            return Err(SandboxError::ShuttingDown.into());
+        }
+        let terminal = match report {
+            Ok(report) => self.terminal_of(&authorized, report),
+            Err(e) => {
+                let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
+                terminal.reason = Some(format!("the sandbox failed: {e}"));
+                terminal
+            }
+        };
+        self.finish(rid, terminal, stream_seq, decision_id, lease.revision())
+            .await?;
+        Ok(Handled::Done)
+    }
+
+    /// Claims the request for this delivery, or settles what an earlier claim left: a run that
+    /// ended, one still going on (looked at again later), one whose executor died (it ends as
+    /// interrupted, never run again), or a replay.
+    async fn claim(
+        &self,
+        delivery: &Delivery,
+        rid: &RequestId,
+        authorized: &Authorized,
+        record: &Record,
+    ) -> Result<Claimed, ExecutorError> {
+        let stream_seq = delivery.position().0;
+        match self.records.claim(rid.as_str(), record).await? {
+            Claim::Won { revision } => Ok(Claimed::Won(revision)),
             Claim::Held {
                 value: Record::Done { stream_seq: done, .. },
                 ..
             } if done == stream_seq => {
                 // Redelivered after the terminal event was published: nothing left to do.
-                return Ok(());
+                Ok(Claimed::Handled(Handled::Done))
             }
             Claim::Held {
-                value: Record::Running { stream_seq: held, .. },
+                value:
+                    Record::Running {
+                        stream_seq: held,
+                        holder,
+                        heartbeat_ms,
+                        ..
+                    },
                 revision,
             } if held == stream_seq => {
-                // This executor (or another) died while the code ran. Running it again could do
-                // its effects twice, so the request ends as failed.
+                if self.runs.judge(rid.as_str(), &holder, heartbeat_ms, now_ms()) == Liveness::Alive {
+                    tracing::info!(holder = ?holder, "redelivered while its run goes on; looking again later");
+                    return Ok(Claimed::Handled(Handled::Later(ACK_WAIT)));
+                }
+                // Its executor died while the code ran. Running it again could do its effects
+                // twice, so the request ends as failed.
                 self.counters.incr("interrupted");
-                let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
+                let mut terminal = self.terminal_base(authorized, Outcome::Failed);
                 terminal.reason =
                     Some("interrupted: the executor stopped while the code ran; it is not run again".into());
-                self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
-                return Ok(());
+                self.finish(
+                    rid,
+                    terminal,
+                    stream_seq,
+                    authorized.decision.decision_id.clone(),
+                    revision,
+                )
+                .await?;
+                Ok(Claimed::Handled(Handled::Done))
             }
             Claim::Held { .. } => {
                 self.refuse(
@@ -383,10 +492,20 @@ impl Executor {
                     format!("request {rid} was already executed"),
                 )
                 .await?;
-                return Ok(());
+                Ok(Claimed::Handled(Handled::Done))
             }
-        };
+        }
+    }
 
+    /// Runs the job and publishes its events while the lease is kept; `None` when the lease
+    /// was lost (another executor ended the request), after which nothing more is published.
+    async fn run_leased(
+        &self,
+        delivery: &Delivery,
+        rid: &RequestId,
+        authorized: &Authorized,
+        lease: &Lease<'_>,
+    ) -> Option<Result<RunReport, SandboxError>> {
         let job = Job {
             request_id: rid.to_string(),
             language: authorized.request.language,
@@ -396,46 +515,29 @@ impl Executor {
             limits: self.sandbox.effective_limits(&authorized.limits),
         };
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);
-        let forward = {
-            let publisher = self.publisher.clone();
-            let rid = rid.clone();
-            async move {
-                while let Some(event) = events_rx.recv().await {
-                    let event = match event {
-                        SandboxEvent::Started(e) => Event::ExecStarted(e),
-                        SandboxEvent::Output(e) => Event::Output(e),
-                        SandboxEvent::Usage(e) => Event::Usage(e),
-                        SandboxEvent::Activity(e) => Event::Activity(e),
-                        SandboxEvent::Egress(e) => Event::Egress(e),
-                    };
-                    if let Err(e) = publisher.emit(&rid, event).await {
-                        tracing::warn!(error = %e, "an execution event was not published");
-                    }
+        let forward = async {
+            while let Some(event) = events_rx.recv().await {
+                let event = match event {
+                    SandboxEvent::Started(e) => Event::ExecStarted(e),
+                    SandboxEvent::Output(e) => Event::Output(e),
+                    SandboxEvent::Usage(e) => Event::Usage(e),
+                    SandboxEvent::Activity(e) => Event::Activity(e),
+                    SandboxEvent::Egress(e) => Event::Egress(e),
+                };
+                if let Err(e) = self.publisher.emit(rid, event).await {
+                    tracing::warn!(error = %e, "an execution event was not published");
                 }
-            }
-        };
-        let heartbeat = async {
-            loop {
-                tokio::time::sleep(ACK_WAIT / 3).await;
-                delivery.in_progress().await;
             }
         };
         self.counters.incr("runs");
         let run = self.sandbox.run(job, events_tx);
-        let (report, ()) = tokio::select! {
-            both = async { tokio::join!(run, forward) } => both,
-            _ = heartbeat => unreachable!("the heartbeat never ends"),
-        };
-        let terminal = match report {
-            Ok(report) => self.terminal_of(&authorized, report),
-            Err(e) => {
-                let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
-                terminal.reason = Some(format!("the sandbox failed: {e}"));
-                terminal
+        tokio::select! {
+            (report, ()) = async { tokio::join!(run, forward) } => Some(report),
+            () = lease.keep(HEARTBEAT, delivery) => {
+                tracing::error!("the run's lease was lost: another executor ended the request; nothing more of it is published");
+                None
             }
-        };
-        self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
-        Ok(())
+        }
     }
 
     fn terminal_base(&self, authorized: &Authorized, outcome: Outcome) -> Terminal {

@@ -16,7 +16,10 @@ fn quota() -> Limits {
 #[tokio::test]
 async fn hello_in_python_and_bash_on_warm_containers() {
     let (sandbox, leaks) = start(config("hello")).await;
-    assert!(sandbox.wait_warm(Duration::from_secs(30)).await, "the pool did not warm up");
+    assert!(
+        sandbox.wait_warm(Duration::from_secs(30)).await,
+        "the pool did not warm up"
+    );
     let (report, events) = run_ok(&sandbox, job(Language::Python, "print('hello')\n", quota())).await;
     assert_eq!(text(&report.stdout), "hello\n");
     assert_eq!(report.exit_code, Some(0));
@@ -67,7 +70,12 @@ async fn stdin_args_and_env_reach_the_program() {
     bash.inputs.env.insert("GREETING".into(), "hi".into());
     bash.inputs.stdin = b"x".repeat(200_000);
     let (report, _) = run_ok(&sandbox, bash).await;
-    assert_eq!(text(&report.stdout), "2 [a b] [$HOME] hi\n200000\ndone\n", "{}", text(&report.stderr));
+    assert_eq!(
+        text(&report.stdout),
+        "2 [a b] [$HOME] hi\n200000\ndone\n",
+        "{}",
+        text(&report.stderr)
+    );
     sandbox.shutdown().await;
     leaks.assert_none();
 }
@@ -78,7 +86,11 @@ async fn exit_codes_and_tracebacks_are_the_programs_own() {
     let cases: [(Language, &str, i64); 5] = [
         (Language::Python, "import sys; sys.exit(3)", 3),
         (Language::Python, "def f():\n    raise ValueError('boom')\nf()\n", 1),
-        (Language::Python, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)", 137),
+        (
+            Language::Python,
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            137,
+        ),
         (Language::Bash, "exit 42", 42),
         (Language::Bash, "false", 1),
     ];
@@ -87,10 +99,24 @@ async fn exit_codes_and_tracebacks_are_the_programs_own() {
         assert_eq!(report.exit_code, Some(expected), "{code}: {report:?}");
         assert!(report.violation.is_none(), "{code}: {report:?}");
     }
-    let (report, _) = run_ok(&sandbox, job(Language::Python, "def f():\n    raise ValueError('boom')\nf()\n", quota())).await;
+    let (report, _) = run_ok(
+        &sandbox,
+        job(
+            Language::Python,
+            "def f():\n    raise ValueError('boom')\nf()\n",
+            quota(),
+        ),
+    )
+    .await;
     let stderr = text(&report.stderr);
-    assert!(stderr.contains("File \"main.py\", line 3, in <module>") && stderr.contains("raise ValueError('boom')"), "{stderr}");
-    assert!(!stderr.contains("<string>"), "the bootstrap's frames are hidden: {stderr}");
+    assert!(
+        stderr.contains("File \"main.py\", line 3, in <module>") && stderr.contains("raise ValueError('boom')"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("<string>"),
+        "the bootstrap's frames are hidden: {stderr}"
+    );
     sandbox.shutdown().await;
     leaks.assert_none();
 }
@@ -119,7 +145,9 @@ async fn cold_path_works_without_a_pool_and_labels_the_request() {
         }
     };
     // The hardening, as the engine reports it for the running container.
-    let engine = airlock_executor::docker::Engine::connect(&SandboxConfig::default()).await.unwrap();
+    let engine = airlock_executor::docker::Engine::connect(&SandboxConfig::default())
+        .await
+        .unwrap();
     let inspect = engine
         .docker
         .inspect_container(&id, None::<bollard::query_parameters::InspectContainerOptions>)
@@ -144,10 +172,21 @@ async fn cold_path_works_without_a_pool_and_labels_the_request() {
     assert_eq!(host.log_config.and_then(|l| l.typ).as_deref(), Some("none"));
     let tmpfs = host.tmpfs.unwrap();
     let tmp = tmpfs.get("/tmp").unwrap();
-    assert!(tmp.contains(&format!("size={}", limits.disk_bytes)) && tmp.contains("noexec") && tmp.contains("nosuid"), "{tmp}");
-    let nofile = host.ulimits.unwrap().into_iter().find(|u| u.name.as_deref() == Some("nofile")).unwrap();
+    assert!(
+        tmp.contains(&format!("size={}", limits.disk_bytes)) && tmp.contains("noexec") && tmp.contains("nosuid"),
+        "{tmp}"
+    );
+    let nofile = host
+        .ulimits
+        .unwrap()
+        .into_iter()
+        .find(|u| u.name.as_deref() == Some("nofile"))
+        .unwrap();
     assert_eq!(nofile.hard, Some(i64::from(limits.open_files)));
-    assert!(host.binds.unwrap_or_default().is_empty(), "nothing of the host is mounted");
+    assert!(
+        host.binds.unwrap_or_default().is_empty(),
+        "nothing of the host is mounted"
+    );
     // And the container can be told apart from the host's processes: it is still running now.
     assert_eq!(inspect.state.and_then(|s| s.running), Some(true));
     running.abort();
@@ -197,10 +236,25 @@ for i in range(50):
     }
     assert_eq!(stdout, report.stdout);
     assert_eq!(stderr, report.stderr);
-    assert_eq!(seqs, (0..seqs.len() as u32).collect::<Vec<_>>(), "chunks are numbered in order");
-    assert!(samples.len() >= 5, "{} samples for a run over a second long", samples.len());
-    assert!(samples.windows(2).all(|w| w[0].seq + 1 == w[1].seq && w[0].elapsed_ms <= w[1].elapsed_ms));
-    assert!(samples.iter().any(|s| s.memory_bytes >= 100 * 1024 * 1024), "a sample sees the 120 MiB block");
+    assert_eq!(
+        seqs,
+        (0..seqs.len() as u32).collect::<Vec<_>>(),
+        "chunks are numbered in order"
+    );
+    assert!(
+        samples.len() >= 5,
+        "{} samples for a run over a second long",
+        samples.len()
+    );
+    assert!(
+        samples
+            .windows(2)
+            .all(|w| w[0].seq + 1 == w[1].seq && w[0].elapsed_ms <= w[1].elapsed_ms)
+    );
+    assert!(
+        samples.iter().any(|s| s.memory_bytes >= 100 * 1024 * 1024),
+        "a sample sees the 120 MiB block"
+    );
     let usage = report.usage;
     assert!(usage.peak_memory_bytes >= 120 * 1024 * 1024, "{usage:?}");
     assert!(usage.peak_pids >= 4, "{usage:?}");
@@ -233,14 +287,60 @@ except OSError as e:
             _ => None,
         })
         .collect();
-    let outside = activities.iter().find(|a| !a.untrusted).expect("an outside activity report");
-    assert!(outside.files_created.contains(&("/tmp/out/deep/result.txt".to_owned(), 1234)), "{outside:?}");
-    assert!(outside.files_created.contains(&("/tmp/notes".to_owned(), 2)), "{outside:?}");
-    assert!(outside.processes.iter().any(|p| p.contains("sleep")), "{outside:?}");
-    let inside = activities.iter().find(|a| a.untrusted).expect("an inside (untrusted) report");
+    let outside = activities
+        .iter()
+        .find(|a| !a.untrusted)
+        .expect("an outside activity report");
     assert!(
-        inside.network_attempts.iter().any(|n| n.contains("socket.connect") && n.contains("203.0.113.9")),
+        outside
+            .files_created
+            .contains(&("/tmp/out/deep/result.txt".to_owned(), 1234)),
+        "{outside:?}"
+    );
+    assert!(
+        outside.files_created.contains(&("/tmp/notes".to_owned(), 2)),
+        "{outside:?}"
+    );
+    assert!(outside.processes.iter().any(|p| p.contains("sleep")), "{outside:?}");
+    let inside = activities
+        .iter()
+        .find(|a| a.untrusted)
+        .expect("an inside (untrusted) report");
+    assert!(
+        inside
+            .network_attempts
+            .iter()
+            .any(|n| n.contains("socket.connect") && n.contains("203.0.113.9")),
         "{inside:?}"
+    );
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+#[tokio::test]
+async fn signals_the_program_sends_pid_1_do_not_cut_its_end_short() {
+    let (sandbox, leaks) = start(config("hurry")).await;
+    let code = r#"
+import os, signal, sys
+open('/tmp/left-behind', 'w').write('x' * 42)
+os.kill(1, signal.SIGUSR2)
+os.kill(1, signal.SIGUSR1)
+print('signalled', flush=True)
+sys.exit(3)
+"#;
+    let (report, events) = run_ok(&sandbox, job(Language::Python, code, quota())).await;
+    assert_eq!(report.exit_code, Some(3), "{}", text(&report.stderr));
+    assert_eq!(text(&report.stdout), "signalled\n");
+    let outside = events
+        .iter()
+        .find_map(|e| match e {
+            SandboxEvent::Activity(a) if !a.untrusted => Some(a.clone()),
+            _ => None,
+        })
+        .expect("an outside activity report");
+    assert!(
+        outside.files_created.contains(&("/tmp/left-behind".to_owned(), 42)),
+        "PID 1 still waited for the look at what the program left: {outside:?}"
     );
     sandbox.shutdown().await;
     leaks.assert_none();
@@ -258,7 +358,12 @@ async fn cpu_is_capped_by_the_engine() {
     let (report, _) = run_ok(&sandbox, j).await;
     let usage = report.usage;
     let allowed = usage.wall_ms / 2 + usage.wall_ms / 5 + 100;
-    assert!(usage.cpu_ms <= allowed, "cpu {} ms in {} ms of wall at 0.5 CPU", usage.cpu_ms, usage.wall_ms);
+    assert!(
+        usage.cpu_ms <= allowed,
+        "cpu {} ms in {} ms of wall at 0.5 CPU",
+        usage.cpu_ms,
+        usage.wall_ms
+    );
     assert!(usage.cpu_ms >= usage.wall_ms / 4, "the program did run: {usage:?}");
     sandbox.shutdown().await;
     leaks.assert_none();
@@ -269,7 +374,11 @@ async fn each_container_runs_one_job_and_is_removed() {
     let (sandbox, leaks) = start(config("single-use")).await;
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let (report, events) = run_ok(&sandbox, job(Language::Python, "open('/tmp/mark','w').write('x'); print(1)", quota())).await;
+        let (report, events) = run_ok(
+            &sandbox,
+            job(Language::Python, "open('/tmp/mark','w').write('x'); print(1)", quota()),
+        )
+        .await;
         assert_eq!(report.exit_code, Some(0));
         ids.push(started(&events).container.clone());
     }
@@ -278,11 +387,22 @@ async fn each_container_runs_one_job_and_is_removed() {
     unique.dedup();
     assert_eq!(unique.len(), 3, "a container is never reused: {ids:?}");
     // A file left by one job is not there for the next.
-    let (report, _) = run_ok(&sandbox, job(Language::Python, "import os; print(os.path.exists('/tmp/mark'))", quota())).await;
+    let (report, _) = run_ok(
+        &sandbox,
+        job(
+            Language::Python,
+            "import os; print(os.path.exists('/tmp/mark'))",
+            quota(),
+        ),
+    )
+    .await;
     assert_eq!(text(&report.stdout), "False\n");
     sandbox.shutdown().await;
     for id in ids {
-        let gone = std::process::Command::new("docker").args(["inspect", &id]).output().unwrap();
+        let gone = std::process::Command::new("docker")
+            .args(["inspect", &id])
+            .output()
+            .unwrap();
         assert!(!gone.status.success(), "container {id} still exists");
     }
     leaks.assert_none();
@@ -317,7 +437,10 @@ async fn jobs_queue_for_capacity() {
     let (first_report, first_done) = a.await.unwrap();
     assert_eq!(text(&first_report.stdout), "first\n");
     assert_eq!(text(&b.await.unwrap().unwrap().stdout), "second\n");
-    assert!(second_started.unwrap() >= first_done, "with one slot the second job starts after the first ends");
+    assert!(
+        second_started.unwrap() >= first_done,
+        "with one slot the second job starts after the first ends"
+    );
     sandbox.shutdown().await;
     leaks.assert_none();
 }
@@ -334,7 +457,11 @@ async fn limits_are_lowered_to_the_host_never_raised() {
     assert_eq!(sandbox.effective_limits(&quota()), quota());
     let (report, events) = run_ok(&sandbox, job(Language::Python, "print(1)", huge)).await;
     assert_eq!(report.exit_code, Some(0));
-    assert_eq!(started(&events).limits, effective, "the run reports the limits it applied");
+    assert_eq!(
+        started(&events).limits,
+        effective,
+        "the run reports the limits it applied"
+    );
     sandbox.shutdown().await;
     leaks.assert_none();
 }
@@ -347,19 +474,41 @@ async fn orphans_of_a_crashed_executor_are_removed_at_start() {
     // What a crashed executor leaves: a running labelled container and a labelled network.
     let image = cfg.images.python.clone();
     let out = std::process::Command::new("docker")
-        .args(["run", "-d", "--network", "none", "--label", &label, "--label", "airlock.request=crashed", &image, "sleep", "600"])
+        .args([
+            "run",
+            "-d",
+            "--network",
+            "none",
+            "--label",
+            &label,
+            "--label",
+            "airlock.request=crashed",
+            &image,
+            "sleep",
+            "600",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let orphan = text(&out.stdout).trim().to_owned();
     let net = std::process::Command::new("docker")
-        .args(["network", "create", "--internal", "--label", &label, &format!("airlock-{instance}-orphan")])
+        .args([
+            "network",
+            "create",
+            "--internal",
+            "--label",
+            &label,
+            &format!("airlock-{instance}-orphan"),
+        ])
         .output()
         .unwrap();
     assert!(net.status.success(), "{}", text(&net.stderr));
     let (sandbox, leaks) = start(cfg).await;
     let (containers, networks) = leaks.left();
-    assert!(!containers.contains(&orphan) && !containers.iter().any(|c| orphan.starts_with(c.as_str())), "{containers:?}");
+    assert!(
+        !containers.contains(&orphan) && !containers.iter().any(|c| orphan.starts_with(c.as_str())),
+        "{containers:?}"
+    );
     assert!(networks.is_empty(), "{networks:?}");
     sandbox.shutdown().await;
     leaks.assert_none();
@@ -398,24 +547,37 @@ async fn a_container_outlives_a_dead_executor_by_a_bounded_time() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(stopped, "the container's own supervisor must end the program after wall time + grace");
+    assert!(
+        stopped,
+        "the container's own supervisor must end the program after wall time + grace"
+    );
     sandbox.shutdown().await;
     leaks.assert_none();
 }
 
 #[tokio::test]
 async fn a_dead_docker_engine_is_a_typed_error() {
-    let mut cfg = SandboxConfig::default();
-    cfg.docker_host = Some("unix:///nonexistent/airlock-docker.sock".into());
-    let error = airlock_executor::Sandbox::start(cfg).await.err().expect("no engine there");
+    let cfg = SandboxConfig {
+        docker_host: Some("unix:///nonexistent/airlock-docker.sock".into()),
+        ..Default::default()
+    };
+    let error = airlock_executor::Sandbox::start(cfg)
+        .await
+        .err()
+        .expect("no engine there");
     assert!(matches!(error, SandboxError::DockerUnreachable { .. }), "{error}");
     // A socket that exists but where nobody answers any more.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("docker.sock");
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
-    let mut cfg = SandboxConfig::default();
-    cfg.docker_host = Some(format!("unix://{}", path.display()));
-    let error = airlock_executor::Sandbox::start(cfg.clone()).await.err().expect("nobody answers");
+    let cfg = SandboxConfig {
+        docker_host: Some(format!("unix://{}", path.display())),
+        ..Default::default()
+    };
+    let error = airlock_executor::Sandbox::start(cfg.clone())
+        .await
+        .err()
+        .expect("nobody answers");
     assert!(error.is_docker_unreachable(), "{error}");
     let error = airlock_executor::ensure_image(&cfg).await.err().unwrap();
     assert!(error.is_docker_unreachable(), "{error}");

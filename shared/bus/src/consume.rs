@@ -50,6 +50,10 @@ pub struct ConsumerSpec {
     pub ack_wait: Duration,
     /// Deliveries handed out at once without an ack.
     pub max_ack_pending: i64,
+    /// Deliveries after which the server gives up on a message (-1: never). The service sets a
+    /// failing message aside at [`MAX_ATTEMPTS`]; this is the backstop in case setting it aside
+    /// keeps failing.
+    pub max_deliver: i64,
 }
 
 impl ConsumerSpec {
@@ -68,7 +72,13 @@ impl ConsumerSpec {
             filter_subjects,
             ack_wait,
             max_ack_pending,
+            max_deliver: MAX_ATTEMPTS + 3,
         })
+    }
+
+    /// For consumers whose messages are put back on purpose while work goes on elsewhere.
+    pub fn unbounded_redelivery(self) -> Self {
+        Self { max_deliver: -1, ..self }
     }
 
     fn config(&self) -> pull::Config {
@@ -79,9 +89,7 @@ impl ConsumerSpec {
             ack_wait: self.ack_wait,
             max_ack_pending: self.max_ack_pending,
             deliver_policy: jetstream::consumer::DeliverPolicy::All,
-            // The service sets a message aside at MAX_ATTEMPTS; the server's own bound is a
-            // backstop in case setting it aside keeps failing.
-            max_deliver: MAX_ATTEMPTS + 3,
+            max_deliver: self.max_deliver,
             ..Default::default()
         }
     }

@@ -26,9 +26,9 @@ pub async fn start(config: SandboxConfig) -> (Sandbox, Leaks) {
     };
     match Sandbox::start(config).await {
         Ok(sandbox) => (sandbox, leaks),
-        Err(error @ SandboxError::DockerUnreachable { .. }) => panic!(
-            "DOCKER IS REQUIRED: {error}. Start the engine (ops/install-deps does it); these tests never skip."
-        ),
+        Err(error @ SandboxError::DockerUnreachable { .. }) => {
+            panic!("DOCKER IS REQUIRED: {error}. Start the engine (ops/install-deps does it); these tests never skip.")
+        }
         Err(error @ SandboxError::ImageMissing { .. }) => panic!(
             "THE SANDBOX IMAGE IS REQUIRED: {error}. Build it with `airlock image build` or \
              `cargo test -p airlock-executor --test image`; these tests never skip."
@@ -89,7 +89,11 @@ fn docker_ids(kind: &str, instance: &str) -> Vec<String> {
     } else {
         args.push("ls".to_owned());
     }
-    args.extend(["-q".to_owned(), "--filter".to_owned(), format!("label={LABEL_EXECUTOR}={instance}")]);
+    args.extend([
+        "-q".to_owned(),
+        "--filter".to_owned(),
+        format!("label={LABEL_EXECUTOR}={instance}"),
+    ]);
     let out = Command::new("docker").args(&args).output().expect("the docker CLI");
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -123,7 +127,10 @@ impl Drop for Leaks {
     fn drop(&mut self) {
         let (containers, networks) = self.left();
         if !containers.is_empty() {
-            let _ = Command::new("docker").args(["rm", "-f", "-v"]).args(&containers).output();
+            let _ = Command::new("docker")
+                .args(["rm", "-f", "-v"])
+                .args(&containers)
+                .output();
         }
         if !networks.is_empty() {
             let _ = Command::new("docker").args(["network", "rm"]).args(&networks).output();

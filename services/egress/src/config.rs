@@ -1,0 +1,51 @@
+//! What the proxy allows. Every field has a default: PyPI and the Python documentation, over
+//! HTTPS, with byte caps.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+const MIB: u64 = 1024 * 1024;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EgressConfig {
+    /// Hosts the proxy fetches from (exact names; IP literals are refused).
+    pub allow_hosts: Vec<String>,
+    /// The package index: pip is pointed at `http://PROXY/{index_host}{index_path}`.
+    pub index_host: String,
+    pub index_path: String,
+    /// Operator-pinned upstream origins (`host` → `http://127.0.0.1:8080`), for a local mirror;
+    /// they skip DNS and the private-address check. Everything else goes over HTTPS to a
+    /// public address.
+    pub pinned: BTreeMap<String, String>,
+    /// Most bytes one install may download, all responses together.
+    pub max_total_bytes: u64,
+    /// Most bytes of one index page (index pages are rewritten in memory).
+    pub max_page_bytes: u64,
+    pub upstream_timeout_secs: u64,
+}
+
+impl Default for EgressConfig {
+    fn default() -> Self {
+        Self {
+            allow_hosts: vec![
+                "pypi.org".to_owned(),
+                "files.pythonhosted.org".to_owned(),
+                "docs.python.org".to_owned(),
+            ],
+            index_host: "pypi.org".to_owned(),
+            index_path: "/simple/".to_owned(),
+            pinned: BTreeMap::new(),
+            max_total_bytes: 256 * MIB,
+            max_page_bytes: 16 * MIB,
+            upstream_timeout_secs: 60,
+        }
+    }
+}
+
+impl EgressConfig {
+    /// The index's path through the proxy: `/{index_host}{index_path}`.
+    pub fn index_route(&self) -> String {
+        format!("/{}{}", self.index_host, self.index_path)
+    }
+}

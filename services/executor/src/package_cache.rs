@@ -1,0 +1,282 @@
+//! The package cache: one directory per package set, keyed by everything that changes what
+//! gets installed, private to the executor's user, filled only by unpacking an install's tar
+//! into a staging directory (plain files and directories, every path inside, no setuid bits)
+//! and renaming it into place once complete.
+
+use crate::config::SandboxConfig;
+use crate::error::SandboxError;
+use crate::image;
+use sha2::{Digest, Sha256};
+use std::path::{Component, Path, PathBuf};
+
+/// Marks a package set as complete (its content is the recipe hash of the image it was made with).
+pub(crate) const COMPLETE_MARKER: &str = ".airlock-complete";
+/// The directory of a set that is mounted into the program's container.
+pub(crate) const SITE: &str = "site";
+
+/// PEP 503 normalised name, plus the version as given.
+fn normalise(spec: &str) -> String {
+    let (name, version) = spec.split_once("==").unwrap_or((spec, ""));
+    let mut name: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == '_' || c == '.' { '-' } else { c })
+        .collect();
+    if !version.is_empty() {
+        name.push_str("==");
+        name.push_str(version);
+    }
+    name
+}
+
+/// The cache key of a package set: everything that changes what gets installed.
+pub fn cache_key(config: &SandboxConfig, image_id: &str, specs: &[String]) -> String {
+    let mut specs: Vec<String> = specs.iter().map(|s| normalise(s)).collect();
+    specs.sort();
+    specs.dedup();
+    let mut hasher = Sha256::new();
+    hasher.update(b"airlock-packages-v1\n");
+    hasher.update(image_id.as_bytes());
+    hasher.update(b"\n");
+    let rules = &config.egress.rules;
+    hasher.update(rules.index_host.as_bytes());
+    hasher.update(rules.index_path.as_bytes());
+    if let Some(pinned) = rules.pinned.get(&rules.index_host) {
+        hasher.update(pinned.as_bytes());
+    }
+    // A standalone proxy's own configuration decides where the index is.
+    if let Some(proxy) = &config.egress.proxy {
+        hasher.update(b"\nproxy ");
+        hasher.update(proxy.as_bytes());
+    }
+    hasher.update(if config.packages.only_binary {
+        "\nwheels\n"
+    } else {
+        "\nany\n"
+    });
+    for spec in specs {
+        hasher.update(spec.as_bytes());
+        hasher.update(b"\n");
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The package cache holds code that runs in sandboxes, so it must belong to this user alone:
+/// in a directory others can write to (a shared /tmp path they created first, say) they could
+/// plant a "complete" package set for the next request that names it.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let fail = |detail: String| SandboxError::PackageCache {
+        dir: dir.to_path_buf(),
+        detail,
+    };
+    let io = |action: &'static str| {
+        move |source| SandboxError::Io {
+            action,
+            path: dir.to_path_buf(),
+            source,
+        }
+    };
+    std::fs::create_dir_all(dir).map_err(io("creating the package cache"))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(io("reading the package cache"))?;
+    if !meta.is_dir() {
+        return Err(fail("is not a directory (a symbolic link is refused)".into()));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(fail(format!(
+            "belongs to uid {}, not to this user (uid {me})",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io("making the package cache private"))?;
+    }
+    Ok(())
+}
+
+/// Unpacks the install's tar into `final_dir/site`: plain files and directories only, every
+/// path inside the directory, modes reduced to 0644/0755; then marks it complete.
+pub(crate) fn unpack_into_cache(
+    archive: &tempfile::NamedTempFile,
+    cache_dir: &Path,
+    final_dir: &Path,
+) -> Result<(), SandboxError> {
+    let io = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SandboxError::Io {
+            action,
+            path: path.clone(),
+            source,
+        }
+    };
+    let staging = tempfile::Builder::new()
+        .prefix(".staging-")
+        .tempdir_in(cache_dir)
+        .map_err(io("creating a staging directory in", cache_dir))?;
+    let site = staging.path().join(SITE);
+    std::fs::create_dir_all(&site).map_err(io("creating", &site))?;
+    let file = std::fs::File::open(archive.path()).map_err(io("opening the install's archive", archive.path()))?;
+    let mut tar = tar::Archive::new(file);
+    let reading = io("reading the install's archive", archive.path());
+    for entry in tar.entries().map_err(&reading)? {
+        let mut entry = entry.map_err(&reading)?;
+        let path = entry.path().map_err(&reading)?.into_owned();
+        let mut relative = PathBuf::new();
+        for component in path.components() {
+            match component {
+                Component::CurDir => {}
+                Component::Normal(part) => relative.push(part),
+                _ => {
+                    return Err(SandboxError::Packages {
+                        detail: format!("the installed packages hold an unsafe path {}", path.display()),
+                    });
+                }
+            }
+        }
+        let target = site.join(&relative);
+        let kind = entry.header().entry_type();
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target).map_err(io("creating", &target))?;
+        } else if kind.is_file() {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(io("creating", parent))?;
+            }
+            let executable = entry.header().mode().map(|m| m & 0o111 != 0).unwrap_or(false);
+            let mut out = std::fs::File::create(&target).map_err(io("creating", &target))?;
+            std::io::copy(&mut entry, &mut out).map_err(io("writing", &target))?;
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if executable { 0o755 } else { 0o644 };
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
+                .map_err(io("setting the mode of", &target))?;
+        } else {
+            tracing::debug!(path = %path.display(), ?kind, "skipping a non-regular entry of the installed packages");
+        }
+    }
+    set_dir_modes(&site).map_err(io("setting directory modes in", &site))?;
+    let marker = staging.path().join(COMPLETE_MARKER);
+    std::fs::write(&marker, image::recipe_hash()).map_err(io("writing", &marker))?;
+    let staged = staging.keep();
+    if let Err(error) = std::fs::rename(&staged, final_dir) {
+        // Another executor finished the same set first: theirs is as good.
+        let _ = std::fs::remove_dir_all(&staged);
+        if !final_dir.join(COMPLETE_MARKER).exists() {
+            return Err(io("moving a package set into", final_dir)(error));
+        }
+    }
+    Ok(())
+}
+
+fn set_dir_modes(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            set_dir_modes(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_is_made_private_and_foreign_or_linked_ones_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().unwrap();
+        let cache = root.path().join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+        ensure_private_dir(&cache).unwrap();
+        let mode = std::fs::metadata(&cache).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&cache, &link).unwrap();
+        let refused = ensure_private_dir(&link).unwrap_err().to_string();
+        assert!(refused.contains("symbolic link"), "{refused}");
+
+        // A directory of another user: only testable as root, which CI is.
+        if unsafe { libc::geteuid() } == 0 {
+            let foreign = root.path().join("foreign");
+            std::fs::create_dir(&foreign).unwrap();
+            std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+            let refused = ensure_private_dir(&foreign).unwrap_err().to_string();
+            assert!(refused.contains("uid 65534"), "{refused}");
+        }
+    }
+
+    #[test]
+    fn cache_key_ignores_order_and_spelling() {
+        let config = SandboxConfig::default();
+        let a = cache_key(&config, "img", &["Six==1.16.0".into(), "zope.interface".into()]);
+        let b = cache_key(&config, "img", &["zope_interface".into(), "six==1.16.0".into()]);
+        assert_eq!(a, b);
+        assert_ne!(
+            a,
+            cache_key(&config, "other-image", &["six==1.16.0".into(), "zope.interface".into()])
+        );
+        assert_ne!(
+            a,
+            cache_key(&config, "img", &["six==1.17.0".into(), "zope.interface".into()])
+        );
+    }
+
+    fn tar_with(entries: &[(&str, tar::EntryType, &[u8])]) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut builder = tar::Builder::new(file.reopen().unwrap());
+        for (path, kind, data) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(*kind);
+            header.set_size(data.len() as u64);
+            header.set_mode(0o4755);
+            if *kind == tar::EntryType::Symlink {
+                header.set_link_name("/etc/passwd").unwrap();
+            }
+            // Raw names, so that unsafe ones reach the unpacker as they would from a container.
+            let name = &mut header.as_old_mut().name;
+            name[..path.len()].copy_from_slice(path.as_bytes());
+            header.set_cksum();
+            builder.append(&header, *data).unwrap();
+        }
+        builder.finish().unwrap();
+        file
+    }
+
+    #[test]
+    fn unpacking_keeps_plain_files_only() {
+        let cache = tempfile::tempdir().unwrap();
+        let archive = tar_with(&[
+            ("./pkg/", tar::EntryType::Directory, b""),
+            ("./pkg/__init__.py", tar::EntryType::Regular, b"X = 1\n"),
+            ("./bin/tool", tar::EntryType::Regular, b"#!/bin/sh\n"),
+            ("./pkg/link", tar::EntryType::Symlink, b""),
+        ]);
+        let dest = cache.path().join("key");
+        unpack_into_cache(&archive, cache.path(), &dest).unwrap();
+        assert_eq!(std::fs::read(dest.join("site/pkg/__init__.py")).unwrap(), b"X = 1\n");
+        assert!(!dest.join("site/pkg/link").exists(), "symlinks are dropped");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dest.join("site/bin/tool"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(mode, 0o755, "setuid bits never survive");
+        assert!(dest.join(COMPLETE_MARKER).exists());
+    }
+
+    #[test]
+    fn unpacking_refuses_escapes() {
+        let cache = tempfile::tempdir().unwrap();
+        let archive = tar_with(&[("../escape.py", tar::EntryType::Regular, b"x")]);
+        let err = unpack_into_cache(&archive, cache.path(), &cache.path().join("key")).unwrap_err();
+        assert!(err.to_string().contains("unsafe path"), "{err}");
+        assert!(!cache.path().join("escape.py").exists());
+    }
+}
