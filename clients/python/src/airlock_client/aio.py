@@ -71,6 +71,7 @@ class _Connection:
         self.user = user
         self.nc = NatsClient()
         self.last_error: str | None = None
+        self._closing = False
         self._reconnect_listeners: weakref.WeakSet[AsyncRequest] = weakref.WeakSet()
 
     async def open(self, url: str, seed: str, timeout: float) -> None:
@@ -80,7 +81,8 @@ class _Connection:
             log.warning("NATS error: %s", error)
 
         async def on_disconnected() -> None:
-            log.warning("disconnected from NATS; reconnecting")
+            if not self._closing:
+                log.warning("disconnected from NATS; reconnecting")
 
         async def on_reconnected() -> None:
             log.info("reconnected to NATS")
@@ -168,6 +170,7 @@ class _Connection:
             backoff = min(backoff * 2, 2.0)
 
     async def close(self) -> None:
+        self._closing = True
         if not self.nc.is_closed:
             await self.nc.close()
 
