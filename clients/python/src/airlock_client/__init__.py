@@ -55,6 +55,7 @@ __all__ = [
     "Usage",
     "VerifierKey",
     "Violation",
+    "ViolationError",
     "WireError",
     "approve_override",
     "deny_override",

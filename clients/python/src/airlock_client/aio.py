@@ -160,6 +160,9 @@ class _Connection:
                 failure = str(error) or type(error).__name__
                 cause = error
             if self.last_error:
+                if "permissions violation" in self.last_error.lower() and subject in self.last_error:
+                    # Retrying cannot help: this user may not publish here.
+                    raise UnavailableError(f"the server refused the message on {subject}: {self.last_error}") from cause
                 failure = f"{failure} (last server error: {self.last_error})"
             if loop.time() - started >= PUBLISH_PATIENCE:
                 raise UnavailableError(
@@ -182,9 +185,11 @@ async def _open(
     user: str,
 ) -> tuple[_Connection, Home]:
     located = Home.locate(home)
+    # The stack first: "no stack is running" says more than a missing seed file.
+    url = url if url is not None else located.nats_url()
     seed = read_seed(creds if creds is not None else located.creds(user))
     connection = _Connection(user)
-    await connection.open(url if url is not None else located.nats_url(), seed, CONNECT_TIMEOUT)
+    await connection.open(url, seed, CONNECT_TIMEOUT)
     return connection, located
 
 
@@ -439,6 +444,7 @@ class AsyncRequest:
             subject = subjects.terminal_subject(self.request_id)
             msg = await self._connection.direct_get(subjects.EVENTS_STREAM, subject)
             if msg is not None:
+                log.info("the terminal event of %s was read back from the stream", self.request_id)
                 self._accept_terminal(subject, msg.data)
         if self._want_receipt and not self._receipt.done():
             msg = await self._connection.direct_get(
@@ -505,6 +511,9 @@ def _raise_for_outcome(result: Result) -> None:
     reason = result.reason or ""
     if result.outcome == "finished":
         return
+    if result.outcome == "denied" and (result.approver or {}).get("by") == "deadline":
+        # The gate denies a request nobody answered in time: to the caller it expired.
+        raise ExpiredError(result, reason or "no answer before the deadline")
     if result.outcome == "denied":
         raise DeniedError(result, reason or "denied")
     if result.outcome == "expired":

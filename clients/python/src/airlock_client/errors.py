@@ -43,7 +43,9 @@ class DeniedError(RequestError):
 
 
 class ExpiredError(RequestError):
-    """Nobody answered before the deadline, or the decision expired before the code could run."""
+    """Nobody answered the override request before its deadline (the gate denies it:
+    `result.decision` is "denied" with `result.approver` `{"by": "deadline"}`), or the request or
+    its decision was past its deadline before the code could run (`result.outcome` "expired")."""
 
 
 class ViolationError(RequestError):

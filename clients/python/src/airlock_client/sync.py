@@ -151,6 +151,11 @@ class Client:
     def attach(self, request_id: str, *, receipt: bool = True) -> Request:
         return Request(self._runner, self._runner.call(self._client.attach(request_id, receipt=receipt)))
 
+    @property
+    def audit_keys(self) -> list[str | VerifierKey]:
+        """The auditor verifier keys receipts are checked against."""
+        return self._client.audit_keys
+
     def verify_receipt(self, result: Result, keys: Sequence[str | VerifierKey] | None = None) -> bool:
         """True when the receipt is valid; raises ReceiptError otherwise (no I/O)."""
         return verify_receipt(result, keys if keys is not None else self._client.audit_keys)
