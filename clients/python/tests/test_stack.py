@@ -8,10 +8,11 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -29,7 +30,9 @@ from airlock_client import (
     verify_receipt,
 )
 
-from .conftest import BLOCKED_SCRIPT, OVERRIDE_TIMEOUT_SECS, Stack
+from airlock_client import subjects
+
+from .conftest import BLOCKED_SCRIPT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
 from .tampering import check_every_alteration_is_refused
 
 
@@ -271,6 +274,22 @@ def test_the_asyncio_client_runs_streams_and_verifies(stack: Stack) -> None:
             assert isinstance(await aoperator.list_overrides(), list)
 
     asyncio.run(scenario())
+
+
+def test_the_example_without_the_client_in_docs_clients_md_runs(stack: Stack, capfd: pytest.CaptureFixture[str]) -> None:
+    """The 40-line example of docs/clients.md, exactly as written there, against the stack."""
+    text = (REPO / "docs" / "clients.md").read_text()
+    match = re.search(r"## A client in 40 lines.*?```python\n(.*?)```", text, re.S)
+    assert match, "docs/clients.md has no example"
+    code = match.group(1)
+    if subjects.FIRST_CONTRACT:
+        code = code.replace('SUBMIT = "airlock.submit.mai.{rid}"', 'SUBMIT = "airlock.submit.{rid}"')
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(code, "docs/clients.md", "exec"), namespace)
+    terminal = asyncio.run(namespace["run"]("print('hello from the docs')", home=str(stack.home)))
+    assert terminal["outcome"] == "finished" and terminal["exit_code"] == 0
+    assert terminal["stdout"] == b"hello from the docs\n"
+    assert "hello from the docs" in capfd.readouterr().out, "the output chunks were streamed"
 
 
 def test_a_result_published_while_disconnected_is_read_back_after_reconnecting(
