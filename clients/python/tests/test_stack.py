@@ -10,6 +10,8 @@ import logging
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -290,6 +292,28 @@ def test_the_example_without_the_client_in_docs_clients_md_runs(stack: Stack, ca
     assert terminal["outcome"] == "finished" and terminal["exit_code"] == 0
     assert terminal["stdout"] == b"hello from the docs\n"
     assert "hello from the docs" in capfd.readouterr().out, "the output chunks were streamed"
+
+
+def test_the_benchmark_helper_runs_scripts_in_one_process(stack: Stack) -> None:
+    """ops/bench/python_client_runner.py, as `airlock bench pipeline` drives it: JSON lines."""
+    lines = [{}, {}, {"verify": True}, {"code": "import sys; sys.exit(2)"}, "not json"]
+    helper = subprocess.run(
+        [sys.executable, str(REPO / "ops" / "bench" / "python_client_runner.py"), "--home", str(stack.home)],
+        input="".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert helper.returncode == 0, helper.stderr
+    replies = [json.loads(line) for line in helper.stdout.splitlines()]
+    assert replies[0] == {"ready": True}
+    trivial, again, verified, failing, garbage = replies[1:]
+    for reply in (trivial, again, verified):
+        assert reply["ok"] is True and reply["receipt"] is True, reply
+        assert 0 < reply["ms"] < 60_000
+    assert verified["verify_ms"] >= 0
+    assert failing["ok"] is False and "exit 2" in failing["error"]
+    assert garbage["ok"] is False and "bad request line" in garbage["error"]
 
 
 def test_a_result_published_while_disconnected_is_read_back_after_reconnecting(
