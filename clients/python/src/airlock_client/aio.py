@@ -73,6 +73,8 @@ class _Connection:
         self.last_error: str | None = None
         self._closing = False
         self._reconnect_listeners: weakref.WeakSet[AsyncRequest] = weakref.WeakSet()
+        # The event loop keeps only weak references to tasks: these must live until done.
+        self._catch_ups: set[asyncio.Task[None]] = set()
 
     async def open(self, url: str, seed: str, timeout: float) -> None:
         async def on_error(error: Exception) -> None:
@@ -87,7 +89,9 @@ class _Connection:
         async def on_reconnected() -> None:
             log.info("reconnected to NATS")
             for listener in list(self._reconnect_listeners):
-                asyncio.ensure_future(listener._catch_up())
+                task = asyncio.ensure_future(listener._catch_up())
+                self._catch_ups.add(task)
+                task.add_done_callback(self._catch_ups.discard)
 
         servers = [u.strip() for u in url.split(",") if u.strip()]
         try:
@@ -120,6 +124,9 @@ class _Connection:
 
     def watch_reconnects(self, listener: AsyncRequest) -> None:
         self._reconnect_listeners.add(listener)
+
+    def forget(self, listener: AsyncRequest) -> None:
+        self._reconnect_listeners.discard(listener)
 
     async def direct_get(self, stream: str, subject: str) -> Msg | None:
         """The last message on `subject`, read from the stream (None when there is none).
@@ -314,7 +321,8 @@ class AsyncClient:
             raise ValueError(f"traceparent {traceparent!r} is not a W3C version-00 trace context")
         envelope = Envelope.new(uuid7(), SUBMISSION_PRODUCER, "submitted", body)
         request = AsyncRequest(self._connection, envelope.request_id, receipt, traceparent or new_traceparent())
-        # Subscribe before submitting, so that the result cannot slip past.
+        # Subscribe before submitting, so that the result cannot slip past. Nothing can be in the
+        # streams yet for a fresh request id, so there is nothing to read back until a reconnect.
         await request._subscribe()
         headers = {
             "Nats-Msg-Id": subjects.submission_msg_id(envelope.request_id, envelope.id),
@@ -494,6 +502,7 @@ class AsyncRequest:
             terminal = self._terminal.result()
         receipt = await self._await_receipt() if self._want_receipt else None
         await self._unsubscribe()
+        self._connection.forget(self)
         result = Result.from_terminal(self.request_id, terminal, receipt, self.traceparent)
         _raise_for_outcome(result)
         return result
