@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import nats
 import pytest
 
 from airlock_client import (
@@ -33,6 +34,7 @@ from airlock_client import (
 )
 
 from airlock_client import subjects
+from airlock_client.wire import Envelope, execution_request, uuid7
 
 from .conftest import BLOCKED_SCRIPT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
 from .tampering import check_every_alteration_is_refused
@@ -255,6 +257,37 @@ def test_attach_reads_an_ended_request_back_from_the_streams(stack: Stack, clien
         assert again.receipt is not None and first.receipt is not None
         assert again.receipt.raw == first.receipt.raw
         assert later.verify_receipt(again)
+
+
+def test_a_submission_sent_twice_is_stored_once_and_runs_once(stack: Stack) -> None:
+    """A retry after a lost acknowledgement sends the same envelope again: the stream keeps one."""
+
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as aclient:
+            body = execution_request(b"print('once')\n", language="python", origin="generated", trust="unknown",
+                                     args=[], env=None, stdin=None, packages=[], revises=None,
+                                     deadline_ms=None, label=None)
+            envelope = Envelope.new(uuid7(), "mai", "submitted", body)
+            request = await aclient.attach(envelope.request_id)
+            subject = subjects.submit_subject("mai", envelope.request_id)
+            headers = {"Nats-Msg-Id": subjects.submission_msg_id(envelope.request_id, envelope.id)}
+            for _ in range(2):
+                await aclient._connection.publish(subject, envelope.encode(), headers, first=True)
+            result = await request.result(60)
+            assert result.stdout == "once\n"
+        seed = (stack.home / "creds" / "operator.nk").read_text().strip()
+        url = json.loads((stack.home / "stack.json").read_text())["nats_url"]
+        nc = await nats.connect(url, nkeys_seed_str=seed, inbox_prefix="_INBOX_operator")
+        try:
+            info = await nc.jetstream().stream_info(subjects.EVENTS_STREAM, subjects_filter=subject)
+            assert info.state.subjects == {subject: 1}
+            terminal = subjects.terminal_subject(envelope.request_id)
+            info = await nc.jetstream().stream_info(subjects.EVENTS_STREAM, subjects_filter=terminal)
+            assert info.state.subjects == {terminal: 1}
+        finally:
+            await nc.close()
+
+    asyncio.run(scenario())
 
 
 def test_the_asyncio_client_runs_streams_and_verifies(stack: Stack) -> None:

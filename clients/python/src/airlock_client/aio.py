@@ -59,6 +59,9 @@ PUBLISH_PATIENCE = 30.0
 PUBLISH_ACK_TIMEOUT = 5.0
 #: How long `connect` waits for the first connection.
 CONNECT_TIMEOUT = 10.0
+#: JetStream's error codes for "the subject already holds a message" (an expected last
+#: subject sequence that does not match).
+WRONG_LAST_SEQUENCE_CODES = (10071, 10164)
 #: Domain string of override-answer signatures.
 ANSWER_DOMAIN = "airlock/override-answer/v1"
 
@@ -148,8 +151,16 @@ class _Connection:
             return None
         return reply
 
-    async def publish(self, subject: str, payload: bytes, headers: dict[str, str]) -> None:
-        """A JetStream publish, retried with the same `Nats-Msg-Id` until acknowledged."""
+    async def publish(self, subject: str, payload: bytes, headers: dict[str, str], *, first: bool = False) -> None:
+        """A JetStream publish, retried with the same `Nats-Msg-Id` until acknowledged.
+
+        `first`: the message must be the first on its subject (a submission: one per request id).
+        The stream refuses a second one. nats-server checks this before `Nats-Msg-Id`, so a
+        retry of this very message after a lost acknowledgement is refused the same way: with a
+        fresh request id, the message already there can only be an earlier attempt of this one.
+        """
+        if first:
+            headers = {**headers, "Nats-Expected-Last-Subject-Sequence": "0"}
         js = self.nc.jetstream()
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -162,6 +173,8 @@ class _Connection:
                 failure: str = f"no stream stores {subject}"
                 cause: Exception = error
             except nats.js.errors.APIError as error:
+                if first and error.err_code in WRONG_LAST_SEQUENCE_CODES:
+                    return
                 raise UnavailableError(f"the server refused the message on {subject}: {error}") from error
             except (asyncio.TimeoutError, nats.errors.Error) as error:
                 failure = str(error) or type(error).__name__
@@ -330,7 +343,7 @@ class AsyncClient:
         }
         try:
             await self._connection.publish(
-                subjects.submit_subject(self.user, envelope.request_id), envelope.encode(), headers
+                subjects.submit_subject(self.user, envelope.request_id), envelope.encode(), headers, first=True
             )
         except AirlockError:
             await request._unsubscribe()
@@ -649,7 +662,7 @@ class AsyncOperator:
                 subjects.event_subject("override_answered", request_id),
                 envelope.encode(),
                 {
-                    "Nats-Msg-Id": subjects.dedup_id("override_answered", request_id, envelope.id),
+                    "Nats-Msg-Id": subjects.answer_msg_id(envelope.id),
                     "traceparent": new_traceparent(),
                 },
             )

@@ -112,10 +112,6 @@ def receipt_subject(request_id: str) -> str:
     return f"{AUDIT_RECEIPT_PREFIX}.{request_id}"
 
 
-def dedup_id(kind: str, request_id: str, message_id: str, seq: int | None = None) -> str:
-    """`Nats-Msg-Id` of an event other than a submission (see `schemas/README.md`)."""
-    if kind in ("output", "usage"):
-        return f"{request_id}.{kind}.{seq}"
-    if kind in ("override_answered", "egress", "refused"):
-        return message_id
-    return f"{request_id}.{kind}"
+def answer_msg_id(message_id: str) -> str:
+    """`Nats-Msg-Id` of an override answer: its envelope's own id, in both contracts."""
+    return message_id
