@@ -543,10 +543,10 @@ def _raise_for_outcome(result: Result) -> None:
     if result.violation is not None:
         v = result.violation
         raise ViolationError(result, f"{v.kind} limit exceeded: {v.detail}", v)
-    if result.outcome == "failed" and result.decision is None:
-        # Nothing was decided: a service refused the request itself. Reasons the client does
-        # not know (rate limits, duplicates, ...) are refusals too.
-        raise RefusedError(result, reason or "refused")
+    if result.refusal is not None or (result.outcome == "failed" and result.decision is None):
+        # A service refused the request itself (nothing was decided, or the terminal event names
+        # the refusal). Reasons the client does not know are refusals too.
+        raise RefusedError(result, reason or f"refused ({result.refusal or 'no reason given'})")
     if result.outcome == "failed":
         raise ExecutionFailedError(result, reason or "Airlock could not run the code")
     raise RefusedError(result, f"the request ended with an unknown outcome {result.outcome!r}: {reason}")

@@ -59,8 +59,14 @@ class ViolationError(RequestError):
 class RefusedError(RequestError):
     """The services would not act on the request (invalid, rate-limited, a duplicate, ...).
 
-    `reason` is the services' text; reasons this client does not know are refusals too.
+    `reason` is the services' text and `refusal` its code when the stack gives one
+    (`invalid_request`, `rate_limited`, `duplicate_request`, `dead_lettered`, ...); codes this
+    client does not know are refusals too.
     """
+
+    @property
+    def refusal(self) -> str | None:
+        return self.result.refusal
 
 
 class ExecutionFailedError(RequestError):

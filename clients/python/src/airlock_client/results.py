@@ -142,6 +142,9 @@ class Result:
     #: The terminal event as it arrived, which the receipt's entry must match.
     terminal: dict[str, Any] = field(repr=False, default_factory=dict)
     traceparent: str | None = None
+    #: Why a service refused the request (`invalid_request`, `rate_limited`, `duplicate_request`,
+    #: ...), when it did and the stack says so; `reason` has the words.
+    refusal: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -209,6 +212,7 @@ class Result:
             raw_stderr=stderr,
             terminal=data,
             traceparent=traceparent,
+            refusal=_opt_str(data, "refusal"),
         )
 
     def to_json(self) -> dict[str, Any]:
