@@ -88,14 +88,14 @@ async fn mai_cannot_read_decisions_or_answer_overrides_but_can_submit() {
 
     // The positive control: Mai's submission is stored (so the refusals above are not an
     // artefact of a broken connection).
-    mai.publish("airlock.submit.control-1", "not an envelope".into())
+    mai.publish("airlock.submit.mai.control-1", "not an envelope".into())
         .await
         .expect("publish");
     mai.flush().await.expect("flush");
     let admin = stack.connect("admin").await;
     let mut found = false;
     for _ in 0..50 {
-        if stored(&admin, "AIRLOCK", "airlock.submit.control-1").await {
+        if stored(&admin, "AIRLOCK", "airlock.submit.mai.control-1").await {
             found = true;
             break;
         }

@@ -148,7 +148,7 @@ struct Log {
 
 fn auditor_config(home: &Home) -> anyhow::Result<airlock_auditor::Config> {
     if home.config_file().exists() {
-        Ok(airlock_bus::runner::load_section(&home.config_file(), "auditor")?)
+        Ok(airlock_auditor::Config::load(&home.config()?)?)
     } else {
         Ok(airlock_auditor::Config {
             origin: crate::stack::AUDITOR_KEY.1.to_owned(),

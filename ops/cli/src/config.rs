@@ -6,6 +6,9 @@ use crate::home::Home;
 use crate::stack;
 use serde::{Deserialize, Serialize};
 
+/// Top-level sections a stack's config may have besides each service's own.
+const STACK_SECTIONS: [&str; 3] = ["nats", "quotas", "clients"];
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct NatsSection {
@@ -25,7 +28,33 @@ impl Default for NatsSection {
 }
 
 pub fn nats_section(home: &Home) -> anyhow::Result<NatsSection> {
-    Ok(airlock_bus::runner::load_section(&home.config_file(), "nats")?)
+    Ok(home.config()?.section("nats")?)
+}
+
+/// Loads every section the way its service will, so that `airlock up` refuses a bad config
+/// (an unknown section or key, a bad value) with the key's path before anything starts,
+/// instead of a service crash-looping behind "Airlock is up."
+pub fn check(home: &Home) -> anyhow::Result<()> {
+    let file = home.config()?;
+    let services: Vec<&str> = airlock_protocol::roles::services()
+        .map(|(_, s)| s.config_section)
+        .collect();
+    for section in file.sections() {
+        if !STACK_SECTIONS.contains(&section) && !services.contains(&section) {
+            anyhow::bail!(
+                "{}: unknown section [{section}] (known: {}, {})",
+                file.path().display(),
+                STACK_SECTIONS.join(", "),
+                services.join(", ")
+            );
+        }
+    }
+    let _: NatsSection = file.section("nats")?;
+    airlock_assessor::service::Config::load(&file)?;
+    airlock_override_gate::Config::load(&file)?;
+    airlock_executor::service::Config::load(&file)?;
+    airlock_auditor::Config::load(&file)?;
+    Ok(())
 }
 
 /// Writes the initial config unless one exists (an operator's edits are never overwritten).

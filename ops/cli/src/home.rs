@@ -35,6 +35,15 @@ impl Home {
     pub fn config_file(&self) -> PathBuf {
         self.root.join("airlock.toml")
     }
+    /// The stack's config file, read (every section at its defaults when there is none).
+    pub fn config(&self) -> Result<airlock_bus::runner::ConfigFile, airlock_bus::runner::ConfigError> {
+        let path = self.config_file();
+        if path.exists() {
+            airlock_bus::runner::ConfigFile::read(&path)
+        } else {
+            Ok(airlock_bus::runner::ConfigFile::empty())
+        }
+    }
     pub fn stack_file(&self) -> PathBuf {
         self.root.join("stack.json")
     }

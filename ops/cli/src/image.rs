@@ -12,13 +12,7 @@ pub enum ImageCommand {
 
 /// The executor's sandbox settings: from `[executor]` of the home's config when there is one.
 fn sandbox_config(home: &Home) -> anyhow::Result<airlock_executor::SandboxConfig> {
-    if home.config_file().exists() {
-        let config: airlock_executor::service::Config =
-            airlock_bus::runner::load_section(&home.config_file(), "executor")?;
-        Ok(config.sandbox)
-    } else {
-        Ok(airlock_executor::SandboxConfig::default())
-    }
+    Ok(airlock_executor::service::Config::load(&home.config()?)?.sandbox)
 }
 
 pub async fn ensure(home: &Home) -> anyhow::Result<()> {

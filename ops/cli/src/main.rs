@@ -50,8 +50,9 @@ enum Command {
     Override(overrides::OverrideCommand),
     /// Run one service in this process.
     Serve {
-        #[arg(value_enum)]
-        service: serve::Service,
+        /// assessor, override-gate, executor or auditor.
+        #[arg(value_parser = serve::parse_command)]
+        service: String,
     },
     /// Whether each service answers, with its counters.
     Status(status::StatusArgs),
@@ -67,11 +68,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Output piped into `head` and the like ends quietly when the reader goes away.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve { .. } | Command::Up(_)) {
+        // Output piped into `head` and the like ends quietly when the reader goes away. Only
+        // for commands that print: a service or the supervisor with SIGPIPE's default action
+        // would die whenever a peer (a telemetry collector, say) closed a connection.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -97,7 +102,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Override(command) => overrides::run(&home, command).await,
         Command::Assess(args) => assess::run(args),
         Command::Audit(command) => audit::run(command, &home).await,
-        Command::Serve { service } => serve::run(&home, service).await,
+        Command::Serve { service } => serve::run(&home, &service).await,
         Command::Schema(command) => schema::run(command),
         Command::Status(args) => status::run(&home, args).await,
         Command::Bench(command) => bench::run(&home, command).await,

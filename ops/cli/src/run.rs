@@ -2,7 +2,7 @@
 
 use crate::home::Home;
 use airlock_bus::Publisher;
-use airlock_protocol::subjects::audit_receipt_subject;
+use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject};
 use airlock_protocol::{
     AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Inputs, Language, Origin, Outcome, Producer, RequestId,
     Terminal, TrustLevel,
@@ -179,13 +179,19 @@ pub async fn submit_and_wait(
         eprintln!("submitted {request_id}");
     }
 
+    let js = async_nats::jetstream::new(client.clone());
     let deadline = tokio::time::Instant::now() + wait;
     let mut told_waiting = false;
     let terminal = loop {
-        let next = tokio::time::timeout(Duration::from_secs(3), terminals.next());
+        // A live subscription misses what is published while the connection is down, so the
+        // stream itself is asked too, every few seconds: a result is never missed for good.
+        let next = tokio::time::timeout(STREAM_CHECK_EVERY, terminals.next());
         match tokio::time::timeout_at(deadline, next).await {
             Err(_) => anyhow::bail!("no result for {request_id} after {wait:?} (it may still finish)"),
             Ok(Err(_)) => {
+                if let Some(terminal) = terminal_in_stream(&js, request_id).await {
+                    break terminal;
+                }
                 if chatty && !told_waiting {
                     eprintln!("waiting for {request_id} (it may be waiting for a human: `airlock override list`)");
                     told_waiting = true;
@@ -202,14 +208,58 @@ pub async fn submit_and_wait(
         }
     };
     let receipt = if want_receipt {
-        match tokio::time::timeout(Duration::from_secs(15), receipts.next()).await {
-            Ok(Some(message)) => AuditReceipt::decode(&message.payload).ok(),
-            _ => None,
-        }
+        wait_for_receipt(&js, &mut receipts, request_id, RECEIPT_WAIT).await
     } else {
         None
     };
     Ok(RunResult { terminal, receipt })
+}
+
+/// How often a waiting client reads the terminal event from the stream.
+const STREAM_CHECK_EVERY: Duration = Duration::from_secs(2);
+/// How long the audit receipt is waited for after the result (it follows within milliseconds
+/// while the auditor is up).
+const RECEIPT_WAIT: Duration = Duration::from_secs(15);
+
+/// The request's terminal event, read from the events stream (direct get by subject).
+async fn terminal_in_stream(js: &async_nats::jetstream::Context, request_id: &RequestId) -> Option<Terminal> {
+    let subject = EventKind::Terminal.subject(request_id);
+    let stream = js.get_stream_no_info(EVENTS_STREAM).await.ok()?;
+    let message = stream.direct_get_last_for_subject(subject.clone()).await.ok()?;
+    match Envelope::decode_on(&subject, &message.payload) {
+        Ok(Envelope {
+            event: Event::Terminal(terminal),
+            ..
+        }) => Some(*terminal),
+        _ => None,
+    }
+}
+
+/// The request's receipt: from the subscription, or from the audit stream when it was
+/// published before (or while) the subscription could see it.
+async fn wait_for_receipt(
+    js: &async_nats::jetstream::Context,
+    receipts: &mut async_nats::Subscriber,
+    request_id: &RequestId,
+    wait: Duration,
+) -> Option<AuditReceipt> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let subject = audit_receipt_subject(request_id.as_str());
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(500), receipts.next());
+        match tokio::time::timeout_at(deadline, next).await {
+            Err(_) => return None,
+            Ok(Ok(Some(message))) => return AuditReceipt::decode(&message.payload).ok(),
+            Ok(Ok(None)) => return None,
+            Ok(Err(_)) => {
+                if let Ok(stream) = js.get_stream_no_info(AUDIT_STREAM).await
+                    && let Ok(message) = stream.direct_get_last_for_subject(subject.clone()).await
+                {
+                    return AuditReceipt::decode(&message.payload).ok();
+                }
+            }
+        }
+    }
 }
 
 pub fn exit_status(terminal: &Terminal) -> u8 {

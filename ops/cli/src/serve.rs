@@ -1,63 +1,53 @@
-//! `airlock serve <service>`: one service in this process, configured from `$AIRLOCK_HOME`.
+//! `airlock serve <service>`: one service in this process, configured from `$AIRLOCK_HOME`. The
+//! services and their names come from the roles table; the config is loaded (and refused if
+//! bad) before anything connects.
 
 use crate::home::Home;
+use airlock_protocol::roles;
 use std::process::ExitCode;
 
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum Service {
-    Assessor,
-    OverrideGate,
-    Executor,
-    Auditor,
+/// The `airlock serve` words, from the roles table.
+pub fn commands() -> Vec<&'static str> {
+    roles::services().map(|(_, s)| s.command).collect()
 }
 
-impl Service {
-    /// The service's NATS user and config section.
-    pub fn user(self) -> &'static str {
-        match self {
-            Service::Assessor => "assessor",
-            Service::OverrideGate => "gate",
-            Service::Executor => "executor",
-            Service::Auditor => "auditor",
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Service::Assessor => "airlock-assessor",
-            Service::OverrideGate => "airlock-override-gate",
-            Service::Executor => "airlock-executor",
-            Service::Auditor => "airlock-auditor",
-        }
+/// Clap's check of the `airlock serve` word.
+pub fn parse_command(word: &str) -> Result<String, String> {
+    if roles::by_command(word).is_some() {
+        Ok(word.to_owned())
+    } else {
+        Err(format!("one of: {}", commands().join(", ")))
     }
 }
 
-pub async fn run(home: &Home, service: Service) -> anyhow::Result<ExitCode> {
-    let _telemetry = airlock_telemetry::init(service.name(), &Default::default());
-    let config_file = home.config_file();
-    let client = crate::stack::connect(home, service.user()).await?;
+pub async fn run(home: &Home, command: &str) -> anyhow::Result<ExitCode> {
+    let Some((role, service)) = roles::by_command(command) else {
+        anyhow::bail!("no service {command:?} (one of: {})", commands().join(", "));
+    };
+    let file = home.config()?;
+    // Rust ignores SIGPIPE in its own processes; a service keeps it ignored, so that a peer
+    // closing a socket (a telemetry collector, a chat server) is an error, never a death.
+    let _telemetry = airlock_telemetry::init(service.name, &Default::default());
     let shutdown = airlock_bus::runner::shutdown_on_signal();
-    let section = service.user();
-    match service {
-        Service::OverrideGate => {
-            let mut config: airlock_override_gate::Config = airlock_bus::runner::load_section(&config_file, section)?;
-            config.quotas = airlock_bus::runner::load_section(&config_file, "quotas")?;
-            airlock_override_gate::run(client, config, shutdown).await?;
-        }
-        Service::Assessor => {
-            let config = airlock_bus::runner::load_section(&config_file, section)?;
-            airlock_assessor::service::run(client, config, shutdown).await?;
-        }
-        Service::Executor => {
-            let mut config: airlock_executor::service::Config =
-                airlock_bus::runner::load_section(&config_file, section)?;
-            config.sandbox.quotas = airlock_bus::runner::load_section(&config_file, "quotas")?;
-            airlock_executor::service::run(client, config, shutdown).await?;
-        }
-        Service::Auditor => {
-            let config = airlock_bus::runner::load_section(&config_file, section)?;
-            airlock_auditor::run(client, config, shutdown).await?;
-        }
+    macro_rules! serve {
+        ($config:expr, $run:path) => {{
+            let config = $config;
+            let client = crate::stack::connect(home, role.user).await?;
+            $run(client, config, shutdown).await?;
+        }};
+    }
+    match role.user {
+        u if u == roles::ASSESSOR.user => serve!(
+            airlock_assessor::service::Config::load(&file)?,
+            airlock_assessor::service::run
+        ),
+        u if u == roles::GATE.user => serve!(airlock_override_gate::Config::load(&file)?, airlock_override_gate::run),
+        u if u == roles::EXECUTOR.user => serve!(
+            airlock_executor::service::Config::load(&file)?,
+            airlock_executor::service::run
+        ),
+        u if u == roles::AUDITOR.user => serve!(airlock_auditor::Config::load(&file)?, airlock_auditor::run),
+        other => anyhow::bail!("the roles table names service user {other:?}, which this build cannot run"),
     }
     Ok(ExitCode::SUCCESS)
 }

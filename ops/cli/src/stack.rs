@@ -2,7 +2,7 @@
 //! running stack's address (`stack.json`), and connecting as one of its users.
 
 use crate::home::Home;
-use crate::nats_auth::{self, USERS, UserKey};
+use crate::nats_auth::{self, UserKey};
 use airlock_protocol::SigningKey;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -92,7 +92,9 @@ pub fn ensure_identities(home: &Home) -> anyhow::Result<Vec<UserKey>> {
             .with_context(|| format!("key {}", home.private_key(file).display()))?;
         std::fs::write(home.verifier_key(file), format!("{}\n", key.verifier()))?;
     }
-    USERS
+    let clients: airlock_bus::ClientsConfig = home.config()?.section("clients")?;
+    clients.validate().map_err(|reason| anyhow::anyhow!("[clients] {reason}"))?;
+    nats_auth::users(&clients)
         .iter()
         .map(|user| nats_auth::load_or_create_user(user, &home.creds(user)))
         .collect()
@@ -117,6 +119,8 @@ pub fn write_server_config(home: &Home, users: &[UserKey], port: u16) -> anyhow:
          max_payload: {max_payload}\n\
          jetstream {{\n  store_dir: {store:?}\n  max_file_store: 10GB\n  max_memory_store: 256MB\n}}\n\
          {auth}",
+        // Above the largest envelope (MAX_MESSAGE_BYTES) with room for headers, so that the
+        // stream's own size limit, not the connection, refuses an oversized event.
         max_payload = 8 * 1024 * 1024,
         store = dir.join("jetstream").display().to_string(),
         auth = nats_auth::authorization_block(users),

@@ -1,15 +1,9 @@
 //! `airlock status`: whether each service of the running stack answers, with its counters.
 
 use crate::home::Home;
+use airlock_protocol::roles;
 use std::process::ExitCode;
 use std::time::Duration;
-
-const SERVICES: [&str; 4] = [
-    "airlock-assessor",
-    "airlock-override-gate",
-    "airlock-executor",
-    "airlock-auditor",
-];
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct StatusArgs {
@@ -24,7 +18,7 @@ pub struct StatusArgs {
 pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.wait);
     loop {
-        let report = match crate::stack::connect(home, "operator").await {
+        let report = match crate::stack::connect(home, roles::OPERATOR.user).await {
             Ok(client) => probe(&client).await,
             Err(e) if tokio::time::Instant::now() < deadline => {
                 tracing::debug!(error = %e, "not reachable yet");
@@ -55,8 +49,9 @@ pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
 /// Each service's counters (from `$SRV.STATS`), or null when it does not answer.
 async fn probe(client: &async_nats::Client) -> std::collections::BTreeMap<String, serde_json::Value> {
     let mut report = std::collections::BTreeMap::new();
-    for name in SERVICES {
-        let request = client.request(format!("airlock.status.{name}"), "".into());
+    for (_, service) in roles::services() {
+        let name = service.name;
+        let request = client.request(service.status_subject(), "".into());
         let value = match tokio::time::timeout(Duration::from_secs(2), request).await {
             Ok(Ok(reply)) => serde_json::from_slice(&reply.payload).unwrap_or(serde_json::Value::Null),
             _ => serde_json::Value::Null,

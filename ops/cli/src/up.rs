@@ -11,8 +11,6 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-/// The services, by the name `airlock serve` knows them.
-pub const SERVICES: [&str; 4] = ["auditor", "assessor", "override-gate", "executor"];
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct UpArgs {
@@ -28,6 +26,7 @@ pub struct UpArgs {
 }
 
 struct Supervised {
+    /// The `airlock serve` word.
     name: &'static str,
     child: Option<Child>,
     restarts: u32,
@@ -106,6 +105,8 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
         std::fs::remove_file(home.stack_file()).ok();
     }
     let users = init(home)?;
+    // Every section as its service will read it: a bad config stops here, with the key's path.
+    config::check(home)?;
     let nats_config = config::nats_section(home)?;
 
     let (nats_url, mut nats_child) = match &args.nats {
@@ -123,8 +124,8 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
 
     let admin = airlock_bus::connect(&airlock_bus::ConnectConfig::for_user(
         nats_url.clone(),
-        "admin",
-        home.creds("admin"),
+        airlock_protocol::roles::ADMIN.user,
+        home.creds(airlock_protocol::roles::ADMIN.user),
     ))
     .await?;
     let js = async_nats::jetstream::new(admin.clone());
@@ -151,9 +152,10 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
     };
     // Written before the services start: they find NATS through it.
     info.write(home)?;
-    let mut services: Vec<Supervised> = SERVICES
-        .iter()
-        .map(|&name| Supervised {
+    // In the table's order: the auditor first, so that it logs everything the others publish.
+    let mut services: Vec<Supervised> = crate::serve::commands()
+        .into_iter()
+        .map(|name| Supervised {
             name,
             child: None,
             restarts: 0,

@@ -175,6 +175,11 @@ impl Engine {
 
     /// Rates a program. Never panics and returns within about the configured analysis budget,
     /// whatever the bytes.
+    /// Rates a whole request: its code, in the light of its inputs.
+    pub fn assess_request(&self, request: &airlock_protocol::ExecutionRequest) -> Assessment {
+        self.assess(&request.code, request.language, request.origin)
+    }
+
     pub fn assess(&self, code: &[u8], language: Language, origin: Origin) -> Assessment {
         let started = Instant::now();
         let mut findings = Vec::new();

@@ -7,6 +7,7 @@
 //! rules and threats without a restart.
 
 pub mod engine;
+pub mod intake;
 pub mod quality;
 pub mod rules;
 pub mod service;

@@ -1,66 +1,142 @@
-//! The assessor's loop: consume submissions, rate each with the engine, publish the assessment
-//! (carrying the request on to the gate). A submission that cannot be read or is invalid is
-//! refused, and its request ends as failed, so Mai is never left waiting.
+//! The assessor's loop: consume submissions, admit each (one submission per request id, each
+//! client within its limits), rate it with the engine, publish the assessment (carrying the
+//! request on to the gate). A submission that cannot be read, is invalid or over its client's
+//! limits is refused and its request ends as failed, so Mai is never left waiting.
+//!
+//! Reading order: [`Config`], [`run`] (set-up and the consume loop), [`Assessor::handle`] (the
+//! checks, in order), then the publish.
 
 use crate::engine::EngineConfig;
+use crate::intake::{self, Intake};
 use crate::shared::SharedEngine;
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
-use airlock_bus::{Delivery, Publisher, ServiceCounters};
+use airlock_bus::runner::{ConfigError, ConfigFile};
+use airlock_bus::{
+    BusError, Claim, ClaimError, Claims, ClientsConfig, Delivery, Ending, Failure, PublishError, Publisher,
+    Refuser, ServiceCounters, Transience,
+};
 use airlock_protocol::event::Assessed;
-use airlock_protocol::subjects::{EVENTS_STREAM, UNKNOWN_REQUEST};
-use airlock_protocol::{Envelope, Event, EventKind, Outcome, Producer, Refusal, RefusalReason, RequestId, Terminal};
-use std::sync::Arc;
-use std::time::Duration;
+use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::subjects::{ASSESSOR_BUCKET, submit_client};
+use airlock_protocol::{Envelope, Event, EventKind, Level, Producer, RefusalReason, RequestId, WireError};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-/// The `[assessor]` section of the stack's config: the engine's settings.
-pub type Config = EngineConfig;
+/// The assessor's configuration: the engine (`[assessor]`) and the clients' limits
+/// (`[clients]`).
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    pub engine: EngineConfig,
+    pub clients: ClientsConfig,
+}
+
+impl Config {
+    /// Reads the assessor's sections of the stack's config file; the binary and `airlock serve`
+    /// both load it this way.
+    pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
+        let clients: ClientsConfig = file.section("clients")?;
+        clients.validate().map_err(|reason| file.invalid("clients", reason))?;
+        Ok(Self {
+            engine: file.section(service_role().config_section)?,
+            clients,
+        })
+    }
+}
+
+fn service_role() -> &'static ServiceRole {
+    // The table gives every service role a ServiceRole: the assessor's row has one.
+    match &roles::ASSESSOR.service {
+        Some(service) => service,
+        None => unreachable!("the assessor's row names its service"),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AssessorError {
-    #[error(transparent)]
+    #[error("loading the rules")]
     Engine(#[from] crate::engine::EngineError),
     #[error(transparent)]
-    Bus(#[from] airlock_bus::BusError),
-    #[error("publishing: {0}")]
-    Publish(#[from] airlock_bus::PublishError),
-    #[error("service API: {0}")]
-    Service(String),
+    Bus(#[from] BusError),
+    #[error("publishing")]
+    Publish(#[from] PublishError),
+    #[error("the assessor's records")]
+    Claims(#[from] ClaimError),
+    #[error("the assessment task failed")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+impl Transience for AssessorError {
+    fn is_permanent(&self) -> bool {
+        match self {
+            AssessorError::Engine(_) => true,
+            AssessorError::Bus(e) => e.is_permanent(),
+            AssessorError::Publish(e) => e.is_permanent(),
+            AssessorError::Claims(e) => e.is_permanent(),
+            AssessorError::Task(_) => false,
+        }
+    }
+}
+
+impl Failure for AssessorError {
+    fn refusal_reason(&self) -> RefusalReason {
+        match self {
+            AssessorError::Publish(e) => e.refusal_reason(),
+            _ => RefusalReason::DeadLettered,
+        }
+    }
+}
+
+/// What the assessor keeps per request id: the first submission that claimed it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Admission {
+    stream_seq: u64,
+    client: String,
+}
+
+struct Assessor {
+    engine: Arc<SharedEngine>,
+    publisher: Publisher,
+    refuser: Refuser,
+    admissions: Claims,
+    intake: Arc<Mutex<Intake>>,
+    counters: ServiceCounters,
 }
 
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), AssessorError> {
-    let engine = Arc::new(SharedEngine::new(config.clone())?);
+    let engine = Arc::new(SharedEngine::new(config.engine.clone())?);
     // Rule and threat files are also watched when configured; SIGHUP reloads either way.
-    let _watcher = if config.watch { Some(engine.watch()?) } else { None };
+    let _watcher = if config.engine.watch { Some(engine.watch()?) } else { None };
     reload_on_hangup(engine.clone(), shutdown.clone());
     let js = async_nats::jetstream::new(client.clone());
     let publisher = Publisher::new(js.clone(), Producer::Assessor, shutdown.clone());
-    let counters = ServiceCounters::default();
-    let service = airlock_bus::start_service(
-        &client,
-        "airlock-assessor",
-        "Rates code before it runs",
-        counters.clone(),
-    )
-    .await
-    .map_err(|e| AssessorError::Service(e.to_string()))?;
-    let spec = ConsumerSpec {
-        stream: EVENTS_STREAM.to_owned(),
-        durable: "assessor".to_owned(),
-        filter_subjects: vec![EventKind::Submitted.subject_filter()],
-        ack_wait: Duration::from_secs(30),
-        max_ack_pending: 256,
-    };
-    let mut deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
-        Ok(d) => d,
+    let admissions = match Claims::open(&js, ASSESSOR_BUCKET, &shutdown).await {
+        Ok(claims) => claims,
         Err(_) if shutdown.is_cancelled() => return Ok(()),
         Err(e) => return Err(e.into()),
     };
+    let intake = Arc::new(Mutex::new(Intake::new(config.clients.clone())));
+    tokio::spawn(count_terminals(client.clone(), intake.clone(), shutdown.clone()));
+    let assessor = Assessor {
+        engine,
+        refuser: Refuser::new(publisher.clone(), &roles::ASSESSOR),
+        publisher,
+        admissions,
+        intake,
+        counters: ServiceCounters::default(),
+    };
+    let service = airlock_bus::start_service(&client, service_role(), assessor.counters.clone()).await?;
+    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 256)
+        .ok_or_else(|| BusError::Service("the assessor's row names no consumer".into()))?;
+    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+        return Ok(());
+    };
     while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span("assessor");
-        let outcome = handle(&engine, &publisher, &counters, &delivery).instrument(span).await;
-        if !delivery.settle(outcome, &shutdown).await {
+        let span = delivery.span(service_role().name);
+        let outcome = assessor.handle(&delivery).instrument(span).await;
+        if !delivery.settle(outcome, &assessor.refuser, &shutdown).await {
             break;
         }
     }
@@ -68,85 +144,141 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     Ok(())
 }
 
-async fn handle(
-    engine: &SharedEngine,
-    publisher: &Publisher,
-    counters: &ServiceCounters,
-    delivery: &Delivery,
-) -> Result<(), AssessorError> {
-    let envelope = match delivery.envelope() {
-        Ok(e) => e,
-        Err(error) => {
-            let reason = RefusalReason::of_wire_error(&error);
-            return refuse_and_end(publisher, counters, delivery, reason, error.to_string()).await;
+impl Assessor {
+    /// The checks, in order: a request id in the subject; the first submission for it (a
+    /// second one with the same id is refused without touching the first request); a readable,
+    /// valid request; the client within its limits (only on first delivery: a redelivery was
+    /// admitted before); then the rating and its publication.
+    async fn handle(&self, delivery: &Delivery) -> Result<(), AssessorError> {
+        let Some(rid) = delivery.request_id() else {
+            return self
+                .refuse(delivery, RefusalReason::Malformed, "the subject names no valid request id", Ending::MessageOnly)
+                .await;
+        };
+        tracing::Span::current().record("request_id", rid.as_str());
+        let client = submit_client(delivery.subject()).unwrap_or_default().to_owned();
+        let (stream_seq, _) = delivery.position();
+        let admission = Admission { stream_seq, client: client.clone() };
+        let redelivered = match self.admissions.claim(rid.as_str(), &admission).await? {
+            Claim::Won { .. } => false,
+            Claim::Held { value, .. } if value.stream_seq == stream_seq => true,
+            Claim::Held { value, .. } => {
+                let detail = format!(
+                    "request id {rid} was already submitted by {} (stream message {})",
+                    value.client, value.stream_seq
+                );
+                return self
+                    .refuse(delivery, RefusalReason::DuplicateRequest, &detail, Ending::MessageOnly)
+                    .await;
+            }
+        };
+        let envelope = match delivery.envelope() {
+            Ok(envelope) => envelope,
+            Err(error) => {
+                let reason = RefusalReason::from(&error);
+                return self
+                    .refuse(delivery, reason, &airlock_bus::error_text(&error), Ending::EndRequest)
+                    .await;
+            }
+        };
+        let Event::Submitted(request) = envelope.event else {
+            return self
+                .refuse(delivery, RefusalReason::SubjectMismatch, "not a submission", Ending::EndRequest)
+                .await;
+        };
+        if let Err(e) = request.validate() {
+            return self
+                .refuse(delivery, RefusalReason::InvalidRequest, &e.to_string(), Ending::EndRequest)
+                .await;
         }
-    };
-    tracing::Span::current().record("request_id", envelope.request_id.as_str());
-    let Event::Submitted(request) = envelope.event else {
-        return refuse_and_end(
-            publisher,
-            counters,
-            delivery,
-            RefusalReason::SubjectMismatch,
-            "not a submission".into(),
-        )
-        .await;
-    };
-    if let Err(e) = request.validate() {
-        return refuse_and_end(
-            publisher,
-            counters,
-            delivery,
-            RefusalReason::InvalidRequest,
-            e.to_string(),
-        )
-        .await;
+        if !redelivered {
+            let admitted = self
+                .intake
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .admit(&client, &rid, Instant::now());
+            if let Err(refused) = admitted {
+                return self.refuse(delivery, refused.reason, &refused.detail, Ending::EndRequest).await;
+            }
+        }
+        let current = self.engine.current();
+        // The engine bounds its own time per request; the blocking pool keeps a slow file from
+        // holding up the runtime.
+        let rated = request.clone();
+        let assessment = tokio::task::spawn_blocking(move || current.assess_request(&rated)).await?;
+        self.count(assessment.level);
+        tracing::info!(level = %assessment.level, findings = assessment.findings.len(), elapsed_us = assessment.elapsed_us, "assessed");
+        let assessed = Envelope::new(
+            rid,
+            self.publisher.producer(),
+            Event::Assessed(Box::new(Assessed { request, assessment })),
+        );
+        match self.publisher.publish(&assessed).await {
+            Ok(_) => Ok(()),
+            // Code and inputs are bounded so that this cannot happen; if it ever does, the
+            // request is refused now rather than retried.
+            Err(PublishError::Encode(WireError::Oversized { .. }) | PublishError::TooLarge { .. }) => {
+                self.refuse(
+                    delivery,
+                    RefusalReason::Oversized,
+                    "the assessment of this request is too large to publish",
+                    Ending::EndRequest,
+                )
+                .await
+            }
+            Err(e) => Err(e.into()),
+        }
     }
-    let current = engine.current();
-    // The engine bounds its own time per request; the blocking pool keeps a slow file from
-    // holding up the runtime.
-    let rated = request.clone();
-    let assessment = tokio::task::spawn_blocking(move || current.assess(&rated.code, rated.language, rated.origin))
-        .await
-        .map_err(|e| AssessorError::Service(format!("assessment task failed: {e}")))?;
-    counters.incr("assessed");
-    counters.incr(match assessment.level {
-        airlock_protocol::Level::Low => "low",
-        airlock_protocol::Level::Medium => "medium",
-        airlock_protocol::Level::High => "high",
-        airlock_protocol::Level::Blocked => "blocked",
-    });
-    tracing::info!(level = %assessment.level, findings = assessment.findings.len(), elapsed_us = assessment.elapsed_us, "assessed");
-    let assessed = Assessed { request, assessment };
-    publisher
-        .emit(&envelope.request_id, Event::Assessed(Box::new(assessed)))
-        .await?;
-    Ok(())
+
+    async fn refuse(
+        &self,
+        delivery: &Delivery,
+        reason: RefusalReason,
+        detail: &str,
+        ending: Ending,
+    ) -> Result<(), AssessorError> {
+        self.counters.incr("refused");
+        delivery.refuse(&self.refuser, reason, detail, ending).await?;
+        Ok(())
+    }
+
+    fn count(&self, level: Level) {
+        self.counters.incr("assessed");
+        self.counters.incr(match level {
+            Level::Low => "low",
+            Level::Medium => "medium",
+            Level::High => "high",
+            Level::Blocked => "blocked",
+        });
+    }
 }
 
-/// Refuses the message and, when its subject names a request, ends that request as failed.
-async fn refuse_and_end(
-    publisher: &Publisher,
-    counters: &ServiceCounters,
-    delivery: &Delivery,
-    reason: RefusalReason,
-    detail: String,
-) -> Result<(), AssessorError> {
-    counters.incr("refused");
-    tracing::warn!(?reason, %detail, "refused a submission");
-    let refusal = Refusal::of_message(reason, detail.clone(), delivery.subject(), delivery.payload());
-    let rid = EventKind::parse_subject(delivery.subject()).and_then(|(_, r)| RequestId::parse(r).ok());
-    let refusal_rid = rid
-        .clone()
-        .unwrap_or_else(|| RequestId::parse(UNKNOWN_REQUEST).unwrap_or_default());
-    publisher
-        .publish(&Envelope::new(refusal_rid, Producer::Assessor, Event::Refused(refusal)))
-        .await?;
-    if let Some(rid) = rid {
-        let terminal = Terminal::without_run(Outcome::Failed, format!("the request was refused: {detail}"));
-        publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
+/// Ends each request's count in flight when its terminal event passes. A terminal missed while
+/// disconnected only delays the count's end to its expiry (`[clients] in_flight_expiry`).
+async fn count_terminals(client: async_nats::Client, intake: Arc<Mutex<Intake>>, shutdown: CancellationToken) {
+    use futures::StreamExt as _;
+    let mut terminals = match client.subscribe(EventKind::Terminal.subject_filter()).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot follow terminal events: requests in flight end only by expiry");
+            return;
+        }
+    };
+    let mut forget = tokio::time::interval(intake::FORGET_EVERY);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = forget.tick() => intake.lock().unwrap_or_else(|p| p.into_inner()).forget_idle(Instant::now()),
+            message = terminals.next() => {
+                let Some(message) = message else { return };
+                if let Some((_, rid)) = EventKind::parse_subject(message.subject.as_str())
+                    && let Ok(rid) = RequestId::parse(rid)
+                {
+                    intake.lock().unwrap_or_else(|p| p.into_inner()).finished(&rid);
+                }
+            }
+        }
     }
-    Ok(())
 }
 
 /// SIGHUP reloads the rules and the threat list; a failed reload keeps the current ones.

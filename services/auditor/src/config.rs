@@ -1,9 +1,11 @@
 //! The auditor's configuration: the `[auditor]` section of the stack's TOML file.
 
 use airlock_auditlog::trust::{KeyConfig, TrustedKey};
+use airlock_bus::runner::{ConfigFile, legacy_duration};
 use airlock_protocol::SigningKey;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -20,23 +22,49 @@ pub struct Config {
     /// Verifier keys with validity windows, for `airlock audit verify`. The signing keys'
     /// own verifier keys are trusted without a window when they are not listed here.
     pub verifier_keys: Vec<KeyConfig>,
-    /// Longest time between an event's arrival and the checkpoint that covers it (at most 1 s).
-    pub batch_interval_ms: u64,
+    /// How long the first event of a batch may wait for others before the batch is committed.
+    /// Zero (the default) is group commit: a batch is committed as soon as the previous commit
+    /// is durable, holding everything that arrived meanwhile, so a lone request is logged and
+    /// receipted in milliseconds while batches grow under load. At most 1 s: checkpoints are
+    /// never further apart while events arrive.
+    #[serde(with = "humantime_serde")]
+    pub commit_linger: Duration,
     /// Most entries in one commit.
     pub max_batch: usize,
     /// How long JetStream waits for the auditor's ack before redelivering.
-    pub ack_wait_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub ack_wait: Duration,
     /// How long the single-writer lease lasts without renewal; a restarted or standby auditor
     /// takes over at most this long after the writer dies.
-    pub lease_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub lease: Duration,
     /// How long missing stream messages are waited for before a `gap` entry records them.
-    pub gap_timeout_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub gap_timeout: Duration,
     /// Keep entry bodies and blobs this many days (none: forever). Tiles are never pruned.
     pub retention_days: Option<u64>,
     /// How often retention runs.
-    pub prune_interval_s: u64,
+    #[serde(with = "humantime_serde")]
+    pub prune_interval: Duration,
     /// Publish each entry on `airlock.audit.entry.<request id>`.
     pub publish_entries: bool,
+    // Keys of the previous release, read with a warning (see `legacy_duration`); public only
+    // so that struct-update syntax works outside the crate.
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub batch_interval_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub ack_wait_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub lease_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub gap_timeout_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub prune_interval_s: Option<u64>,
 }
 
 impl Default for Config {
@@ -47,14 +75,19 @@ impl Default for Config {
             key_file: PathBuf::from("auditor.key"),
             extra_key_files: Vec::new(),
             verifier_keys: Vec::new(),
-            batch_interval_ms: 200,
+            commit_linger: Duration::ZERO,
             max_batch: 10_000,
-            ack_wait_ms: 10_000,
-            lease_ms: 5_000,
-            gap_timeout_ms: 30_000,
+            ack_wait: Duration::from_secs(10),
+            lease: Duration::from_secs(5),
+            gap_timeout: Duration::from_secs(30),
             retention_days: None,
-            prune_interval_s: 3_600,
+            prune_interval: Duration::from_secs(3_600),
             publish_entries: true,
+            batch_interval_ms: None,
+            ack_wait_ms: None,
+            lease_ms: None,
+            gap_timeout_ms: None,
+            prune_interval_s: None,
         }
     }
 }
@@ -63,27 +96,56 @@ impl Default for Config {
 pub enum ConfigError {
     #[error("auditor config: {0}")]
     Invalid(String),
-    #[error("auditor key {path}: {source}")]
+    #[error("auditor key {path}")]
     Key {
         path: String,
+        #[source]
         source: airlock_protocol::KeyError,
     },
+    #[error(transparent)]
+    File(#[from] airlock_bus::runner::ConfigError),
 }
 
+const MS: Duration = Duration::from_millis(1);
+const SECOND: Duration = Duration::from_secs(1);
+
 impl Config {
+    /// Reads `[auditor]` of the stack's config file; the binary and `airlock serve` both load
+    /// it this way.
+    pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
+        let section = airlock_protocol::roles::AUDITOR
+            .service
+            .map_or("auditor", |s| s.config_section);
+        let mut config: Config = file.section(section)?;
+        config.read_legacy_keys();
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn read_legacy_keys(&mut self) {
+        legacy_duration(self.batch_interval_ms.take(), MS, &mut self.commit_linger, "auditor.batch_interval_ms", "auditor.commit_linger");
+        legacy_duration(self.ack_wait_ms.take(), MS, &mut self.ack_wait, "auditor.ack_wait_ms", "auditor.ack_wait");
+        legacy_duration(self.lease_ms.take(), MS, &mut self.lease, "auditor.lease_ms", "auditor.lease");
+        legacy_duration(self.gap_timeout_ms.take(), MS, &mut self.gap_timeout, "auditor.gap_timeout_ms", "auditor.gap_timeout");
+        legacy_duration(self.prune_interval_s.take(), SECOND, &mut self.prune_interval, "auditor.prune_interval_s", "auditor.prune_interval");
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
-        if !(1..=1000).contains(&self.batch_interval_ms) {
-            return invalid("batch_interval_ms must be between 1 and 1000: checkpoints are at most 1 s apart");
+        if self.commit_linger > SECOND {
+            return invalid("commit_linger must be at most 1s: checkpoints are at most 1 s apart");
         }
         if self.max_batch == 0 {
             return invalid("max_batch must be at least 1");
         }
-        if self.lease_ms < 300 {
-            return invalid("lease_ms must be at least 300");
+        if self.lease < Duration::from_millis(300) {
+            return invalid("lease must be at least 300ms");
         }
-        if self.gap_timeout_ms <= self.ack_wait_ms {
-            return invalid("gap_timeout_ms must be longer than ack_wait_ms, or redeliveries would count as gaps");
+        if self.gap_timeout <= self.ack_wait {
+            return invalid("gap_timeout must be longer than ack_wait, or redeliveries would count as gaps");
+        }
+        if self.prune_interval < SECOND {
+            return invalid("prune_interval must be at least 1s");
         }
         if self.origin.is_empty() || self.origin.contains(char::is_whitespace) || self.origin.contains('+') {
             return invalid("origin must be non-empty, without spaces or '+'");
@@ -139,18 +201,40 @@ mod tests {
     #[test]
     fn the_stack_section_parses_and_defaults_fill_in() {
         let text = r#"
+[auditor]
 store = "file:///tmp/audit"
 key_file = "/tmp/keys/auditor.key"
 origin = "airlock.local/audit"
+commit_linger = "200ms"
 "#;
-        let config: Config = toml::from_str(text).unwrap();
+        let file = ConfigFile::parse(std::path::Path::new("airlock.toml"), text).unwrap();
+        let config = Config::load(&file).unwrap();
         assert_eq!(config.store, "file:///tmp/audit");
-        assert_eq!(config.batch_interval_ms, 200);
-        config.validate().unwrap();
+        assert_eq!(config.commit_linger, Duration::from_millis(200));
+        assert_eq!(config.lease, Duration::from_secs(5));
         let slow = Config {
-            batch_interval_ms: 1500,
+            commit_linger: Duration::from_millis(1500),
             ..Config::default()
         };
         assert!(slow.validate().is_err());
+    }
+
+    #[test]
+    fn keys_of_the_previous_release_still_work() {
+        let text = "[auditor]\nbatch_interval_ms = 100\nlease_ms = 1000\nack_wait_ms = 1000\ngap_timeout_ms = 4000\n";
+        let file = ConfigFile::parse(std::path::Path::new("airlock.toml"), text).unwrap();
+        let config = Config::load(&file).unwrap();
+        assert_eq!(config.commit_linger, Duration::from_millis(100));
+        assert_eq!(config.lease, Duration::from_secs(1));
+        assert_eq!(config.gap_timeout, Duration::from_secs(4));
+    }
+
+    #[test]
+    fn misspelt_keys_are_refused() {
+        let file = ConfigFile::parse(std::path::Path::new("airlock.toml"), "[auditor]\nleas = \"5s\"\n").unwrap();
+        assert!(matches!(
+            Config::load(&file),
+            Err(ConfigError::File(airlock_bus::runner::ConfigError::UnknownKey { .. }))
+        ));
     }
 }

@@ -3,14 +3,21 @@
 //! storage (`airlock-auditlog`), signs a checkpoint after each batch, and publishes entries,
 //! checkpoints and receipts on the audit subjects.
 //!
-//! Reading order: [`config`] (the `[auditor]` section), [`head`] (the single-writer lease and
-//! commit point in the KV bucket), [`service`] (the loop), [`crash`] (fault injection for the
-//! crash tests).
+//! Reading order: [`config`] (the `[auditor]` section), [`service`] (set-up and the loop),
+//! `consume` (the events stream, in order, with gaps), `commit` (one commit, step by step),
+//! `recovery` (start-up after a crash), [`head`] (the single-writer lease and commit point in
+//! the KV bucket), [`error`]; `crash` is fault injection for the crash tests, compiled only
+//! with the `fault-injection` feature.
 
+mod commit;
 pub mod config;
+mod consume;
 pub mod crash;
+pub mod error;
 pub mod head;
+mod recovery;
 pub mod service;
 
 pub use config::Config;
-pub use service::{Error, SERVICE_NAME, run};
+pub use error::Error;
+pub use service::{run, service_role};

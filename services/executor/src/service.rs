@@ -7,13 +7,16 @@
 
 use crate::{Job, RunReport, Sandbox, SandboxConfig, SandboxError, SandboxEvent};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
-use airlock_bus::{Claim, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
+use airlock_bus::{
+    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser,
+    ServiceCounters, Transience,
+};
 use airlock_protocol::decision::DECISION_DOMAIN;
-use airlock_protocol::subjects::{EVENTS_STREAM, EXECUTOR_BUCKET, UNKNOWN_REQUEST};
+use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::subjects::EXECUTOR_BUCKET;
 use airlock_protocol::{
-    Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Envelope, Event, EventKind, ExecutionRequest,
-    Limits, MessageId, Outcome, Producer, Refusal, RefusalReason, RequestId, SignatureError, Terminal, VerifierKey,
-    VerifierSet, now_ms,
+    Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Limits, MessageId,
+    Outcome, Producer, RefusalReason, RequestId, Terminal, VerifierKey, VerifierSet, now_ms,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -32,25 +35,63 @@ pub struct Config {
     pub sandbox: SandboxConfig,
 }
 
+impl Config {
+    /// Reads `[executor]` and `[quotas]` of the stack's config file; the binary, `airlock serve`
+    /// and `airlock image build` all load it this way.
+    pub fn load(file: &airlock_bus::runner::ConfigFile) -> Result<Self, airlock_bus::runner::ConfigError> {
+        let mut config: Config = file.section(service_role().config_section)?;
+        config.sandbox.quotas = file.section("quotas")?;
+        Ok(config)
+    }
+}
+
+fn service_role() -> &'static ServiceRole {
+    match &roles::EXECUTOR.service {
+        Some(service) => service,
+        None => unreachable!("the executor's row names its service"),
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ExecutorError {
-    #[error("gate key {key:?}: {source}")]
+    #[error("gate key {key:?}")]
     GateKey {
         key: String,
+        #[source]
         source: airlock_protocol::KeyError,
     },
     #[error("no gate keys configured: the executor would refuse everything")]
     NoGateKeys,
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
-    #[error(transparent)]
+    #[error("the executor's records")]
     Claims(#[from] ClaimError),
     #[error(transparent)]
-    Bus(#[from] airlock_bus::BusError),
-    #[error("publishing: {0}")]
-    Publish(#[from] airlock_bus::PublishError),
-    #[error("service API: {0}")]
-    Service(String),
+    Bus(#[from] BusError),
+    #[error("publishing")]
+    Publish(#[from] PublishError),
+}
+
+impl Transience for ExecutorError {
+    fn is_permanent(&self) -> bool {
+        match self {
+            ExecutorError::GateKey { .. } | ExecutorError::NoGateKeys => true,
+            // A sandbox that failed is reported in the request's terminal event, not retried.
+            ExecutorError::Sandbox(_) => false,
+            ExecutorError::Claims(e) => e.is_permanent(),
+            ExecutorError::Bus(e) => e.is_permanent(),
+            ExecutorError::Publish(e) => e.is_permanent(),
+        }
+    }
+}
+
+impl Failure for ExecutorError {
+    fn refusal_reason(&self) -> RefusalReason {
+        match self {
+            ExecutorError::Publish(e) => e.refusal_reason(),
+            _ => RefusalReason::DeadLettered,
+        }
+    }
 }
 
 /// What the executor remembers of a request it took on, in its bucket.
@@ -82,7 +123,7 @@ pub struct Authorized {
 
 /// Why a decision is not acted on.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Unauthorized {
     /// A denial: nothing to run, nothing wrong.
     NothingToRun,
     Refuse(RefusalReason, String),
@@ -98,35 +139,28 @@ pub fn authorize(
     decided: &Decided,
     gate_keys: &VerifierSet,
     now_ms: i64,
-) -> Result<Authorized, Verdict> {
+) -> Result<Authorized, Unauthorized> {
     let (decision, _key): (Decision, VerifierKey) = decided
         .signed
         .verify(DECISION_DOMAIN, "decision", gate_keys)
-        .map_err(|e| {
-            let reason = match e {
-                SignatureError::UnknownKey { .. } => RefusalReason::UnknownSigner,
-                SignatureError::BadSignature { .. } => RefusalReason::BadSignature,
-                SignatureError::BadPayload { .. } => RefusalReason::Malformed,
-            };
-            Verdict::Refuse(reason, e.to_string())
-        })?;
+        .map_err(|e| Unauthorized::Refuse(RefusalReason::from(&e), e.to_string()))?;
     if &decision.request_id != rid {
-        return Err(Verdict::Refuse(
+        return Err(Unauthorized::Refuse(
             RefusalReason::SubjectMismatch,
             format!("decision for request {} delivered for {rid}", decision.request_id),
         ));
     }
     let DecisionOutcome::Approved { limits, .. } = decision.outcome else {
-        return Err(Verdict::NothingToRun);
+        return Err(Unauthorized::NothingToRun);
     };
     let Some(request) = decided.request.clone() else {
-        return Err(Verdict::Refuse(
+        return Err(Unauthorized::Refuse(
             RefusalReason::Malformed,
             "an approval without the request it approves".into(),
         ));
     };
     if request.code_digest() != decision.code_digest {
-        return Err(Verdict::Refuse(
+        return Err(Unauthorized::Refuse(
             RefusalReason::DigestMismatch,
             format!(
                 "decision signs code {}, delivered code is {}",
@@ -136,7 +170,7 @@ pub fn authorize(
         ));
     }
     if request.inputs_digest() != decision.inputs_digest {
-        return Err(Verdict::Refuse(
+        return Err(Unauthorized::Refuse(
             RefusalReason::DigestMismatch,
             format!(
                 "decision signs inputs {}, delivered inputs are {}",
@@ -146,16 +180,16 @@ pub fn authorize(
         ));
     }
     if let Err(e) = request.validate() {
-        return Err(Verdict::Refuse(RefusalReason::InvalidRequest, e.to_string()));
+        return Err(Unauthorized::Refuse(RefusalReason::InvalidRequest, e.to_string()));
     }
     if now_ms > decision.expires_at_ms {
-        return Err(Verdict::Expired(format!(
+        return Err(Unauthorized::Expired(format!(
             "the decision expired {} ms before it could run",
             now_ms - decision.expires_at_ms
         )));
     }
     if let Some(deadline) = request.deadline_ms.filter(|d| now_ms > *d) {
-        return Err(Verdict::Expired(format!(
+        return Err(Unauthorized::Expired(format!(
             "the request's deadline passed {} ms before it could run",
             now_ms - deadline
         )));
@@ -172,6 +206,7 @@ struct Executor {
     sandbox: Sandbox,
     gate_keys: VerifierSet,
     publisher: Publisher,
+    refuser: Refuser,
     records: Claims,
     counters: ServiceCounters,
     shutdown: CancellationToken,
@@ -197,48 +232,33 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         .max(1);
     let sandbox = Sandbox::start(config.sandbox.clone()).await?;
     let js = async_nats::jetstream::new(client.clone());
-    let records = loop {
-        match Claims::open(&js, EXECUTOR_BUCKET).await {
-            Ok(r) => break r,
-            Err(_) if shutdown.is_cancelled() => return Ok(()),
-            Err(e) => {
-                tracing::warn!(error = %e, "executor bucket not ready; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
+    let records = match Claims::open(&js, EXECUTOR_BUCKET, &shutdown).await {
+        Ok(claims) => claims,
+        Err(_) if shutdown.is_cancelled() => return Ok(()),
+        Err(e) => return Err(e.into()),
     };
+    let publisher = Publisher::new(js.clone(), Producer::Executor, shutdown.clone());
     let executor = Arc::new(Executor {
         sandbox: sandbox.clone(),
         gate_keys: VerifierSet::new(gate_keys),
-        publisher: Publisher::new(js.clone(), Producer::Executor, shutdown.clone()),
+        refuser: Refuser::new(publisher.clone(), &roles::EXECUTOR),
+        publisher,
         records,
         counters: ServiceCounters::default(),
         shutdown: shutdown.clone(),
     });
-    let service = airlock_bus::start_service(
-        &client,
-        "airlock-executor",
-        "Runs approved code in hardened containers",
-        executor.counters.clone(),
-    )
-    .await
-    .map_err(|e| ExecutorError::Service(e.to_string()))?;
+    let service = airlock_bus::start_service(&client, service_role(), executor.counters.clone()).await?;
     tracing::info!(concurrency, "executor ready");
 
     // The consumer hands out at most `concurrency` decisions at a time; the rest wait in
     // JetStream rather than in this process.
-    let spec = ConsumerSpec {
-        stream: EVENTS_STREAM.to_owned(),
-        durable: "executor".to_owned(),
-        filter_subjects: vec![EventKind::Decided.subject_filter()],
-        ack_wait: ACK_WAIT,
-        max_ack_pending: concurrency as i64,
-    };
+    let spec = ConsumerSpec::for_role(&roles::EXECUTOR, ACK_WAIT, concurrency as i64)
+        .ok_or_else(|| BusError::Service("the executor's row names no consumer".into()))?;
     let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
-    let mut deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
-        Ok(d) => d,
-        Err(_) if shutdown.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e.into()),
+    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+        sandbox.shutdown().await;
+        let _ = service.stop().await;
+        return Ok(());
     };
     let mut running = tokio::task::JoinSet::new();
     while let Some(delivery) = deliveries.next().await {
@@ -247,7 +267,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         };
         let executor = executor.clone();
         running.spawn(async move {
-            let span = delivery.span("executor");
+            let span = delivery.span(service_role().name);
             executor.handle(delivery).instrument(span).await;
             drop(slot);
         });
@@ -264,14 +284,14 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
 impl Executor {
     async fn handle(&self, delivery: Delivery) {
         let outcome = self.try_handle(&delivery).await;
-        delivery.settle(outcome, &self.shutdown).await;
+        delivery.settle(outcome, &self.refuser, &self.shutdown).await;
     }
 
     async fn try_handle(&self, delivery: &Delivery) -> Result<(), ExecutorError> {
         let envelope = match delivery.envelope() {
             Ok(e) => e,
             Err(error) => {
-                self.refuse(delivery, RefusalReason::of_wire_error(&error), error.to_string())
+                self.refuse(delivery, RefusalReason::from(&error), airlock_bus::error_text(&error))
                     .await?;
                 return Ok(());
             }
@@ -286,12 +306,12 @@ impl Executor {
         self.counters.incr("decisions");
         let authorized = match authorize(&rid, &decided, &self.gate_keys, now_ms()) {
             Ok(a) => a,
-            Err(Verdict::NothingToRun) => return Ok(()),
-            Err(Verdict::Refuse(reason, detail)) => {
+            Err(Unauthorized::NothingToRun) => return Ok(()),
+            Err(Unauthorized::Refuse(reason, detail)) => {
                 self.refuse(delivery, reason, detail).await?;
                 return Ok(());
             }
-            Err(Verdict::Expired(detail)) => {
+            Err(Unauthorized::Expired(detail)) => {
                 self.refuse(delivery, RefusalReason::Expired, detail.clone()).await?;
                 // Ends the request, unless an earlier decision already ran it.
                 let decision_id = decided
@@ -474,15 +494,12 @@ impl Executor {
         Ok(())
     }
 
+    /// Refuses a decision: only the gate may publish decisions, so a bad one is a forgery or a
+    /// replay and must not end the request it names (the real decision may still come).
     async fn refuse(&self, delivery: &Delivery, reason: RefusalReason, detail: String) -> Result<(), ExecutorError> {
         self.counters.incr("refused");
-        tracing::warn!(?reason, %detail, "refused a decision");
-        let refusal = Refusal::of_message(reason, detail, delivery.subject(), delivery.payload());
-        let rid = EventKind::parse_subject(delivery.subject())
-            .and_then(|(_, r)| RequestId::parse(r).ok())
-            .unwrap_or_else(|| RequestId::parse(UNKNOWN_REQUEST).unwrap_or_default());
-        self.publisher
-            .publish(&Envelope::new(rid, Producer::Executor, Event::Refused(refusal)))
+        delivery
+            .refuse(&self.refuser, reason, &detail, Ending::MessageOnly)
             .await?;
         Ok(())
     }
@@ -545,9 +562,9 @@ mod tests {
         }
     }
 
-    fn refusal(result: Result<Authorized, Verdict>) -> RefusalReason {
+    fn refusal(result: Result<Authorized, Unauthorized>) -> RefusalReason {
         match result {
-            Err(Verdict::Refuse(reason, _)) => reason,
+            Err(Unauthorized::Refuse(reason, _)) => reason,
             other => panic!("expected a refusal, got {other:?}"),
         }
     }
@@ -612,7 +629,7 @@ mod tests {
 
         assert!(matches!(
             authorize(&rid, &decided(&gate, &rid, &r, r.clone(), 5000), &keys, 6000),
-            Err(Verdict::Expired(_))
+            Err(Unauthorized::Expired(_))
         ));
     }
 }

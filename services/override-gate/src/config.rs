@@ -55,9 +55,23 @@ pub struct Config {
     /// How long a human has to answer, when the request names no earlier deadline.
     pub override_timeout_secs: u64,
     pub policy: Policy,
-    /// The limits each trust level grants. In the stack's config this is the top-level
-    /// `[quotas]` section, which the executor reads too.
+    /// The limits each trust level grants: the top-level `[quotas]` section, which the executor
+    /// reads too (not a key of `[gate]`).
+    #[serde(skip)]
     pub quotas: Quotas,
+}
+
+impl Config {
+    /// Reads `[gate]` and `[quotas]` of the stack's config file; the binary and `airlock serve`
+    /// both load it this way.
+    pub fn load(file: &airlock_bus::runner::ConfigFile) -> Result<Self, airlock_bus::runner::ConfigError> {
+        let section = airlock_protocol::roles::GATE
+            .service
+            .map_or("gate", |s| s.config_section);
+        let mut config: Config = file.section(section)?;
+        config.quotas = file.section("quotas")?;
+        Ok(config)
+    }
 }
 
 impl Default for Config {

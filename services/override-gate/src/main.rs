@@ -5,11 +5,9 @@ use clap::Parser as _;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = airlock_bus::runner::ServiceArgs::parse();
+    let config = airlock_override_gate::Config::load(&args.config_file()?)?;
     let _telemetry = airlock_telemetry::init("airlock-override-gate", &Default::default());
-    let mut config: airlock_override_gate::Config = args.section("gate")?;
-    // The quotas are shared with the executor: one `[quotas]` section for both.
-    config.quotas = args.section("quotas")?;
-    let client = airlock_bus::connect(&args.connect_config("gate")).await?;
+    let client = airlock_bus::connect(&args.connect_config(airlock_protocol::roles::GATE.user)).await?;
     let shutdown = airlock_bus::runner::shutdown_on_signal();
     airlock_override_gate::run(client, config, shutdown).await?;
     Ok(())

@@ -5,7 +5,7 @@ use crate::config::{Action, Policy, Quotas};
 use airlock_protocol::{Assessment, ExecutionRequest, Level, Limits, TrustLevel};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Ruling {
     Approve {
         quota: TrustLevel,
         limits: Limits,
@@ -18,7 +18,7 @@ pub enum Verdict {
 }
 
 /// What the policy says for code rated `level` that asked for `requested`.
-pub fn decide(policy: &Policy, quotas: &Quotas, level: Level, requested: TrustLevel) -> Verdict {
+pub fn decide(policy: &Policy, quotas: &Quotas, level: Level, requested: TrustLevel) -> Ruling {
     let action = match level {
         Level::Low => policy.low,
         Level::Medium => policy.medium,
@@ -32,15 +32,15 @@ pub fn decide(policy: &Policy, quotas: &Quotas, level: Level, requested: TrustLe
             requested.min(cap),
             format!("policy: {level} is approved with at most the {} quota", cap.as_str()),
         ),
-        Action::Ask => Verdict::Ask,
-        Action::Deny => Verdict::Deny {
+        Action::Ask => Ruling::Ask,
+        Action::Deny => Ruling::Deny {
             reason: format!("policy: {level} is denied"),
         },
     }
 }
 
-/// The verdict for a human's approval of an asked request.
-pub fn approve_override(policy: &Policy, quotas: &Quotas, requested: TrustLevel, who: &str) -> Verdict {
+/// The ruling for a human's approval of an asked request.
+pub fn approve_override(policy: &Policy, quotas: &Quotas, requested: TrustLevel, who: &str) -> Ruling {
     approve(
         quotas,
         requested.min(policy.override_quota),
@@ -48,8 +48,8 @@ pub fn approve_override(policy: &Policy, quotas: &Quotas, requested: TrustLevel,
     )
 }
 
-fn approve(quotas: &Quotas, quota: TrustLevel, rule: String) -> Verdict {
-    Verdict::Approve {
+fn approve(quotas: &Quotas, quota: TrustLevel, rule: String) -> Ruling {
+    Ruling::Approve {
         quota,
         limits: quotas.for_level(quota),
         rule,
@@ -61,14 +61,47 @@ pub fn code_preview(request: &ExecutionRequest, max_lines: usize, max_bytes: usi
     let text = String::from_utf8_lossy(&request.code);
     let mut preview = String::new();
     for (i, line) in text.lines().enumerate() {
-        if i == max_lines || preview.len() + line.len() > max_bytes {
+        if i == max_lines {
             preview.push_str("...\n");
+            break;
+        }
+        let room = max_bytes.saturating_sub(preview.len() + 1);
+        if line.len() > room {
+            // A long line is shown in part rather than not at all: one 500 KB line must not
+            // leave the approver looking at nothing.
+            preview.push_str(&airlock_protocol::text::clip(line, room));
+            preview.push_str("\n...\n");
             break;
         }
         preview.push_str(line);
         preview.push('\n');
     }
     preview
+}
+
+/// What the program is given besides its code, for the approver: arguments, environment and
+/// packages change what code does, so they are shown with it.
+pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !request.inputs.args.is_empty() {
+        let args: Vec<String> = request.inputs.args.iter().map(|a| format!("{a:?}")).collect();
+        lines.push(format!("arguments: {}", args.join(" ")));
+    }
+    for (name, value) in &request.inputs.env {
+        lines.push(format!("environment: {name}={value:?}"));
+    }
+    if !request.packages.is_empty() {
+        lines.push(format!("packages: {}", request.packages.join(", ")));
+    }
+    if !request.inputs.stdin.is_empty() {
+        lines.push(format!(
+            "stdin: {} bytes, starting {:?}",
+            request.inputs.stdin.len(),
+            airlock_protocol::text::clip_bytes(&request.inputs.stdin, 80)
+        ));
+    }
+    let per_line = max_bytes / lines.len().max(1);
+    lines.iter().map(|l| airlock_protocol::text::clip(l, per_line)).collect()
 }
 
 /// Why a human is being asked, built from the findings: the headline of the assessor's summary
@@ -105,6 +138,9 @@ pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
     if serious.len() > 12 {
         text.push_str(&format!("- and {} more findings\n", serious.len() - 12));
     }
+    for line in inputs_preview(request, 2048) {
+        text.push_str(&format!("- {line}\n"));
+    }
     text
 }
 
@@ -118,27 +154,27 @@ mod tests {
         let (p, q) = (Policy::default(), Quotas::default());
         assert!(matches!(
             decide(&p, &q, Level::Low, TrustLevel::Trusted),
-            Verdict::Approve {
+            Ruling::Approve {
                 quota: TrustLevel::Trusted,
                 ..
             }
         ));
         assert!(matches!(
             decide(&p, &q, Level::Medium, TrustLevel::Unknown),
-            Verdict::Approve {
+            Ruling::Approve {
                 quota: TrustLevel::Unknown,
                 ..
             }
         ));
         // HIGH gets the untrusted quota whatever it asked for.
         match decide(&p, &q, Level::High, TrustLevel::Trusted) {
-            Verdict::Approve { quota, limits, .. } => {
+            Ruling::Approve { quota, limits, .. } => {
                 assert_eq!(quota, TrustLevel::Untrusted);
                 assert_eq!(limits, q.untrusted);
             }
             other => panic!("HIGH should be approved with the untrusted quota, got {other:?}"),
         }
-        assert_eq!(decide(&p, &q, Level::Blocked, TrustLevel::Trusted), Verdict::Ask);
+        assert_eq!(decide(&p, &q, Level::Blocked, TrustLevel::Trusted), Ruling::Ask);
     }
 
     #[test]
@@ -149,7 +185,7 @@ mod tests {
         };
         assert!(matches!(
             decide(&p, &Quotas::default(), Level::Medium, TrustLevel::Untrusted),
-            Verdict::Approve {
+            Ruling::Approve {
                 quota: TrustLevel::Untrusted,
                 ..
             }

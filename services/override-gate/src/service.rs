@@ -6,17 +6,21 @@
 //! and the deadline wins.
 
 use crate::config::Config;
-use crate::policy::{self, Verdict};
+use crate::policy::{self, Ruling};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
-use airlock_bus::{Claim, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
+use airlock_bus::{
+    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser,
+    ServiceCounters, Transience,
+};
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::event::Assessed;
 use airlock_protocol::overrides::ANSWER_DOMAIN;
-use airlock_protocol::subjects::{EVENTS_STREAM, GATE_BUCKET, GATE_PENDING_ENDPOINT};
+use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT};
 use airlock_protocol::{
-    Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Envelope, Event, EventKind,
-    ExecutionRequest, MessageId, Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, Refusal,
-    RefusalReason, RequestId, SignatureError, Signed, SigningKey, Terminal, VerifierKey, VerifierSet, now_ms,
+    Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, MessageId,
+    Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, RefusalReason, RequestId, Signed,
+    SigningKey, Terminal, VerifierKey, VerifierSet, now_ms,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,21 +31,47 @@ use tracing::Instrument as _;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
-    #[error("gate key: {0}")]
+    #[error("the gate's signing key")]
     Key(#[from] airlock_protocol::KeyError),
-    #[error("approver key {key:?}: {source}")]
+    #[error("approver key {key:?}")]
     ApproverKey {
         key: String,
+        #[source]
         source: airlock_protocol::KeyError,
     },
-    #[error(transparent)]
+    #[error("the gate's records")]
     Claims(#[from] ClaimError),
     #[error(transparent)]
-    Bus(#[from] airlock_bus::BusError),
-    #[error("publishing: {0}")]
-    Publish(#[from] airlock_bus::PublishError),
-    #[error("service API: {0}")]
-    Service(String),
+    Bus(#[from] BusError),
+    #[error("publishing")]
+    Publish(#[from] PublishError),
+}
+
+impl Transience for GateError {
+    fn is_permanent(&self) -> bool {
+        match self {
+            GateError::Key(_) | GateError::ApproverKey { .. } => true,
+            GateError::Claims(e) => e.is_permanent(),
+            GateError::Bus(e) => e.is_permanent(),
+            GateError::Publish(e) => e.is_permanent(),
+        }
+    }
+}
+
+impl Failure for GateError {
+    fn refusal_reason(&self) -> RefusalReason {
+        match self {
+            GateError::Publish(e) => e.refusal_reason(),
+            _ => RefusalReason::DeadLettered,
+        }
+    }
+}
+
+fn service_role() -> &'static ServiceRole {
+    match &roles::GATE.service {
+        Some(service) => service,
+        None => unreachable!("the gate's row names its service"),
+    }
 }
 
 /// What the gate remembers of a request. (Boxed where large; records are written once or twice
@@ -78,6 +108,7 @@ struct Gate {
     key: SigningKey,
     approvers: VerifierSet,
     publisher: Publisher,
+    refuser: Refuser,
     records: Claims,
     counters: ServiceCounters,
     /// Deadlines of the pending requests this gate knows of.
@@ -95,9 +126,15 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         tracing::warn!("no approver keys configured: override requests can only end by their deadline");
     }
     let js = async_nats::jetstream::new(client.clone());
-    let records = open_bucket(&js, &shutdown).await?;
+    let records = match Claims::open(&js, GATE_BUCKET, &shutdown).await {
+        Ok(claims) => claims,
+        Err(_) if shutdown.is_cancelled() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let publisher = Publisher::new(js.clone(), Producer::OverrideGate, shutdown.clone());
     let gate = Arc::new(Gate {
-        publisher: Publisher::new(js.clone(), Producer::OverrideGate, shutdown.clone()),
+        refuser: Refuser::new(publisher.clone(), &roles::GATE),
+        publisher,
         key,
         approvers: VerifierSet::new(approvers),
         records,
@@ -107,40 +144,23 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     });
     tracing::info!(key = %gate.key.verifier(), "override-gate signing decisions");
 
-    let service = airlock_bus::start_service(
-        &client,
-        "airlock-override-gate",
-        "Signs execution decisions",
-        gate.counters.clone(),
-    )
-    .await
-    .map_err(|e| GateError::Service(e.to_string()))?;
+    let service = airlock_bus::start_service(&client, service_role(), gate.counters.clone()).await?;
     let pending_endpoint = service
         .endpoint(GATE_PENDING_ENDPOINT)
         .await
-        .map_err(|e| GateError::Service(e.to_string()))?;
+        .map_err(BusError::Service)?;
     tokio::spawn(serve_pending(gate.clone(), pending_endpoint));
     tokio::spawn(enforce_deadlines(gate.clone(), shutdown.clone()));
 
-    let spec = ConsumerSpec {
-        stream: EVENTS_STREAM.to_owned(),
-        durable: "override-gate".to_owned(),
-        filter_subjects: vec![
-            EventKind::Assessed.subject_filter(),
-            EventKind::OverrideAnswered.subject_filter(),
-        ],
-        ack_wait: Duration::from_secs(30),
-        max_ack_pending: 64,
-    };
-    let mut deliveries = match DeliveryStream::open(js, spec, shutdown.clone()).await {
-        Ok(d) => d,
-        Err(_) if shutdown.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e.into()),
+    let spec = ConsumerSpec::for_role(&roles::GATE, Duration::from_secs(30), 64)
+        .ok_or_else(|| BusError::Service("the gate's row names no consumer".into()))?;
+    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+        return Ok(());
     };
     while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span("override-gate");
+        let span = delivery.span(service_role().name);
         let outcome = gate.handle(&delivery).instrument(span).await;
-        if !delivery.settle(outcome, &shutdown).await {
+        if !delivery.settle(outcome, &gate.refuser, &shutdown).await {
             break;
         }
     }
@@ -148,26 +168,18 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     Ok(())
 }
 
-async fn open_bucket(js: &async_nats::jetstream::Context, shutdown: &CancellationToken) -> Result<Claims, GateError> {
-    loop {
-        match Claims::open(js, GATE_BUCKET).await {
-            Ok(c) => return Ok(c),
-            Err(e) if shutdown.is_cancelled() => return Err(e.into()),
-            Err(e) => {
-                tracing::warn!(error = %e, "gate bucket not ready; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
-    }
-}
-
 impl Gate {
     async fn handle(&self, delivery: &Delivery) -> Result<(), GateError> {
         let envelope = match delivery.envelope() {
             Ok(e) => e,
             Err(error) => {
-                let reason = RefusalReason::of_wire_error(&error);
-                return self.refuse_message(delivery, reason, error.to_string()).await;
+                // Only the assessor may publish assessments and only approvers' users answers:
+                // an unreadable one is refused, and the request it names is left to its
+                // deadline rather than ended by a message anyone could have shaped.
+                let detail = airlock_bus::error_text(&error);
+                return self
+                    .refuse_message(delivery, RefusalReason::from(&error), detail)
+                    .await;
             }
         };
         tracing::Span::current().record("request_id", envelope.request_id.as_str());
@@ -198,20 +210,20 @@ impl Gate {
             terminal.findings = assessment.findings.clone();
             return self.commit(rid, vec![Event::Terminal(Box::new(terminal))]).await;
         }
-        let verdict = policy::decide(
+        let ruling = policy::decide(
             &self.config.policy,
             &self.config.quotas,
             assessment.level,
             request.trust,
         );
-        tracing::info!(level = %assessment.level, ?verdict, "policy verdict");
-        match verdict {
-            Verdict::Ask => self.ask(rid, request, assessment).await,
-            verdict => {
+        tracing::info!(level = %assessment.level, ?ruling, "policy ruling");
+        match ruling {
+            Ruling::Ask => self.ask(rid, request, assessment).await,
+            ruling => {
                 let approver = Approver::Policy {
-                    rule: verdict_rule(&verdict),
+                    rule: ruling_rule(&ruling),
                 };
-                let events = self.decision_events(rid, request, assessment, verdict, approver);
+                let events = self.decision_events(rid, request, assessment, ruling, approver);
                 self.commit(rid, events).await
             }
         }
@@ -228,6 +240,7 @@ impl Gate {
             language: request.language,
             origin: request.origin,
             code_preview: policy::code_preview(&request, 40, 4096),
+            inputs: policy::inputs_preview(&request, 4096),
             deadline_ms,
         };
         let record = Record::Pending {
@@ -264,12 +277,9 @@ impl Gate {
             {
                 Ok(v) => v,
                 Err(e) => {
-                    let reason = match e {
-                        SignatureError::UnknownKey { .. } => RefusalReason::UnknownSigner,
-                        SignatureError::BadSignature { .. } => RefusalReason::BadSignature,
-                        SignatureError::BadPayload { .. } => RefusalReason::Malformed,
-                    };
-                    return self.refuse_message(delivery, reason, e.to_string()).await;
+                    return self
+                        .refuse_message(delivery, RefusalReason::from(&e), e.to_string())
+                        .await;
                 }
             };
         if &answer.request_id != rid {
@@ -312,10 +322,10 @@ impl Gate {
                 .refuse_message(delivery, RefusalReason::Expired, "answered after the deadline".into())
                 .await;
         }
-        let verdict = if answer.approve {
+        let ruling = if answer.approve {
             policy::approve_override(&self.config.policy, &self.config.quotas, request.trust, &answer.who)
         } else {
-            Verdict::Deny {
+            Ruling::Deny {
                 reason: format!("denied by {}: {}", answer.who, answer.reason),
             }
         };
@@ -324,7 +334,7 @@ impl Gate {
             reason: answer.reason.clone(),
             key: signer.to_string(),
         };
-        let events = self.decision_events(rid, *request, assessment, verdict, approver);
+        let events = self.decision_events(rid, *request, assessment, ruling, approver);
         match self
             .records
             .update(
@@ -364,19 +374,19 @@ impl Gate {
         rid: &RequestId,
         request: ExecutionRequest,
         assessment: Assessment,
-        verdict: Verdict,
+        ruling: Ruling,
         approver: Approver,
     ) -> Vec<Event> {
         let now = now_ms();
         let ttl_end = now + (self.config.decision_ttl_secs as i64) * 1000;
-        let outcome = match &verdict {
-            Verdict::Approve { quota, limits, .. } => DecisionOutcome::Approved {
+        let outcome = match &ruling {
+            Ruling::Approve { quota, limits, .. } => DecisionOutcome::Approved {
                 quota: *quota,
                 limits: *limits,
             },
-            Verdict::Deny { reason } => DecisionOutcome::Denied { reason: reason.clone() },
+            Ruling::Deny { reason } => DecisionOutcome::Denied { reason: reason.clone() },
             // Asking is not a decision; callers resolve it first.
-            Verdict::Ask => DecisionOutcome::Denied {
+            Ruling::Ask => DecisionOutcome::Denied {
                 reason: "no decision".into(),
             },
         };
@@ -501,10 +511,10 @@ impl Gate {
         let span = tracing::info_span!("override deadline", request_id = %rid);
         airlock_telemetry::set_parent_traceparent(&span, traceparent.as_deref());
         async move {
-            let verdict = Verdict::Deny {
+            let ruling = Ruling::Deny {
                 reason: "no answer to the override request before its deadline".into(),
             };
-            let events = self.decision_events(rid, *request, assessment, verdict, Approver::Deadline);
+            let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline);
             match self
                 .records
                 .update(
@@ -530,6 +540,7 @@ impl Gate {
         .await
     }
 
+    /// Refuses one message; the request it names goes on (to its deadline if need be).
     async fn refuse_message(
         &self,
         delivery: &Delivery,
@@ -537,11 +548,8 @@ impl Gate {
         detail: String,
     ) -> Result<(), GateError> {
         self.counters.incr("refused");
-        tracing::warn!(?reason, %detail, "refused a message");
-        let refusal = Refusal::of_message(reason, detail, delivery.subject(), delivery.payload());
-        let rid = subject_request_id(delivery.subject());
-        self.publisher
-            .publish(&Envelope::new(rid, Producer::OverrideGate, Event::Refused(refusal)))
+        delivery
+            .refuse(&self.refuser, reason, &detail, Ending::MessageOnly)
             .await?;
         Ok(())
     }
@@ -591,19 +599,12 @@ impl Gate {
     }
 }
 
-fn verdict_rule(verdict: &Verdict) -> String {
-    match verdict {
-        Verdict::Approve { rule, .. } => rule.clone(),
-        Verdict::Deny { reason } => reason.clone(),
-        Verdict::Ask => "ask".into(),
+fn ruling_rule(ruling: &Ruling) -> String {
+    match ruling {
+        Ruling::Approve { rule, .. } => rule.clone(),
+        Ruling::Deny { reason } => reason.clone(),
+        Ruling::Ask => "ask".into(),
     }
-}
-
-/// The request id a subject names, or the placeholder for subjects that name none.
-pub(crate) fn subject_request_id(subject: &str) -> RequestId {
-    EventKind::parse_subject(subject)
-        .and_then(|(_, rid)| RequestId::parse(rid).ok())
-        .unwrap_or_else(|| RequestId::parse(airlock_protocol::subjects::UNKNOWN_REQUEST).unwrap_or_default())
 }
 
 async fn enforce_deadlines(gate: Arc<Gate>, shutdown: CancellationToken) {

@@ -7,7 +7,7 @@
 use crate::hash::Hash;
 use crate::tile::MAX_ENTRY_BYTES;
 use airlock_protocol::subjects::UNKNOWN_REQUEST;
-use airlock_protocol::{Envelope, Event, EventKind, ExecutionRequest, WireError};
+use airlock_protocol::{Envelope, Event, EventKind, ExecutionRequest, WireError, text};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,6 +22,8 @@ pub const GAP_KIND: &str = "gap";
 pub const INLINE_MAX: usize = 256;
 /// The blob slot that holds a whole event too large to stay inline.
 pub const EVENT_SLOT: &str = "event";
+/// Longest subject and error text kept in a `malformed` entry (the raw bytes are a blob).
+pub const MAX_MALFORMED_TEXT: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EntryError {
@@ -233,14 +235,16 @@ impl Prepared {
         let error_kind = match error {
             WireError::Oversized { .. } => "oversized",
             WireError::UnknownSchemaVersion { .. } => "unknown_schema_version",
-            WireError::Malformed(_) => "malformed",
+            WireError::Malformed(_) | WireError::Encode(_) => "malformed",
             WireError::SubjectMismatch { .. } => "subject_mismatch",
+            WireError::ProducerMismatch { .. } => "producer_mismatch",
             WireError::BadId(_) => "bad_id",
         };
+        // Both come from whoever sent the message: bounded, and cut by character.
         entry.malformed = Some(Malformed {
-            subject: subject.to_owned(),
+            subject: text::clip(subject, MAX_MALFORMED_TEXT),
             error_kind: error_kind.to_owned(),
-            error: error.to_string(),
+            error: text::clip(&airlock_protocol::error_chain(error), MAX_MALFORMED_TEXT),
         });
         let blob = Blob::of(raw.to_vec());
         entry.blobs.insert("raw".to_owned(), blob.reference.clone());
@@ -276,8 +280,8 @@ impl Prepared {
                 self.blobs.push(blob);
             }
             if let Some(m) = self.entry.malformed.as_mut() {
-                m.error.truncate(1024);
-                m.subject.truncate(1024);
+                text::truncate(&mut m.error, MAX_MALFORMED_TEXT);
+                text::truncate(&mut m.subject, MAX_MALFORMED_TEXT);
             }
             bytes = self.entry.encode()?;
             if bytes.len() > MAX_ENTRY_BYTES {
@@ -398,15 +402,68 @@ mod tests {
         assert_eq!(restored, Some(envelope.event));
     }
 
+    fn decode_error(bytes: &[u8]) -> WireError {
+        match Envelope::decode(bytes) {
+            Err(e) => e,
+            Ok(_) => panic!("expected a decode error"),
+        }
+    }
+
     #[test]
     fn malformed_messages_keep_their_bytes_and_error() {
-        let error = WireError::Malformed("bad".into());
-        let p = Prepared::malformed("airlock.submit.req-9", &error, b"\xc1junk", Some(4));
+        let error = decode_error(b"\xc1junk");
+        let p = Prepared::malformed("airlock.submit.mai.req-9", &error, b"\xc1junk", Some(4));
         assert_eq!(p.entry.request_id, "req-9");
         assert_eq!(p.entry.malformed.as_ref().unwrap().error_kind, "malformed");
         assert_eq!(p.blobs[0].bytes, b"\xc1junk");
         let p = Prepared::malformed("weird", &error, b"", None);
         assert_eq!(p.entry.request_id, UNKNOWN_REQUEST);
+    }
+
+    /// A producer field of long multi-byte text once crash-looped the auditor: the decode
+    /// error quotes it, and cutting that error inside a character panicked.
+    #[test]
+    fn long_multibyte_text_in_a_bad_message_never_panics() {
+        #[derive(serde::Serialize)]
+        struct Hostile {
+            schema: u32,
+            id: String,
+            request_id: String,
+            producer: String,
+            time_ms: i64,
+        }
+        for unit in ["é", "€", "😀", "a\u{301}"] {
+            let hostile = Hostile {
+                schema: airlock_protocol::SCHEMA_VERSION,
+                id: "m".into(),
+                request_id: "r".into(),
+                producer: unit.repeat(300_000),
+                time_ms: 0,
+            };
+            let bytes = rmp_serde::to_vec_named(&hostile).unwrap();
+            let error = decode_error(&bytes);
+            let subject = format!("airlock.submit.mai.{}", unit.repeat(2000));
+            let (entry, encoded, _) = Prepared::malformed(&subject, &error, &bytes, Some(1))
+                .place(0, 0, Hash::ZERO)
+                .unwrap();
+            let m = entry.malformed.unwrap();
+            assert!(m.error.len() <= MAX_MALFORMED_TEXT && m.subject.len() <= MAX_MALFORMED_TEXT);
+            assert!(encoded.len() <= MAX_ENTRY_BYTES);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_subject_and_bytes_make_a_bounded_entry(subject in ".{0,3000}", bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..2048)) {
+            let error = match Envelope::decode_on(&subject, &bytes) {
+                Err(e) => e,
+                Ok(_) => return Ok(()),
+            };
+            let (entry, encoded, _) = Prepared::malformed(&subject, &error, &bytes, None).place(0, 0, Hash::ZERO).unwrap();
+            let m = entry.malformed.unwrap();
+            proptest::prop_assert!(m.subject.len() <= MAX_MALFORMED_TEXT);
+            proptest::prop_assert!(encoded.len() <= MAX_ENTRY_BYTES);
+        }
     }
 
     #[test]

@@ -14,13 +14,35 @@ pub const CHECKPOINT_PATH: &str = "checkpoint";
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("store URL {url:?}: {detail}")]
-    Url { url: String, detail: String },
-    #[error("store {url}: {detail}")]
-    Unavailable { url: String, detail: String },
+    Url {
+        url: String,
+        detail: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    #[error("store {url}: {what}")]
+    Unavailable {
+        url: String,
+        what: &'static str,
+        #[source]
+        source: object_store::Error,
+    },
     #[error("{path}: refusing to rewrite an existing object with different bytes")]
     Rewrite { path: String },
-    #[error("{path}: {detail}")]
-    Io { path: String, detail: String },
+    #[error("{path}")]
+    Io {
+        path: String,
+        #[source]
+        source: object_store::Error,
+    },
+}
+
+impl StoreError {
+    /// Whether waiting could help. A refused rewrite means the stored log is not what this
+    /// writer thinks it is; a bad URL stays bad; anything else is the store being away.
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, StoreError::Rewrite { .. } | StoreError::Url { .. })
+    }
 }
 
 /// Whether a write-once put stored new bytes or found the same bytes already there.
@@ -54,6 +76,12 @@ impl Store {
         let bad = |detail: String| StoreError::Url {
             url: url.to_owned(),
             detail,
+            source: None,
+        };
+        let failed = |detail: &str, e: Box<dyn std::error::Error + Send + Sync>| StoreError::Url {
+            url: url.to_owned(),
+            detail: detail.to_owned(),
+            source: Some(e),
         };
         if url == "memory://" || url == "memory:" {
             return Ok(Store {
@@ -63,7 +91,7 @@ impl Store {
             });
         }
         if let Some(rest) = url.strip_prefix("s3://") {
-            let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+            let parsed = url::Url::parse(url).map_err(|e| failed("not a URL", Box::new(e)))?;
             let bucket = parsed
                 .host_str()
                 .filter(|b| !b.is_empty())
@@ -83,7 +111,7 @@ impl Store {
                     builder = builder.with_allow_http(true);
                 }
             }
-            let s3 = builder.build().map_err(|e| bad(e.to_string()))?;
+            let s3 = builder.build().map_err(|e| failed("configuring S3", Box::new(e)))?;
             let inner: Arc<dyn ObjectStore> = if prefix.is_empty() {
                 Arc::new(s3)
             } else {
@@ -101,8 +129,9 @@ impl Store {
             None if url.contains("://") => return Err(bad("unsupported scheme (file://, s3:// or memory://)".into())),
             None => std::path::PathBuf::from(url),
         };
-        std::fs::create_dir_all(&dir).map_err(|e| bad(format!("creating {}: {e}", dir.display())))?;
-        let local = object_store::local::LocalFileSystem::new_with_prefix(&dir).map_err(|e| bad(e.to_string()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| failed("creating the directory", Box::new(e)))?;
+        let local = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+            .map_err(|e| failed("opening the directory", Box::new(e)))?;
         Ok(Store {
             inner: Arc::new(local),
             url: url.to_owned(),
@@ -118,16 +147,13 @@ impl Store {
     /// that does not exist (a misspelt bucket would otherwise be created on first write by some
     /// servers).
     pub async fn check(&self) -> Result<(), StoreError> {
-        let unavailable = |detail: String| StoreError::Unavailable {
-            url: self.url.clone(),
-            detail,
-        };
         if self.is_s3 {
             let mut listing = self.inner.list(None);
-            listing
-                .try_next()
-                .await
-                .map_err(|e| unavailable(format!("cannot list the bucket (does it exist?): {e}")))?;
+            listing.try_next().await.map_err(|source| StoreError::Unavailable {
+                url: self.url.clone(),
+                what: "cannot list the bucket (does it exist?)",
+                source,
+            })?;
         }
         Ok(())
     }
@@ -204,10 +230,10 @@ impl Store {
     }
 }
 
-fn io(path: &str, e: object_store::Error) -> StoreError {
+fn io(path: &str, source: object_store::Error) -> StoreError {
     StoreError::Io {
         path: path.to_owned(),
-        detail: e.to_string(),
+        source,
     }
 }
 

@@ -196,6 +196,16 @@ pub enum CommitError {
     BadStaging(String, String),
 }
 
+impl CommitError {
+    /// Whether waiting could help (see [`StoreError::is_permanent`]).
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            CommitError::Store(e) => e.is_permanent(),
+            CommitError::BadStaging(..) => true,
+        }
+    }
+}
+
 impl Staged {
     /// Seals the tree after a batch and signs its checkpoint.
     pub fn seal(tree: &mut TreeState, old_size: u64, origin: &str, keys: &[&SigningKey], meta: Vec<u8>) -> Staged {

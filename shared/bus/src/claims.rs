@@ -1,22 +1,40 @@
 //! First-writer-wins records in a key-value bucket: how a service remembers, across crashes and
 //! between replicas, that it has started or finished something for a request.
 
+use crate::retry::{Backoff, Transience, retry};
 use async_nats::jetstream::kv;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+type Source = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
-    #[error("key-value store {bucket}: {detail}")]
-    Store { bucket: String, detail: String },
-    #[error("record {key} in {bucket} is unreadable: {detail}")]
+    #[error("key-value bucket {bucket}")]
+    Store {
+        bucket: String,
+        #[source]
+        source: Source,
+    },
+    #[error("record {key} in {bucket} is unreadable")]
     Corrupt {
         bucket: String,
         key: String,
-        detail: String,
+        #[source]
+        source: rmp_serde::decode::Error,
     },
     #[error("record {key} in {bucket} changed under us (another writer)")]
     Conflict { bucket: String, key: String },
+    #[error("stopped before bucket {bucket} could be opened")]
+    Stopped { bucket: String },
+}
+
+impl Transience for ClaimError {
+    fn is_permanent(&self) -> bool {
+        // A corrupt record stays corrupt; a conflict is an answer, not an outage.
+        matches!(self, ClaimError::Corrupt { .. } | ClaimError::Conflict { .. })
+    }
 }
 
 #[derive(Clone)]
@@ -35,21 +53,35 @@ pub enum Claim<T> {
 }
 
 impl Claims {
-    pub async fn open(js: &async_nats::jetstream::Context, bucket: &str) -> Result<Self, ClaimError> {
-        let store = js.get_key_value(bucket).await.map_err(|e| ClaimError::Store {
-            bucket: bucket.to_owned(),
-            detail: e.to_string(),
-        })?;
-        Ok(Self {
-            bucket: bucket.to_owned(),
-            store,
+    /// Opens the bucket, waiting (until `shutdown`) while it does not exist yet or NATS is away:
+    /// the stack's administrator creates buckets, maybe after the service starts.
+    pub async fn open(
+        js: &async_nats::jetstream::Context,
+        bucket: &str,
+        shutdown: &CancellationToken,
+    ) -> Result<Self, ClaimError> {
+        let opened = retry(shutdown, Backoff::OUTAGE, "opening a key-value bucket", || async {
+            js.get_key_value(bucket).await.map_err(|e| ClaimError::Store {
+                bucket: bucket.to_owned(),
+                source: Box::new(e),
+            })
         })
+        .await;
+        match opened {
+            Ok(store) => Ok(Self {
+                bucket: bucket.to_owned(),
+                store,
+            }),
+            Err(e) => Err(e.into_last_error().unwrap_or_else(|| ClaimError::Stopped {
+                bucket: bucket.to_owned(),
+            })),
+        }
     }
 
-    fn store_error(&self, e: impl std::fmt::Display) -> ClaimError {
+    fn store_error(&self, e: impl std::error::Error + Send + Sync + 'static) -> ClaimError {
         ClaimError::Store {
             bucket: self.bucket.clone(),
-            detail: e.to_string(),
+            source: Box::new(e),
         }
     }
 
@@ -78,10 +110,10 @@ impl Claims {
         let entry = self.store.entry(key).await.map_err(|e| self.store_error(e))?;
         match entry {
             Some(entry) if entry.operation == kv::Operation::Put => {
-                let value = rmp_serde::from_slice(&entry.value).map_err(|e| ClaimError::Corrupt {
+                let value = rmp_serde::from_slice(&entry.value).map_err(|source| ClaimError::Corrupt {
                     bucket: self.bucket.clone(),
                     key: key.to_owned(),
-                    detail: e.to_string(),
+                    source,
                 })?;
                 Ok(Some((value, entry.revision)))
             }

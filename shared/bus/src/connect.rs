@@ -65,20 +65,20 @@ pub async fn connect(config: &ConnectConfig) -> Result<async_nats::Client, BusEr
     if let Some(path) = &config.nkey_seed_file {
         let seed = std::fs::read_to_string(path).map_err(|e| BusError::Credentials {
             path: path.display().to_string(),
-            detail: e.to_string(),
+            source: Box::new(e),
         })?;
         let seed = seed.trim().to_owned();
         nkeys::KeyPair::from_seed(&seed).map_err(|e| BusError::Credentials {
             path: path.display().to_string(),
-            detail: format!("not an nkey seed: {e}"),
+            source: Box::new(e),
         })?;
         options = options.nkey(seed);
     }
     let urls: Vec<&str> = config.url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
     // With retry_on_initial_connect the future resolves at once and the client connects in the
     // background; a bad URL is the only error left here.
-    options.connect(urls).await.map_err(|e| BusError::Connect {
+    options.connect(urls).await.map_err(|source| BusError::Connect {
         url: config.url.clone(),
-        detail: e.to_string(),
+        source,
     })
 }

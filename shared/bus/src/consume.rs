@@ -1,15 +1,44 @@
-//! Consuming a stream through a durable pull consumer, one delivery at a time.
+//! Consuming the events stream through a durable pull consumer, one delivery at a time.
 //!
 //! A delivery is acknowledged only after the work it asked for is done and its results are
 //! published, so a service killed mid-way gets the message again when it restarts and can find,
 //! from its own durable state, how far it had got.
+//!
+//! No message can wedge a consumer: a failure judged permanent, or one that repeats
+//! [`MAX_ATTEMPTS`] times, sets the message aside in the dead-letter stream with the reason,
+//! refuses it, and (for services that may) ends its request with one terminal event. Every
+//! refusal goes through [`Delivery::refuse`].
 
+use crate::publish::{PublishError, Publisher};
+use crate::retry::{Backoff, Transience, pause};
 use crate::BusError;
-use airlock_protocol::{Envelope, WireError};
+use airlock_protocol::roles::Role;
+use airlock_protocol::subjects::{EVENTS_STREAM, dead_letter_subject};
+use airlock_protocol::{Envelope, Event, EventKind, Refusal, RefusalReason, RequestId, Terminal, WireError};
 use async_nats::jetstream::{self, consumer::pull};
 use futures::StreamExt as _;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+/// Deliveries of one message a service attempts before setting it aside.
+pub const MAX_ATTEMPTS: i64 = 5;
+
+/// A failure to handle a delivery, as the consuming loop must judge it.
+pub trait Failure: Transience + std::error::Error + Send + Sync + 'static {
+    /// The refusal a request gets when its message is set aside because of this failure.
+    fn refusal_reason(&self) -> RefusalReason {
+        RefusalReason::DeadLettered
+    }
+}
+
+impl Failure for PublishError {
+    fn refusal_reason(&self) -> RefusalReason {
+        match self {
+            PublishError::TooLarge { .. } => RefusalReason::Oversized,
+            _ => RefusalReason::DeadLettered,
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct ConsumerSpec {
@@ -24,6 +53,24 @@ pub struct ConsumerSpec {
 }
 
 impl ConsumerSpec {
+    /// The consumer the roles table gives a service, on the events stream.
+    pub fn for_role(role: &Role, ack_wait: Duration, max_ack_pending: i64) -> Option<Self> {
+        let service = role.service.as_ref()?;
+        let kinds = service.consumes.kinds;
+        let filter_subjects = if kinds.is_empty() {
+            Vec::new()
+        } else {
+            kinds.iter().map(|k| k.subject_filter()).collect()
+        };
+        Some(Self {
+            stream: EVENTS_STREAM.to_owned(),
+            durable: service.consumes.durable.to_owned(),
+            filter_subjects,
+            ack_wait,
+            max_ack_pending,
+        })
+    }
+
     fn config(&self) -> pull::Config {
         pull::Config {
             durable_name: Some(self.durable.clone()),
@@ -32,9 +79,46 @@ impl ConsumerSpec {
             ack_wait: self.ack_wait,
             max_ack_pending: self.max_ack_pending,
             deliver_policy: jetstream::consumer::DeliverPolicy::All,
+            // The service sets a message aside at MAX_ATTEMPTS; the server's own bound is a
+            // backstop in case setting it aside keeps failing.
+            max_deliver: MAX_ATTEMPTS + 3,
             ..Default::default()
         }
     }
+}
+
+/// How a service ends what it cannot handle: its identity and whether it may end requests.
+#[derive(Clone)]
+pub struct Refuser {
+    publisher: Publisher,
+    /// The service's NATS user (its dead letters go under `airlock.dead.<user>.`).
+    user: &'static str,
+    /// Whether the service may publish terminal events (the auditor may not).
+    may_end_requests: bool,
+}
+
+impl Refuser {
+    pub fn new(publisher: Publisher, role: &Role) -> Self {
+        Self {
+            publisher,
+            user: role.user,
+            may_end_requests: role.publishes.contains(&EventKind::Terminal),
+        }
+    }
+
+    pub fn publisher(&self) -> &Publisher {
+        &self.publisher
+    }
+}
+
+/// Whether a refusal also ends the request the message named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The request can never progress: end it with a failed terminal event.
+    EndRequest,
+    /// Refuse only this message; the request goes on (a forged decision must not end the real
+    /// request, nor a duplicate submission the first one).
+    MessageOnly,
 }
 
 /// One message from the stream.
@@ -68,6 +152,12 @@ impl Delivery {
         Envelope::decode_on(self.subject(), self.payload())
     }
 
+    /// The request the subject names, if it names a valid one; refusals of anything else are
+    /// filed under [`RequestId::unknown`].
+    pub fn request_id(&self) -> Option<RequestId> {
+        EventKind::parse_subject(self.subject()).and_then(|(_, rid)| RequestId::parse_client(rid).ok())
+    }
+
     /// A span for handling this delivery, joined to the trace that produced it.
     pub fn span(&self, service: &'static str) -> tracing::Span {
         let (stream_seq, delivered) = self.position();
@@ -86,15 +176,7 @@ impl Delivery {
     /// Acknowledges and waits for the server to confirm, retrying through short outages: a lost
     /// ack only means a redelivery, which every handler tolerates.
     pub async fn ack(&self) {
-        for attempt in 0..5u32 {
-            match self.message.double_ack().await {
-                Ok(()) => return,
-                Err(e) => {
-                    tracing::warn!(error = %e, attempt, "ack not confirmed; retrying");
-                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
-                }
-            }
-        }
+        ack(&self.message).await;
     }
 
     /// Tells the server the work is still going, resetting the redelivery timer.
@@ -111,23 +193,110 @@ impl Delivery {
         }
     }
 
+    /// Refuses this message: publishes a typed, audited refusal and, with
+    /// [`Ending::EndRequest`] (and a service that may), ends its request as failed. The one
+    /// refusal path of every service.
+    pub async fn refuse(
+        &self,
+        refuser: &Refuser,
+        reason: RefusalReason,
+        detail: &str,
+        ending: Ending,
+    ) -> Result<(), PublishError> {
+        tracing::warn!(%reason, detail, subject = self.subject(), "refused a message");
+        let refusal = Refusal::of_message(reason, detail, self.subject(), self.payload());
+        let rid = self.request_id();
+        let filed_under = rid.clone().unwrap_or_else(RequestId::unknown);
+        refuser
+            .publisher
+            .publish(&Envelope::new(filed_under, refuser.publisher.producer(), Event::Refused(refusal)))
+            .await?;
+        if let (Ending::EndRequest, true, Some(rid)) = (ending, refuser.may_end_requests, rid) {
+            let terminal = Terminal::refused(reason, &airlock_protocol::text::clip(detail, 512));
+            refuser.publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
+        }
+        Ok(())
+    }
+
     /// Ends a delivery by how its handling went: acked when done; left for redelivery when the
-    /// service is stopping (another instance, or this one restarted, takes it up); otherwise
-    /// redelivered after a short pause. Returns false when the consuming loop should stop.
-    pub async fn settle<E: std::fmt::Display>(&self, outcome: Result<(), E>, shutdown: &CancellationToken) -> bool {
-        match outcome {
+    /// service is stopping; set aside (dead letter, refusal, terminal) when the failure is
+    /// permanent or has repeated [`MAX_ATTEMPTS`] times; otherwise redelivered after a backoff.
+    /// Returns false when the consuming loop should stop.
+    pub async fn settle<E: Failure>(
+        &self,
+        outcome: Result<(), E>,
+        refuser: &Refuser,
+        shutdown: &CancellationToken,
+    ) -> bool {
+        let error = match outcome {
             Ok(()) => {
                 self.ack().await;
-                true
+                return true;
             }
-            Err(e) if shutdown.is_cancelled() => {
-                tracing::info!(error = %e, "stopped mid-message; it will be redelivered");
-                false
+            Err(error) => error,
+        };
+        let text = crate::error_text(&error);
+        if shutdown.is_cancelled() {
+            tracing::info!(error = %text, "stopped mid-message; it will be redelivered");
+            return false;
+        }
+        let (_, delivered) = self.position();
+        if error.is_permanent() || delivered >= MAX_ATTEMPTS {
+            tracing::error!(error = %text, delivered, permanent = error.is_permanent(), "setting the message aside");
+            match self.dead_letter(refuser, error.refusal_reason(), &text).await {
+                Ok(()) => self.ack().await,
+                Err(e) => {
+                    tracing::error!(error = %crate::error_text(&e), "could not set the message aside; it will be redelivered");
+                    self.retry_after(Backoff::OUTAGE.delay(delivered as u32)).await;
+                }
             }
+            return true;
+        }
+        let delay = Backoff {
+            first: Duration::from_millis(500),
+            max: Duration::from_secs(30),
+            patience: None,
+        }
+        .delay(delivered.max(1) as u32);
+        tracing::error!(error = %text, delivered, retry_in = ?delay, "handling failed; asking for redelivery");
+        self.retry_after(delay).await;
+        true
+    }
+
+    /// Copies the message to the dead-letter stream with why, then refuses it and ends its
+    /// request.
+    async fn dead_letter(&self, refuser: &Refuser, reason: RefusalReason, why: &str) -> Result<(), PublishError> {
+        let rid = self.request_id().unwrap_or_else(RequestId::unknown);
+        let (stream_seq, delivered) = self.position();
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Airlock-Dead-Reason", airlock_protocol::text::clip(why, 512).as_str());
+        headers.insert("Airlock-Dead-Subject", self.subject());
+        headers.insert("Airlock-Dead-Stream-Seq", stream_seq.to_string().as_str());
+        headers.insert("Airlock-Dead-Delivered", delivered.to_string().as_str());
+        let message = jetstream::message::PublishMessage::build()
+            .payload(self.message.payload.clone())
+            .headers(headers)
+            .message_id(format!("{}.{stream_seq}", refuser.user));
+        let subject = dead_letter_subject(refuser.user, rid.as_str());
+        let publish = async {
+            let ack = refuser.publisher.jetstream().send_publish(subject.clone(), message).await?;
+            ack.await
+        };
+        if let Err(source) = publish.await {
+            return Err(PublishError::Refused { subject, source });
+        }
+        self.refuse(refuser, reason, why, Ending::EndRequest).await
+    }
+}
+
+/// Acknowledges a message and waits for the server to confirm it, through short outages.
+pub async fn ack(message: &jetstream::Message) {
+    for attempt in 0..5u32 {
+        match message.double_ack().await {
+            Ok(()) => return,
             Err(e) => {
-                tracing::error!(error = %e, "handling failed; asking for redelivery");
-                self.retry_after(Duration::from_secs(2)).await;
-                true
+                tracing::warn!(error = %e, attempt, "ack not confirmed; retrying");
+                tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
             }
         }
     }
@@ -143,69 +312,67 @@ pub struct DeliveryStream {
 
 impl DeliveryStream {
     /// Binds to (or creates) the durable consumer. Waits while the stream does not exist yet or
-    /// the server is unreachable, until `shutdown`.
+    /// the server is unreachable; `Ok(None)` when shut down meanwhile.
     pub async fn open(
         js: jetstream::Context,
         spec: ConsumerSpec,
         shutdown: CancellationToken,
-    ) -> Result<Self, BusError> {
+    ) -> Result<Option<Self>, BusError> {
         let mut stream = Self {
             js,
             spec,
             messages: None,
             shutdown,
         };
-        stream.reopen().await?;
-        Ok(stream)
+        if !stream.reopen().await {
+            return Ok(None);
+        }
+        Ok(Some(stream))
     }
 
-    async fn reopen(&mut self) -> Result<(), BusError> {
-        let mut backoff = Duration::from_millis(100);
+    /// Opens the message stream, retrying until it works; false when shut down first.
+    async fn reopen(&mut self) -> bool {
+        let mut attempt = 0u32;
         loop {
             match self.try_open().await {
                 Ok(messages) => {
                     self.messages = Some(messages);
-                    return Ok(());
+                    return true;
                 }
-                Err(detail) => {
-                    tracing::warn!(consumer = %self.spec.durable, %detail, retry_in = ?backoff, "consumer not ready");
+                Err(error) => {
+                    attempt += 1;
+                    tracing::warn!(consumer = %self.spec.durable, error = %crate::error_text(&*error), "consumer not ready");
                 }
             }
-            tokio::select! {
-                _ = self.shutdown.cancelled() => {
-                    return Err(BusError::Consumer { consumer: self.spec.durable.clone(), detail: "shut down".into() });
-                }
-                _ = tokio::time::sleep(backoff) => {}
+            if !pause(&self.shutdown, Backoff::OUTAGE.delay(attempt)).await {
+                return false;
             }
-            backoff = (backoff * 2).min(Duration::from_secs(2));
         }
     }
 
-    async fn try_open(&self) -> Result<pull::Stream, String> {
-        let stream = self.js.get_stream(&self.spec.stream).await.map_err(|e| e.to_string())?;
+    async fn try_open(&self) -> Result<pull::Stream, Box<dyn std::error::Error + Send + Sync>> {
+        let stream = self.js.get_stream(&self.spec.stream).await?;
         let consumer: jetstream::consumer::Consumer<pull::Config> = match stream.get_consumer(&self.spec.durable).await
         {
             Ok(c) => c,
-            Err(_) => stream
-                .create_consumer(self.spec.config())
-                .await
-                .map_err(|e| e.to_string())?,
+            Err(_) => stream.create_consumer(self.spec.config()).await?,
         };
-        consumer
+        Ok(consumer
             .stream()
             .max_messages_per_batch(self.spec.max_ack_pending.clamp(1, 256) as usize)
             .heartbeat(Duration::from_secs(5))
             .expires(Duration::from_secs(30))
             .messages()
-            .await
-            .map_err(|e| e.to_string())
+            .await?)
     }
 
     /// The next delivery, or `None` once shut down.
     pub async fn next(&mut self) -> Option<Delivery> {
         loop {
             let Some(messages) = self.messages.as_mut() else {
-                self.reopen().await.ok()?;
+                if !self.reopen().await {
+                    return None;
+                }
                 continue;
             };
             let item = tokio::select! {

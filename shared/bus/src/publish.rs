@@ -1,28 +1,61 @@
-//! Publishing envelopes to JetStream, exactly once.
+//! Publishing envelopes to JetStream, each event stored once.
 //!
-//! Every publish carries a `Nats-Msg-Id` derived from the event (see `Event::dedup_id`), so a
-//! retry after a timeout, or a service redoing unacknowledged work after a crash, is dropped by
-//! the stream instead of stored twice. Publishes are retried through NATS outages.
+//! Two mechanisms keep the events stream free of doubles:
+//! - every publish carries `Nats-Msg-Id` = the envelope's own random id, so a retry of the same
+//!   message after a lost ack is dropped by the stream; being random, no client can guess and
+//!   pre-claim the id of an event yet to come (de-duplication ids are Airlock's alone);
+//! - events that happen once per request (`EventKind::once_per_request`) are published
+//!   expecting no earlier message on their subject, so the stream itself refuses a second
+//!   terminal, decision or assessment — whoever sends it, after any crash, for as long as the
+//!   stream keeps the first.
+//!
+//! Errors are judged, not matched as text: a message too large or refused by the stream fails at
+//! once ([`PublishError::is_permanent`]); outages are retried.
 
+use crate::retry::{Backoff, RetryError, Transience, retry};
 use airlock_protocol::{Envelope, Event, Producer, RequestId, WireError};
-use async_nats::jetstream;
+use async_nats::jetstream::{self, ErrorCode};
+use async_nats::jetstream::context::PublishErrorKind;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
-    #[error("encoding the message: {0}")]
+    #[error("encoding the message")]
     Encode(#[from] WireError),
-    #[error("publishing to {subject} failed for {waited:?}: {detail}")]
-    GaveUp {
+    /// Larger than the server or the stream accepts: the same message never will be.
+    #[error("{subject}: the message is too large for the stream")]
+    TooLarge {
+        subject: String,
+        #[source]
+        source: async_nats::jetstream::context::PublishError,
+    },
+    /// The stream refused it for a reason waiting cannot change.
+    #[error("{subject}: refused by the server")]
+    Refused {
+        subject: String,
+        #[source]
+        source: async_nats::jetstream::context::PublishError,
+    },
+    /// Still failing (an outage) when patience ran out.
+    #[error("{subject}: the server did not take it for {waited:?}")]
+    Unavailable {
         subject: String,
         waited: Duration,
-        detail: String,
+        #[source]
+        source: async_nats::jetstream::context::PublishError,
     },
-    #[error("publishing to {subject} was refused by the server: {detail}")]
-    Refused { subject: String, detail: String },
-    #[error("shutting down before {subject} was published")]
+    #[error("{subject}: shutting down before it was published")]
     Cancelled { subject: String },
+}
+
+impl Transience for PublishError {
+    fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            PublishError::Encode(_) | PublishError::TooLarge { .. } | PublishError::Refused { .. }
+        )
+    }
 }
 
 /// Publishes envelopes as one producer.
@@ -38,9 +71,70 @@ pub struct Publisher {
 /// What the stream said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Published {
-    pub stream_sequence: u64,
-    /// The stream already held a message with this `Nats-Msg-Id`; nothing new was stored.
+    /// Where the message is stored; `None` when the stream already held this event.
+    pub stream_sequence: Option<u64>,
+    /// The stream already held this message (same `Nats-Msg-Id`) or, for a once-per-request
+    /// event, an event of the same kind for the same request: nothing new was stored.
     pub duplicate: bool,
+}
+
+/// How one attempt went, judged.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Attempt(async_nats::jetstream::context::PublishError);
+
+impl Transience for Attempt {
+    fn is_permanent(&self) -> bool {
+        !matches!(judge(&self.0), Judgement::Transient)
+    }
+}
+
+enum Judgement {
+    /// An earlier message already holds the subject (expected-last-subject-sequence).
+    AlreadyThere,
+    TooLarge,
+    Refused,
+    Transient,
+}
+
+/// Server error codes that an outage or a busy cluster produces, and that pass.
+const TRANSIENT_CODES: [ErrorCode; 9] = [
+    ErrorCode::CLUSTER_NOT_AVAILABLE,
+    ErrorCode::CLUSTER_INCOMPLETE,
+    ErrorCode::CLUSTER_NO_PEERS,
+    ErrorCode::INSUFFICIENT_RESOURCES,
+    ErrorCode::STORAGE_RESOURCES_EXCEEDED,
+    ErrorCode::ACCOUNT_RESOURCES_EXCEEDED,
+    ErrorCode::STREAM_STORE_FAILED,
+    ErrorCode::TEMP_STORAGE_FAILED,
+    ErrorCode::RAFT_GENERAL,
+];
+
+fn judge(error: &async_nats::jetstream::context::PublishError) -> Judgement {
+    match error.kind() {
+        PublishErrorKind::WrongLastSequence => Judgement::AlreadyThere,
+        PublishErrorKind::MaxPayloadExceeded => Judgement::TooLarge,
+        PublishErrorKind::WrongLastMessageId => Judgement::Refused,
+        PublishErrorKind::StreamNotFound
+        | PublishErrorKind::TimedOut
+        | PublishErrorKind::BrokenPipe
+        | PublishErrorKind::MaxAckPending => Judgement::Transient,
+        PublishErrorKind::Other => {
+            let code = std::error::Error::source(error)
+                .and_then(|s| s.downcast_ref::<async_nats::jetstream::Error>())
+                .map(|e| e.error_code());
+            match code {
+                Some(ErrorCode::STREAM_MESSAGE_EXCEEDS_MAXIMUM) => Judgement::TooLarge,
+                Some(ErrorCode::STREAM_WRONG_LAST_SEQUENCE | ErrorCode::STREAM_WRONG_LAST_SEQUENCE_CONSTANT) => {
+                    Judgement::AlreadyThere
+                }
+                Some(code) if TRANSIENT_CODES.contains(&code) => Judgement::Transient,
+                Some(_) => Judgement::Refused,
+                // No server answer to read (a reply that did not parse): try again.
+                None => Judgement::Transient,
+            }
+        }
+    }
 }
 
 impl Publisher {
@@ -74,64 +168,72 @@ impl Publisher {
 
     pub async fn publish(&self, envelope: &Envelope) -> Result<Published, PublishError> {
         let payload = bytes::Bytes::from(envelope.encode()?);
-        let subject = envelope.subject();
-        let dedup_id = envelope.dedup_id();
-        self.publish_raw(subject, payload, &dedup_id).await
+        let kind = envelope.kind();
+        let expect_first = kind.once_per_request();
+        self.send(envelope.subject(), payload, envelope.dedup_id(), expect_first)
+            .await
     }
 
-    /// Publishes already-encoded bytes (the auditor and tests use this for messages that are
-    /// not envelopes, or deliberately bad ones).
+    /// Publishes already-encoded bytes (tests use this for deliberately bad messages).
     pub async fn publish_raw(
         &self,
         subject: String,
         payload: bytes::Bytes,
         dedup_id: &str,
     ) -> Result<Published, PublishError> {
-        let started = tokio::time::Instant::now();
-        let mut backoff = Duration::from_millis(50);
-        loop {
+        self.send(subject, payload, dedup_id, false).await
+    }
+
+    async fn send(
+        &self,
+        subject: String,
+        payload: bytes::Bytes,
+        dedup_id: &str,
+        expect_first: bool,
+    ) -> Result<Published, PublishError> {
+        let backoff = Backoff {
+            first: Duration::from_millis(50),
+            ..Backoff::OUTAGE
+        }
+        .with_patience(self.patience);
+        let attempt = || async {
             let mut headers = async_nats::HeaderMap::new();
             airlock_telemetry::inject_current(&mut headers);
-            let message = jetstream::message::PublishMessage::build()
+            let mut message = jetstream::message::PublishMessage::build()
                 .payload(payload.clone())
                 .headers(headers)
                 .message_id(dedup_id);
-            let attempt = async {
-                let ack = self.js.send_publish(subject.clone(), message).await?;
-                ack.await
-            };
-            let error = match attempt.await {
-                Ok(ack) => {
-                    return Ok(Published {
-                        stream_sequence: ack.sequence,
-                        duplicate: ack.duplicate,
-                    });
-                }
-                Err(e) => e,
-            };
-            use async_nats::jetstream::context::PublishErrorKind as Kind;
-            if matches!(
-                error.kind(),
-                Kind::MaxPayloadExceeded | Kind::WrongLastMessageId | Kind::WrongLastSequence
-            ) {
-                return Err(PublishError::Refused {
+            if expect_first {
+                message = message.expected_last_subject_sequence(0);
+            }
+            let ack = self.js.send_publish(subject.clone(), message).await.map_err(Attempt)?;
+            ack.await.map_err(Attempt)
+        };
+        match retry(&self.shutdown, backoff, "publishing an event", attempt).await {
+            Ok(ack) => Ok(Published {
+                stream_sequence: Some(ack.sequence),
+                duplicate: ack.duplicate,
+            }),
+            Err(RetryError::Cancelled { .. }) => Err(PublishError::Cancelled { subject }),
+            Err(RetryError::GaveUp { waited, error, .. }) => Err(PublishError::Unavailable {
+                subject,
+                waited,
+                source: error.0,
+            }),
+            Err(RetryError::Permanent { error, .. }) => match judge(&error.0) {
+                Judgement::AlreadyThere => Ok(Published {
+                    stream_sequence: None,
+                    duplicate: true,
+                }),
+                Judgement::TooLarge => Err(PublishError::TooLarge {
                     subject,
-                    detail: error.to_string(),
-                });
-            }
-            if started.elapsed() >= self.patience {
-                return Err(PublishError::GaveUp {
+                    source: error.0,
+                }),
+                Judgement::Refused | Judgement::Transient => Err(PublishError::Refused {
                     subject,
-                    waited: started.elapsed(),
-                    detail: error.to_string(),
-                });
-            }
-            tracing::warn!(%subject, error = %error, retry_in = ?backoff, "publish failed; retrying");
-            tokio::select! {
-                _ = self.shutdown.cancelled() => return Err(PublishError::Cancelled { subject }),
-                _ = tokio::time::sleep(backoff) => {}
-            }
-            backoff = (backoff * 2).min(Duration::from_secs(2));
+                    source: error.0,
+                }),
+            },
         }
     }
 }

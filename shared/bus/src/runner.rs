@@ -2,36 +2,131 @@
 //! and turn SIGINT/SIGTERM into a cancellation that lets the loop finish its current message.
 
 use serde::de::DeserializeOwned;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("reading config {path}: {source}")]
-    Read { path: String, source: std::io::Error },
-    #[error("config {path}: {detail}")]
-    Parse { path: String, detail: String },
+    #[error("reading config {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("config {path} is not valid TOML")]
+    Syntax {
+        path: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("config {path}: [{section}]")]
+    Section {
+        path: String,
+        section: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("config {path}: unknown key {key} (a typo? `docs/configuration.md` lists every setting)")]
+    UnknownKey { path: String, key: String },
+    #[error("config {path}: {key}: {reason}")]
+    Invalid { path: String, key: String, reason: String },
 }
 
-/// Reads `[section]` of a TOML file; a missing section gives the defaults.
-pub fn load_section<T: DeserializeOwned + Default>(path: &Path, section: &str) -> Result<T, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    })?;
-    match table.get(section) {
-        None => Ok(T::default()),
-        Some(value) => value
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Parse {
-                path: path.display().to_string(),
-                detail: format!("[{section}]: {e}"),
-            }),
+/// The stack's config file, read once; each service takes its own sections from it.
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    path: PathBuf,
+    table: toml::Table,
+}
+
+impl ConfigFile {
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let table = toml::from_str(text).map_err(|source| ConfigError::Syntax {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_owned(),
+            table,
+        })
+    }
+
+    /// No file: every section takes its defaults.
+    pub fn empty() -> Self {
+        Self {
+            path: PathBuf::from("(defaults)"),
+            table: toml::Table::new(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The sections present in the file.
+    pub fn sections(&self) -> impl Iterator<Item = &str> {
+        self.table.keys().map(String::as_str)
+    }
+
+    pub fn has_section(&self, section: &str) -> bool {
+        self.table.contains_key(section)
+    }
+
+    /// `[section]` as `T` (its defaults when the section is absent). A key `T` does not know
+    /// is an error naming the key's full path: a misspelt setting must not silently keep its
+    /// default.
+    pub fn section<T: DeserializeOwned + Default>(&self, section: &str) -> Result<T, ConfigError> {
+        let Some(value) = self.table.get(section) else {
+            return Ok(T::default());
+        };
+        let mut unknown = Vec::new();
+        let parsed: T = serde_ignored::deserialize(value.clone(), |path| unknown.push(path.to_string()))
+            .map_err(|source| ConfigError::Section {
+                path: self.path.display().to_string(),
+                section: section.to_owned(),
+                source,
+            })?;
+        if let Some(key) = unknown.into_iter().next() {
+            return Err(ConfigError::UnknownKey {
+                path: self.path.display().to_string(),
+                key: format!("{section}.{key}"),
+            });
+        }
+        Ok(parsed)
+    }
+
+    /// An error about `key` of this file, for checks serde cannot make.
+    pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.display().to_string(),
+            key: key.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A setting renamed when `airlock.toml` moved to one duration convention (humantime strings:
+/// `"500ms"`, `"30s"`, `"15m"`): the old key, a number in its old unit, is still read for one
+/// release, with a warning naming the new key. The old key wins when both are given, so that a
+/// file written for the previous release means what it meant.
+pub fn legacy_duration(old: Option<u64>, unit: std::time::Duration, new: &mut std::time::Duration, old_key: &str, new_key: &str) {
+    if let Some(value) = old {
+        let value = unit.saturating_mul(u32::try_from(value).unwrap_or(u32::MAX));
+        tracing::warn!(
+            old_key,
+            new_key,
+            "deprecated setting: write {new_key} = \"{}\" instead of {old_key} (read for one more release)",
+            humantime::format_duration(value)
+        );
+        *new = value;
     }
 }
 
@@ -62,21 +157,21 @@ pub fn shutdown_on_signal() -> CancellationToken {
 pub struct ServiceArgs {
     /// The stack's TOML config file; the service reads its own section.
     #[arg(long, env = "AIRLOCK_CONFIG")]
-    pub config: Option<std::path::PathBuf>,
+    pub config: Option<PathBuf>,
     /// NATS server URL(s), comma-separated.
     #[arg(long, env = "AIRLOCK_NATS_URL", default_value = "nats://127.0.0.1:4222")]
     pub nats: String,
     /// File holding this service's NATS nkey seed.
     #[arg(long, env = "AIRLOCK_NATS_CREDS")]
-    pub creds: Option<std::path::PathBuf>,
+    pub creds: Option<PathBuf>,
 }
 
 impl ServiceArgs {
-    /// The service's config section (defaults when no file is given).
-    pub fn section<T: DeserializeOwned + Default>(&self, section: &str) -> Result<T, ConfigError> {
+    /// The stack's config file (empty when none is given).
+    pub fn config_file(&self) -> Result<ConfigFile, ConfigError> {
         match &self.config {
-            Some(path) => load_section(path, section),
-            None => Ok(T::default()),
+            Some(path) => ConfigFile::read(path),
+            None => Ok(ConfigFile::empty()),
         }
     }
 
@@ -86,5 +181,45 @@ impl ServiceArgs {
             config = crate::ConnectConfig::for_user(self.nats.clone(), user, creds.clone());
         }
         config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, serde::Deserialize)]
+    #[serde(default)]
+    struct Inner {
+        min_idle: u32,
+    }
+
+    #[derive(Debug, Default, serde::Deserialize)]
+    #[serde(default)]
+    struct Section {
+        size: u32,
+        pool: Inner,
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_path() {
+        let file = ConfigFile::parse(Path::new("a.toml"), "[x]\nsize = 3\n[x.pool]\nmin_idel = 3\n").unwrap();
+        match file.section::<Section>("x") {
+            Err(ConfigError::UnknownKey { key, .. }) => assert_eq!(key, "x.pool.min_idel"),
+            other => panic!("expected an unknown key, got {other:?}"),
+        }
+        let file = ConfigFile::parse(Path::new("a.toml"), "[x]\nsize = 3\n[x.pool]\nmin_idle = 3\n").unwrap();
+        let section: Section = file.section("x").unwrap();
+        assert_eq!((section.size, section.pool.min_idle), (3, 3));
+        let missing: Section = file.section("y").unwrap();
+        assert_eq!(missing.size, 0);
+    }
+
+    #[test]
+    fn bad_values_name_their_section() {
+        let file = ConfigFile::parse(Path::new("a.toml"), "[x]\nsize = \"big\"\n").unwrap();
+        let error = file.section::<Section>("x").unwrap_err();
+        assert!(matches!(error, ConfigError::Section { .. }));
+        assert!(crate::error_text(&error).contains("size"), "{}", crate::error_text(&error));
     }
 }

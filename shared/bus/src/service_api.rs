@@ -1,6 +1,8 @@
 //! The NATS service API (`$SRV.PING`, `$SRV.INFO`, `$SRV.STATS`) for every Airlock service, with
 //! the service's own counters in the stats reply.
 
+use crate::BusError;
+use airlock_protocol::roles::ServiceRole;
 use async_nats::service::ServiceExt as _;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,22 +36,25 @@ impl ServiceCounters {
 }
 
 /// Registers the service; it answers PING/INFO/STATS until the returned service is dropped or
-/// stopped. The counters appear in each endpoint's `data` in STATS replies, and on a `status`
-/// endpoint (`airlock.status.<name>`) that returns them as JSON.
+/// stopped. The counters appear in each endpoint's `data` in STATS replies, and on the service's
+/// status endpoint (`airlock.status.<name>`) as JSON.
 pub async fn start_service(
     client: &async_nats::Client,
-    name: &str,
-    description: &str,
+    role: &ServiceRole,
     counters: ServiceCounters,
-) -> Result<async_nats::service::Service, async_nats::Error> {
+) -> Result<async_nats::service::Service, BusError> {
     let stats_counters = counters.clone();
     let service = client
         .service_builder()
-        .description(description)
+        .description(role.description)
         .stats_handler(move |_endpoint, _stats| serde_json::json!(stats_counters.snapshot()))
-        .start(name, env!("CARGO_PKG_VERSION"))
-        .await?;
-    let mut status = service.endpoint(format!("airlock.status.{name}")).await?;
+        .start(role.name, env!("CARGO_PKG_VERSION"))
+        .await
+        .map_err(BusError::Service)?;
+    let mut status = service
+        .endpoint(role.status_subject())
+        .await
+        .map_err(BusError::Service)?;
     tokio::spawn(async move {
         use futures::StreamExt as _;
         while let Some(request) = status.next().await {

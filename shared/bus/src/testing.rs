@@ -27,7 +27,9 @@ impl NatsServer {
         loop {
             match crate::ensure_streams(&js, &crate::StreamSettings::default()).await {
                 Ok(()) => break,
-                Err(e) if start.elapsed() > Duration::from_secs(15) => panic!("JetStream set-up failed: {e}"),
+                Err(e) if start.elapsed() > Duration::from_secs(15) => {
+                    panic!("JetStream set-up failed: {}", crate::error_text(&e))
+                }
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
             }
         }

@@ -23,6 +23,6 @@ impl AuditReceipt {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Self, crate::envelope::WireError> {
-        rmp_serde::from_slice(bytes).map_err(|e| crate::envelope::WireError::Malformed(e.to_string()))
+        rmp_serde::from_slice(bytes).map_err(crate::envelope::WireError::Malformed)
     }
 }

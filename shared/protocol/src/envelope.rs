@@ -22,6 +22,15 @@ pub enum Producer {
 }
 
 impl Producer {
+    pub const ALL: [Producer; 6] = [
+        Producer::Mai,
+        Producer::Assessor,
+        Producer::OverrideGate,
+        Producer::Executor,
+        Producer::Auditor,
+        Producer::Operator,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Producer::Mai => "mai",
@@ -46,17 +55,21 @@ pub struct Envelope {
     pub event: Event,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum WireError {
     #[error("message is {size} bytes; at most {limit} are accepted")]
     Oversized { size: usize, limit: usize },
     #[error("message has schema version {found}; this build speaks version {supported}")]
     UnknownSchemaVersion { found: u32, supported: u32 },
-    #[error("malformed message: {0}")]
-    Malformed(String),
+    #[error("malformed message")]
+    Malformed(#[source] rmp_serde::decode::Error),
+    #[error("encoding a message")]
+    Encode(#[source] rmp_serde::encode::Error),
     #[error("subject {subject:?} does not match the message ({detail})")]
     SubjectMismatch { subject: String, detail: String },
-    #[error("bad id: {0}")]
+    #[error("a {kind} event cannot come from {producer:?}")]
+    ProducerMismatch { kind: EventKind, producer: Producer },
+    #[error("bad id")]
     BadId(#[from] IdError),
 }
 
@@ -87,12 +100,16 @@ impl Envelope {
         self.kind().subject(&self.request_id)
     }
 
-    pub fn dedup_id(&self) -> String {
-        self.event.dedup_id(&self.request_id, self.id.as_str())
+    /// The JetStream de-duplication id (`Nats-Msg-Id`): the message's own random id, so a retry
+    /// of the same message is dropped while no one (Mai included) can guess and pre-claim the id
+    /// of an event yet to come. Events that happen once per request are kept single by the
+    /// stream itself ([`EventKind::once_per_request`]), not by their id.
+    pub fn dedup_id(&self) -> &str {
+        self.id.as_str()
     }
 
     pub fn encode(&self) -> Result<Vec<u8>, WireError> {
-        let bytes = rmp_serde::to_vec_named(self).map_err(|e| WireError::Malformed(e.to_string()))?;
+        let bytes = rmp_serde::to_vec_named(self).map_err(WireError::Encode)?;
         if bytes.len() > MAX_MESSAGE_BYTES {
             return Err(WireError::Oversized {
                 size: bytes.len(),
@@ -109,17 +126,19 @@ impl Envelope {
                 limit: MAX_MESSAGE_BYTES,
             });
         }
-        let header: Header = rmp_serde::from_slice(bytes).map_err(|e| WireError::Malformed(e.to_string()))?;
+        let header: Header = rmp_serde::from_slice(bytes).map_err(WireError::Malformed)?;
         if header.schema != SCHEMA_VERSION {
             return Err(WireError::UnknownSchemaVersion {
                 found: header.schema,
                 supported: SCHEMA_VERSION,
             });
         }
-        rmp_serde::from_slice(bytes).map_err(|e| WireError::Malformed(e.to_string()))
+        rmp_serde::from_slice(bytes).map_err(WireError::Malformed)
     }
 
-    /// Decodes a message and checks that its kind and request id are those its subject names.
+    /// Decodes a message and checks that its kind and request id are those its subject names,
+    /// and that the producer it names may produce that kind (the server's permissions already
+    /// bound who may publish on the subject).
     pub fn decode_on(subject: &str, bytes: &[u8]) -> Result<Self, WireError> {
         let envelope = Self::decode(bytes)?;
         let mismatch = |detail: String| WireError::SubjectMismatch {
@@ -135,6 +154,12 @@ impl Envelope {
                 "request {} on the subject of request {rid}",
                 envelope.request_id
             )));
+        }
+        if !crate::roles::may_produce(envelope.producer, kind) {
+            return Err(WireError::ProducerMismatch {
+                kind,
+                producer: envelope.producer,
+            });
         }
         Ok(envelope)
     }
@@ -169,9 +194,9 @@ mod tests {
         let e = submitted();
         let bytes = e.encode().unwrap();
         assert_eq!(Envelope::decode(&bytes).unwrap(), e);
-        assert_eq!(e.subject(), "airlock.submit.req-1");
-        assert_eq!(Envelope::decode_on("airlock.submit.req-1", &bytes).unwrap(), e);
-        assert_eq!(e.dedup_id(), "req-1.submitted");
+        assert_eq!(e.subject(), "airlock.submit.mai.req-1");
+        assert_eq!(Envelope::decode_on("airlock.submit.mai.req-1", &bytes).unwrap(), e);
+        assert_eq!(e.dedup_id(), e.id.as_str());
     }
 
     #[test]
@@ -182,8 +207,22 @@ mod tests {
             Err(WireError::SubjectMismatch { .. })
         ));
         assert!(matches!(
-            Envelope::decode_on("airlock.submit.req-2", &bytes),
+            Envelope::decode_on("airlock.submit.mai.req-2", &bytes),
             Err(WireError::SubjectMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn a_producer_that_may_not_produce_the_kind_is_refused() {
+        let mut e = submitted();
+        e.producer = Producer::Executor;
+        let bytes = e.encode().unwrap();
+        assert!(matches!(
+            Envelope::decode_on("airlock.submit.mai.req-1", &bytes),
+            Err(WireError::ProducerMismatch {
+                kind: EventKind::Submitted,
+                producer: Producer::Executor
+            })
         ));
     }
 
@@ -192,13 +231,13 @@ mod tests {
         let mut e = submitted();
         e.schema = 2;
         let bytes = rmp_serde::to_vec_named(&e).unwrap();
-        assert_eq!(
+        assert!(matches!(
             Envelope::decode(&bytes),
             Err(WireError::UnknownSchemaVersion {
                 found: 2,
                 supported: SCHEMA_VERSION
             })
-        );
+        ));
         assert!(matches!(Envelope::decode(b"\xc1garbage"), Err(WireError::Malformed(_))));
         assert!(matches!(Envelope::decode(b""), Err(WireError::Malformed(_))));
         let huge = vec![0u8; MAX_MESSAGE_BYTES + 1];
@@ -206,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn refusal_dedup_ids_are_per_message() {
+    fn dedup_ids_are_per_message() {
         let refusal = |_: ()| {
             Envelope::new(
                 RequestId::parse("r").unwrap(),

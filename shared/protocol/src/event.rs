@@ -2,11 +2,12 @@
 
 use crate::assessment::Assessment;
 use crate::decision::Decided;
-use crate::execution::{Activity, Egress, ExecStarted, OutputChunk, Terminal, UsageSample};
+use crate::execution::{Activity, Egress, ExecStarted, OutputChunk, Terminal};
 use crate::ids::RequestId;
 use crate::overrides::{OverrideAnswered, OverrideAsked};
 use crate::refusal::Refusal;
 use crate::request::ExecutionRequest;
+use crate::subjects;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -102,20 +103,48 @@ impl EventKind {
         }
     }
 
+    /// The subject of this kind of event for a request. Submissions carry their client in the
+    /// subject too: this gives the default client's ([`subjects::submit_subject`] names another).
     pub fn subject(self, request_id: &RequestId) -> String {
-        format!("{}.{}", self.subject_prefix(), request_id)
+        match self {
+            EventKind::Submitted => subjects::submit_subject(subjects::DEFAULT_CLIENT, request_id),
+            _ => format!("{}.{}", self.subject_prefix(), request_id),
+        }
     }
 
-    /// Subject filter matching this kind for every request.
+    /// Subject filter matching this kind for every request (and, for submissions, every client).
     pub fn subject_filter(self) -> String {
-        format!("{}.*", self.subject_prefix())
+        match self {
+            EventKind::Submitted => format!("{}.*.*", self.subject_prefix()),
+            _ => format!("{}.*", self.subject_prefix()),
+        }
     }
 
     /// Reads the kind and request id a subject names.
     pub fn parse_subject(subject: &str) -> Option<(EventKind, &str)> {
         let (prefix, rid) = subject.rsplit_once('.')?;
-        let kind = EventKind::ALL.into_iter().find(|k| k.subject_prefix() == prefix)?;
+        if subjects::submit_client(subject).is_some() {
+            return Some((EventKind::Submitted, rid));
+        }
+        let kind = EventKind::ALL
+            .into_iter()
+            .find(|k| *k != EventKind::Submitted && k.subject_prefix() == prefix)?;
         Some((kind, rid))
+    }
+
+    /// Events that happen at most once per request. The stream itself refuses a second one
+    /// (each is published expecting no earlier message on its subject), so a service redoing
+    /// work after a crash, or two services racing, can never store two of them.
+    pub fn once_per_request(self) -> bool {
+        matches!(
+            self,
+            EventKind::Submitted
+                | EventKind::Assessed
+                | EventKind::OverrideAsked
+                | EventKind::Decided
+                | EventKind::ExecStarted
+                | EventKind::Terminal
+        )
     }
 
     /// True for the events that end a request.
@@ -157,17 +186,6 @@ impl Event {
             Event::Refused(_) => EventKind::Refused,
         }
     }
-
-    /// The JetStream de-duplication id (`Nats-Msg-Id`). Events that happen once per request have
-    /// a fixed id, so a service that redoes its work after a crash cannot publish them twice.
-    pub fn dedup_id(&self, request_id: &RequestId, message_id: &str) -> String {
-        match self {
-            Event::Output(chunk) => format!("{request_id}.output.{}", chunk.seq),
-            Event::Usage(UsageSample { seq, .. }) => format!("{request_id}.usage.{seq}"),
-            Event::OverrideAnswered(_) | Event::Egress(_) | Event::Refused(_) => message_id.to_owned(),
-            other => format!("{request_id}.{}", other.kind().as_str()),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -182,6 +200,12 @@ mod tests {
             assert_eq!(EventKind::parse_subject(&subject), Some((kind, "r1")), "{subject}");
             assert_eq!(kind.as_str().parse::<EventKind>(), Ok(kind));
         }
+        assert_eq!(
+            EventKind::parse_subject("airlock.submit.other.r1"),
+            Some((EventKind::Submitted, "r1"))
+        );
+        // The old form, with no client, names no event.
+        assert_eq!(EventKind::parse_subject("airlock.submit.r1"), None);
         assert_eq!(EventKind::parse_subject("airlock.audit.entry.r1"), None);
         assert_eq!(EventKind::parse_subject("nope"), None);
     }

@@ -170,6 +170,10 @@ pub struct Terminal {
     /// Why Airlock could not run the code, or why it was denied.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Set when the request ended because a service refused it (its reason, typed, so that
+    /// clients can tell a refusal from a failure without reading the text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<crate::refusal::RefusalReason>,
 }
 
 impl Terminal {
@@ -186,6 +190,15 @@ impl Terminal {
             violation: None,
             usage: None,
             reason: Some(reason.into()),
+            refusal: None,
+        }
+    }
+
+    /// The terminal event of a request a service refused.
+    pub fn refused(reason: crate::refusal::RefusalReason, detail: &str) -> Self {
+        Self {
+            refusal: Some(reason),
+            ..Self::without_run(Outcome::Failed, format!("the request was refused ({reason}): {detail}"))
         }
     }
 }

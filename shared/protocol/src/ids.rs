@@ -15,6 +15,8 @@ pub enum IdError {
     BadCharacter(String),
     #[error("digest {0:?} is not of the form sha256:<64 lowercase hex digits>")]
     BadDigest(String),
+    #[error("id {0:?} is reserved")]
+    Reserved(&'static str),
 }
 
 fn check_token(s: &str) -> Result<(), IdError> {
@@ -81,9 +83,29 @@ macro_rules! token_id {
 
 token_id!(
     /// Names one execution request from submission to its terminal event. It is a NATS subject
-    /// token, so it is restricted to `[A-Za-z0-9_-]{1,64}`.
+    /// token, so it is restricted to `[A-Za-z0-9_-]{1,64}`; `unknown` is reserved.
     RequestId
 );
+
+impl RequestId {
+    /// Reads a request id a client chose: any token but the reserved `unknown`.
+    pub fn parse_client(s: &str) -> Result<Self, IdError> {
+        let id = Self::parse(s)?;
+        if id.is_unknown() {
+            return Err(IdError::Reserved(crate::subjects::UNKNOWN_REQUEST));
+        }
+        Ok(id)
+    }
+
+    /// The id under which refusals of messages naming no readable request are filed.
+    pub fn unknown() -> Self {
+        Self(crate::subjects::UNKNOWN_REQUEST.to_owned())
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        self.0 == crate::subjects::UNKNOWN_REQUEST
+    }
+}
 token_id!(
     /// Names one message; unique per envelope.
     MessageId

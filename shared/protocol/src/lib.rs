@@ -16,9 +16,11 @@ pub mod keys;
 pub mod overrides;
 pub mod refusal;
 pub mod request;
+pub mod roles;
 pub mod schema;
 pub mod signed;
 pub mod subjects;
+pub mod text;
 
 pub use assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
 pub use audit::AuditReceipt;
@@ -32,6 +34,6 @@ pub use execution::{
 pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
 pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
 pub use overrides::{OverrideAnswer, OverrideAnswered, OverrideAsked};
-pub use refusal::{Refusal, RefusalReason};
+pub use refusal::{Refusal, RefusalReason, error_chain};
 pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
 pub use signed::{SignatureError, Signed};

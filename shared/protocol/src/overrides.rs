@@ -22,6 +22,10 @@ pub struct OverrideAsked {
     pub origin: Origin,
     /// The first lines of the code, for display.
     pub code_preview: String,
+    /// Arguments, environment, packages and stdin, one line each, for display: they change
+    /// what the code does, so the approver sees them with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
     /// An answer after this instant is too late: the request is denied.
     pub deadline_ms: i64,
 }

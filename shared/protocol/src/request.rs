@@ -10,6 +10,72 @@ pub const MAX_CODE_BYTES: usize = 512 * 1024;
 /// Largest total of arguments, environment and stdin.
 pub const MAX_INPUT_BYTES: usize = 256 * 1024;
 pub const MAX_PACKAGES: usize = 32;
+pub const MAX_ARGS: usize = 256;
+pub const MAX_ENV_VARS: usize = 128;
+pub const MAX_ENV_NAME_BYTES: usize = 128;
+/// Labels are shown to humans on one line.
+pub const MAX_LABEL_CHARS: usize = 256;
+
+/// Environment variables that change how an interpreter or the dynamic loader starts: with
+/// them, code runs before (or instead of) the program that was assessed — `BASH_ENV` is read
+/// and run by bash before the script, `PS4` is expanded (command substitutions included) by
+/// `SHELLOPTS=xtrace`, `PYTHONSTARTUP`/`PYTHONPATH` load modules, `LD_PRELOAD` loads a library
+/// into every process. They are refused outright rather than assessed.
+const FORBIDDEN_ENV: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "EXECIGNORE",
+    "BASH_XTRACEFD",
+    "BASH_LOADABLES_PATH",
+    "INPUTRC",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5DB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "HOSTALIASES",
+    "LOCPATH",
+    "NLSPATH",
+    "RESOLV_HOST_CONF",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+];
+/// Prefixes of the same: the loader's `LD_*`, glibc's `MALLOC_*`, bash's exported functions.
+const FORBIDDEN_ENV_PREFIXES: &[&str] = &["LD_", "MALLOC_", "BASH_FUNC_"];
+/// `PYTHON*` variables are refused but for these, which only change encodings and buffering.
+const ALLOWED_PYTHON_ENV: &[&str] = &[
+    "PYTHONUNBUFFERED",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "PYTHONHASHSEED",
+    "PYTHONDONTWRITEBYTECODE",
+];
+
+/// Whether a request may set environment variable `name` (case as given: the names above are
+/// upper case, and a lower-case `ld_preload` is not read by the loader).
+pub fn env_name_allowed(name: &str) -> bool {
+    if FORBIDDEN_ENV.contains(&name) || FORBIDDEN_ENV_PREFIXES.iter().any(|p| name.starts_with(p)) {
+        return false;
+    }
+    !name.starts_with("PYTHON") || ALLOWED_PYTHON_ENV.contains(&name)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -168,6 +234,18 @@ pub enum RequestError {
     BadEnvName(String),
     #[error("an argument or environment value contains a NUL byte")]
     NulInInput,
+    #[error("{count} arguments; at most {limit} are accepted")]
+    TooManyArgs { count: usize, limit: usize },
+    #[error("{count} environment variables; at most {limit} are accepted")]
+    TooManyEnvVars { count: usize, limit: usize },
+    #[error(
+        "environment variable {0} changes how the interpreter or the loader starts (code would run before the assessed program); it is refused"
+    )]
+    ForbiddenEnv(String),
+    #[error("the label is {chars} characters; at most {limit} are accepted")]
+    LabelTooLong { chars: usize, limit: usize },
+    #[error("the label contains a control character")]
+    ControlInLabel,
 }
 
 impl ExecutionRequest {
@@ -234,12 +312,40 @@ impl ExecutionRequest {
         {
             return Err(RequestError::NulInInput);
         }
+        if self.inputs.args.len() > MAX_ARGS {
+            return Err(RequestError::TooManyArgs {
+                count: self.inputs.args.len(),
+                limit: MAX_ARGS,
+            });
+        }
+        if self.inputs.env.len() > MAX_ENV_VARS {
+            return Err(RequestError::TooManyEnvVars {
+                count: self.inputs.env.len(),
+                limit: MAX_ENV_VARS,
+            });
+        }
         for name in self.inputs.env.keys() {
             let mut chars = name.chars();
-            let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            let ok = name.len() <= MAX_ENV_NAME_BYTES
+                && chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !ok {
-                return Err(RequestError::BadEnvName(name.clone()));
+                return Err(RequestError::BadEnvName(crate::text::clip(name, MAX_ENV_NAME_BYTES)));
+            }
+            if !env_name_allowed(name) {
+                return Err(RequestError::ForbiddenEnv(name.clone()));
+            }
+        }
+        if let Some(label) = &self.label {
+            let chars = label.chars().count();
+            if chars > MAX_LABEL_CHARS {
+                return Err(RequestError::LabelTooLong {
+                    chars,
+                    limit: MAX_LABEL_CHARS,
+                });
+            }
+            if crate::text::has_control(label) {
+                return Err(RequestError::ControlInLabel);
             }
         }
         if self.packages.len() > MAX_PACKAGES {
@@ -250,7 +356,7 @@ impl ExecutionRequest {
         }
         for spec in &self.packages {
             if !valid_package_spec(spec) {
-                return Err(RequestError::BadPackage(spec.clone()));
+                return Err(RequestError::BadPackage(crate::text::clip(spec, 160)));
             }
         }
         Ok(())
@@ -310,6 +416,52 @@ mod tests {
         r.packages = vec!["requests==2.31.0".into(), "six".into()];
         assert!(r.validate().is_ok());
         r.inputs.env.insert("1BAD".into(), "v".into());
+        assert!(matches!(r.validate(), Err(RequestError::BadEnvName(_))));
+    }
+
+    #[test]
+    fn interpreter_start_variables_are_refused() {
+        for name in [
+            "BASH_ENV",
+            "ENV",
+            "SHELLOPTS",
+            "PS4",
+            "PYTHONSTARTUP",
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "PYTHONWARNINGS",
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "GLIBC_TUNABLES",
+            "BASH_FUNC_x",
+        ] {
+            let mut r = request(b"x");
+            r.inputs.env.insert(name.into(), "$(id)".into());
+            assert_eq!(r.validate(), Err(RequestError::ForbiddenEnv(name.into())), "{name}");
+        }
+        for name in ["HOME", "LANG", "PYTHONUNBUFFERED", "MY_SETTING", "ld_preload"] {
+            let mut r = request(b"x");
+            r.inputs.env.insert(name.into(), "1".into());
+            assert_eq!(r.validate(), Ok(()), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_field_is_bounded() {
+        let mut r = request(b"x");
+        r.label = Some("é".repeat(MAX_LABEL_CHARS));
+        assert_eq!(r.validate(), Ok(()));
+        r.label = Some("é".repeat(MAX_LABEL_CHARS + 1));
+        assert!(matches!(r.validate(), Err(RequestError::LabelTooLong { .. })));
+        r.label = Some("fake\nline".into());
+        assert_eq!(r.validate(), Err(RequestError::ControlInLabel));
+        r.label = None;
+        r.inputs.args = vec!["a".into(); MAX_ARGS + 1];
+        assert!(matches!(r.validate(), Err(RequestError::TooManyArgs { .. })));
+        r.inputs.args.clear();
+        r.inputs.env = (0..=MAX_ENV_VARS).map(|i| (format!("V{i}"), String::new())).collect();
+        assert!(matches!(r.validate(), Err(RequestError::TooManyEnvVars { .. })));
+        r.inputs.env = [("A".repeat(MAX_ENV_NAME_BYTES + 1), String::new())].into();
         assert!(matches!(r.validate(), Err(RequestError::BadEnvName(_))));
     }
 

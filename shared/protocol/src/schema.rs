@@ -104,6 +104,7 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
             stderr_bytes: 0,
         }),
         reason: None,
+        refusal: None,
     };
     let violation = Terminal {
         outcome: Outcome::Failed,
@@ -180,6 +181,7 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
                     language: Language::Python,
                     origin: Origin::External,
                     code_preview: "import subprocess\n".into(),
+                    inputs: vec![],
                     deadline_ms: 1_795_000_900_000,
                 }),
             ),

@@ -130,7 +130,7 @@ fn auditor_config(store: &str, dir: &std::path::Path) -> airlock_auditor::Config
         store: store.to_owned(),
         origin: ORIGIN.to_owned(),
         key_file: dir.join("auditor.key"),
-        batch_interval_ms: 1000,
+        commit_linger: std::time::Duration::from_secs(1),
         max_batch: 50_000,
         ..Default::default()
     }

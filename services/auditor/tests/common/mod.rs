@@ -22,10 +22,10 @@ pub fn config(store: &str, dir: &Path) -> Config {
         store: store.to_owned(),
         origin: ORIGIN.to_owned(),
         key_file: dir.join("auditor.key"),
-        batch_interval_ms: 100,
-        ack_wait_ms: 1_000,
-        gap_timeout_ms: 4_000,
-        lease_ms: 1_000,
+        commit_linger: Duration::from_millis(100),
+        ack_wait: Duration::from_secs(1),
+        gap_timeout: Duration::from_secs(4),
+        lease: Duration::from_secs(1),
         ..Config::default()
     }
 }

@@ -6,7 +6,7 @@ use airlock_auditlog::store::Store;
 use airlock_auditlog::writer::LogWriter;
 use airlock_protocol::{
     Envelope, Event, ExecutionRequest, Inputs, Language, Origin, Outcome, OutputChunk, OutputStream, Producer,
-    RequestId, SigningKey, Terminal, TrustLevel, WireError,
+    RequestId, SigningKey, Terminal, TrustLevel,
 };
 
 pub const ORIGIN: &str = "airlock.test/audit";
@@ -67,7 +67,9 @@ pub fn event(i: u64, salt: &str) -> Prepared {
         }
         _ => Prepared::malformed(
             &format!("airlock.submit.req-{}", i / 4),
-            &WireError::Malformed("test garbage".into()),
+            &airlock_protocol::Envelope::decode(b"test garbage")
+                .err()
+                .expect("garbage does not decode"),
             format!("garbage {i}").as_bytes(),
             Some(i + 1),
         ),

@@ -1,0 +1,235 @@
+//! One commit: blobs → staging object → swap of the head in the KV bucket (the commit point,
+//! guarded by the lease) → tiles → `checkpoint` → publish entries, checkpoint and receipts →
+//! ack → delete the staging object. Killed anywhere, a restarted auditor either redoes the
+//! batch (before the swap: nothing of it was committed) or finishes it from the staging object
+//! (after the swap, see [`crate::recovery`]), and skips redelivered messages its head covers.
+
+use crate::error::Error;
+use crate::head::Head;
+use crate::service::{Auditor, store_step};
+use airlock_auditlog::entry::Entry;
+use airlock_auditlog::proof::TlogProof;
+use airlock_auditlog::reader::TileReader;
+use airlock_auditlog::tile::TileId;
+use airlock_auditlog::writer::{Batch, Staged, write_blobs};
+use airlock_bus::{Backoff, retry_judged};
+use airlock_protocol::subjects::{AUDIT_CHECKPOINT, audit_entry_subject, audit_receipt_subject};
+use airlock_protocol::{AuditReceipt, RequestId};
+use async_nats::jetstream;
+use bytes::Bytes;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+/// A message for the audit stream.
+pub(crate) struct Outgoing {
+    subject: String,
+    payload: Bytes,
+    id: String,
+}
+
+impl Auditor {
+    pub(crate) async fn commit(&mut self, shutdown: &CancellationToken) -> Result<(), Error> {
+        if self.pending.is_empty() {
+            self.pending_since = None;
+            return Ok(());
+        }
+        let items = std::mem::take(&mut self.pending);
+        let last_message = self.pending_last.take();
+        self.pending_since = None;
+        let last_stream_seq = self.next_seq - 1;
+        let count = items.len();
+        let span = tracing::info_span!("audit.commit", entries = count, size = tracing::field::Empty);
+        async {
+            let batch = self
+                .writer
+                .prepare(items, airlock_protocol::now_ms(), last_stream_seq.to_be_bytes().to_vec())
+                .map_err(|e| Error::integrity_from("preparing the batch", e))?;
+            tracing::Span::current().record("size", batch.staged.size);
+            self.crash.at("prepared");
+            store_step(shutdown, "writing blobs", || write_blobs(&self.store, &batch.blobs)).await?;
+            self.crash.at("blobs");
+            let staging = store_step(shutdown, "staging the batch", || batch.staged.stage(&self.store)).await?;
+            self.crash.at("staged");
+            self.swap_head(&batch, staging.clone(), last_stream_seq, shutdown).await?;
+            self.crash.at("swapped");
+            // Committed: from here on the batch is finished, now or by the next start.
+            self.apply(&batch, shutdown).await?;
+            self.crash.at("checkpoint");
+            self.writer.accept(&batch);
+            self.committed_seq = last_stream_seq;
+            for (entry, _) in &batch.entries {
+                self.index(entry);
+            }
+            self.drop_superseded_partials(&batch).await;
+            let outgoing = self.outgoing(&batch.staged, &batch.entries).await?;
+            self.send_all(outgoing, shutdown).await?;
+            self.crash.at("published");
+            if let Some(message) = last_message {
+                airlock_bus::consume::ack(&message).await;
+            }
+            self.crash.at("acked");
+            if let Err(e) = self.store.delete(&staging).await {
+                tracing::warn!(error = %airlock_bus::error_text(&e), "cannot delete the staging object; the next start will");
+            }
+            self.counters.add("entries", count as u64);
+            self.counters.incr("checkpoints");
+            tracing::debug!(size = batch.staged.size, "checkpoint");
+            Ok::<(), Error>(())
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The commit point: the head names the new size, root and staging object.
+    async fn swap_head(
+        &mut self,
+        batch: &Batch,
+        staging: String,
+        last_stream_seq: u64,
+        shutdown: &CancellationToken,
+    ) -> Result<(), Error> {
+        let next = Head {
+            origin: self.config.origin.clone(),
+            size: batch.staged.size,
+            root: batch.staged.root.to_hex(),
+            last_stream_seq,
+            staging: Some(staging),
+            writer: String::new(),
+            lease_until_ms: 0,
+        };
+        self.head.swap(next, shutdown).await?;
+        self.last_head_write = Instant::now();
+        Ok(())
+    }
+
+    /// Writes the batch's tiles and the checkpoint.
+    async fn apply(&self, batch: &Batch, shutdown: &CancellationToken) -> Result<(), Error> {
+        let crash = &self.crash;
+        let first_tile = std::sync::atomic::AtomicBool::new(true);
+        store_step(shutdown, "writing tiles", || {
+            batch.staged.apply(&self.store, |path| {
+                if path.starts_with("tile/") && first_tile.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    crash.at("tile");
+                }
+            })
+        })
+        .await
+    }
+
+    /// Once a full tile is written, the partial ones of the same index are redundant (readers
+    /// holding an older checkpoint fall back to the full tile).
+    async fn drop_superseded_partials(&self, batch: &Batch) {
+        for object in &batch.staged.tiles {
+            let Some(id) = TileId::parse(&object.path) else {
+                continue;
+            };
+            if !id.is_full() {
+                continue;
+            }
+            let prefix = format!("{}.p/", id.path());
+            if let Ok(paths) = self.store.list(&prefix).await {
+                for path in paths {
+                    let _ = self.store.delete(&path).await;
+                }
+            }
+        }
+    }
+
+    /// What a committed batch publishes: its entries, its checkpoint, and a receipt for each
+    /// request it ends.
+    pub(crate) async fn outgoing(&mut self, staged: &Staged, entries: &[(Entry, Vec<u8>)]) -> Result<Vec<Outgoing>, Error> {
+        let mut out = Vec::new();
+        if self.config.publish_entries {
+            for (entry, bytes) in entries {
+                out.push(Outgoing {
+                    subject: audit_entry_subject(&entry.request_id),
+                    payload: Bytes::from(bytes.clone()),
+                    id: format!("entry.{}", entry.seq),
+                });
+            }
+        }
+        out.push(Outgoing {
+            subject: AUDIT_CHECKPOINT.to_owned(),
+            payload: Bytes::from(staged.checkpoint.clone()),
+            id: format!("checkpoint.{}", staged.size),
+        });
+        let Some(signed) = staged.signed_checkpoint() else {
+            return Err(Error::integrity("a staged checkpoint does not parse"));
+        };
+        let mut tiles = TileReader::new(&self.store, staged.size);
+        for object in &staged.tiles {
+            tiles.preload(&object.path, &object.bytes);
+        }
+        for (entry, bytes) in entries.iter().filter(|(e, _)| e.is_terminal()) {
+            let Ok(request_id) = RequestId::parse(&entry.request_id) else {
+                continue;
+            };
+            let hashes = tiles
+                .inclusion_proof(entry.seq)
+                .await
+                .map_err(|e| Error::integrity_from(format!("inclusion proof of entry {}", entry.seq), e))?;
+            let proof = TlogProof {
+                extra: Some(bytes.clone()),
+                index: entry.seq,
+                hashes,
+                checkpoint: signed.clone(),
+            };
+            let receipt = AuditReceipt {
+                entries: self
+                    .requests
+                    .remove(&entry.request_id)
+                    .unwrap_or_else(|| vec![entry.seq]),
+                request_id,
+                checkpoint: staged.checkpoint.clone(),
+                proof: proof.to_text(),
+            };
+            out.push(Outgoing {
+                subject: audit_receipt_subject(&entry.request_id),
+                payload: Bytes::from(receipt.encode()),
+                id: format!("receipt.{}", entry.request_id),
+            });
+            self.counters.incr("receipts");
+        }
+        Ok(out)
+    }
+
+    /// Publishes to the audit stream, pipelined, retrying the lot until every publish is
+    /// acknowledged (message ids make repeats harmless).
+    pub(crate) async fn send_all(&self, outgoing: Vec<Outgoing>, shutdown: &CancellationToken) -> Result<(), Error> {
+        let backoff = Backoff {
+            first: Duration::from_millis(100),
+            max: Duration::from_secs(5),
+            patience: None,
+        };
+        retry_judged(shutdown, backoff, "publishing audit messages", |_| false, || {
+            send_once(&self.js, &outgoing)
+        })
+        .await
+        .map_err(|_| Error::Cancelled {
+            what: "publishing audit messages",
+        })
+    }
+}
+
+/// One attempt at publishing everything, in windows: the client caps acks in flight, and
+/// holding more unpolled ack futures than that would wait forever.
+async fn send_once(
+    js: &jetstream::Context,
+    outgoing: &[Outgoing],
+) -> Result<(), async_nats::jetstream::context::PublishError> {
+    for window in outgoing.chunks(1024) {
+        let mut acks = Vec::with_capacity(window.len());
+        for o in window {
+            let message = jetstream::message::PublishMessage::build()
+                .payload(o.payload.clone())
+                .message_id(&o.id);
+            acks.push(js.send_publish(o.subject.clone(), message).await?);
+        }
+        for result in futures::future::join_all(acks.into_iter().map(std::future::IntoFuture::into_future)).await {
+            result?;
+        }
+    }
+    Ok(())
+}

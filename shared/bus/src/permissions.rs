@@ -1,0 +1,204 @@
+//! What each role may publish and subscribe to, derived from the roles table. The NATS server
+//! enforces these: they are how "only the auditor writes the audit log, only the gate issues
+//! decisions, Mai only submits and reads results" holds even against a compromised service or a
+//! prompt-injected Mai.
+//!
+//! Every user gets its own inbox prefix (`_INBOX_<user>`), so no user can read another's replies.
+//! Only services may create or bind durable consumers, and each only its own; clients and
+//! operators read streams by direct get and live subscription, so none of them can reshape a
+//! service's consumer (its filter, its start position) or take its deliveries.
+
+use crate::connect::inbox_prefix;
+use airlock_protocol::EventKind;
+use airlock_protocol::roles::{Role, RoleKind, ServiceRole};
+use airlock_protocol::subjects::{
+    AUDIT_PREFIX, AUDIT_RECEIPT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT,
+    STATUS_PREFIX, client_submit_filter, dead_letter_subject,
+};
+
+/// A user's permissions, as NATS subject patterns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Permissions {
+    pub publish: Vec<String>,
+    pub subscribe: Vec<String>,
+}
+
+impl Permissions {
+    fn publish(&mut self, subjects: impl IntoIterator<Item = String>) -> &mut Self {
+        self.publish.extend(subjects);
+        self
+    }
+    fn subscribe(&mut self, subjects: impl IntoIterator<Item = String>) -> &mut Self {
+        self.subscribe.extend(subjects);
+        self
+    }
+}
+
+fn inbox(user: &str) -> String {
+    format!("{}.>", inbox_prefix(user))
+}
+
+/// What a durable pull consumer `durable` on `stream` needs: its own name in every subject, so
+/// a service can bind only its own consumer.
+fn durable_consumer(stream: &str, durable: &str) -> Vec<String> {
+    vec![
+        format!("$JS.API.STREAM.INFO.{stream}"),
+        format!("$JS.API.CONSUMER.INFO.{stream}.{durable}"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}.{durable}"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}.{durable}.>"),
+        format!("$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{durable}"),
+        format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"),
+        format!("$JS.ACK.{stream}.{durable}.>"),
+    ]
+}
+
+/// Reading a stream by direct get and stream info only: no consumers.
+fn stream_getter(stream: &str) -> Vec<String> {
+    vec![
+        format!("$JS.API.STREAM.INFO.{stream}"),
+        format!("$JS.API.STREAM.MSG.GET.{stream}"),
+        format!("$JS.API.DIRECT.GET.{stream}"),
+        format!("$JS.API.DIRECT.GET.{stream}.>"),
+    ]
+}
+
+/// What using key-value bucket `bucket` needs (its watchers and key listings are ephemeral
+/// consumers on the bucket's own stream, which nobody else can read).
+fn bucket_user(bucket: &str) -> Vec<String> {
+    let stream = format!("KV_{bucket}");
+    let mut subjects = stream_getter(&stream);
+    subjects.extend([
+        format!("$KV.{bucket}.>"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}.*"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}.*.>"),
+        format!("$JS.API.CONSUMER.INFO.{stream}.*"),
+        format!("$JS.API.CONSUMER.DELETE.{stream}.*"),
+        format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.*"),
+        format!("$JS.FC.{stream}.>"),
+    ]);
+    subjects
+}
+
+fn events(kinds: &[EventKind]) -> Vec<String> {
+    kinds.iter().map(|k| k.subject_filter()).collect()
+}
+
+/// The permissions of a role's user (for client roles, see [`client`]).
+pub fn of_role(role: &Role) -> Permissions {
+    match role.kind {
+        RoleKind::Admin => {
+            let mut p = Permissions::default();
+            p.publish([">".to_owned()]).subscribe([">".to_owned()]);
+            p
+        }
+        RoleKind::Client => client(role.user),
+        RoleKind::Operator => operator(role),
+        RoleKind::Service => match &role.service {
+            Some(service) => service_user(role, service),
+            None => Permissions::default(),
+        },
+    }
+}
+
+/// A client user: submits under its own name, reads results.
+pub fn client(user: &str) -> Permissions {
+    let mut p = Permissions::default();
+    p.subscribe([inbox(user)])
+        .publish([client_submit_filter(user)])
+        .publish([
+            format!(
+                "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.>",
+                EventKind::Terminal.subject_prefix()
+            ),
+            format!("$JS.API.DIRECT.GET.{AUDIT_STREAM}.{AUDIT_RECEIPT_PREFIX}.>"),
+        ])
+        .subscribe(events(&[EventKind::Terminal, EventKind::Output, EventKind::Usage]))
+        .subscribe([format!("{AUDIT_RECEIPT_PREFIX}.*")]);
+    p
+}
+
+/// The operator: answers overrides, reads everything, asks services for their status; reshapes
+/// nothing (no consumer of its own on the pipeline's streams).
+fn operator(role: &Role) -> Permissions {
+    let mut p = Permissions::default();
+    p.subscribe([inbox(role.user)])
+        .publish(events(role.publishes))
+        .publish([
+            GATE_PENDING_ENDPOINT.to_owned(),
+            format!("{STATUS_PREFIX}.>"),
+            "$SRV.>".to_owned(),
+            "$JS.API.INFO".to_owned(),
+            "$JS.API.STREAM.NAMES".to_owned(),
+            "$JS.API.STREAM.LIST".to_owned(),
+        ])
+        .publish(stream_getter(EVENTS_STREAM))
+        .publish(stream_getter(AUDIT_STREAM))
+        .subscribe(["airlock.>".to_owned()]);
+    p
+}
+
+fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
+    let mut p = Permissions::default();
+    p.subscribe([inbox(role.user)])
+        .publish(durable_consumer(EVENTS_STREAM, service.consumes.durable))
+        .publish(events(role.publishes))
+        .publish([dead_letter_subject(role.user, "*")])
+        .subscribe(["$SRV.>".to_owned(), service.status_subject()])
+        .subscribe(service.endpoints.iter().map(|e| (*e).to_owned()));
+    if let Some(bucket) = service.bucket {
+        p.publish(bucket_user(bucket));
+    }
+    if role.user == airlock_protocol::roles::AUDITOR.user {
+        // The audit log's only writer, and the reader of what it wrote when it restarts.
+        p.publish([format!("{AUDIT_PREFIX}.>")]).publish(stream_getter(AUDIT_STREAM));
+    }
+    if role.user == airlock_protocol::roles::ASSESSOR.user {
+        // It counts each client's requests in flight until their terminal events.
+        p.subscribe(events(&[EventKind::Terminal]));
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::roles::{self, ROLES};
+
+    #[test]
+    fn only_the_auditor_publishes_audit_and_only_the_gate_decides() {
+        for role in ROLES {
+            let p = of_role(&role);
+            let audit = p.publish.iter().any(|s| s.starts_with("airlock.audit"));
+            let decision = p.publish.iter().any(|s| s.starts_with("airlock.decision"));
+            assert_eq!(audit, role.user == "auditor", "{} audit", role.user);
+            assert_eq!(decision, role.user == "gate", "{} decision", role.user);
+        }
+        assert!(of_role(&roles::ADMIN).publish.contains(&">".to_owned()));
+    }
+
+    #[test]
+    fn clients_submit_under_their_own_name_and_read_only() {
+        let p = client("mai");
+        assert!(
+            p.publish
+                .iter()
+                .all(|s| s == "airlock.submit.mai.*" || s.starts_with("$JS.API.DIRECT.GET."))
+        );
+        assert!(!p.subscribe.iter().any(|s| s.contains("decision") || s.contains("override")));
+        assert!(client("batch").publish.contains(&"airlock.submit.batch.*".to_owned()));
+    }
+
+    #[test]
+    fn nobody_but_services_creates_consumers_on_the_events_stream() {
+        for role in ROLES {
+            let p = of_role(&role);
+            let creates = p
+                .publish
+                .iter()
+                .any(|s| s.starts_with(&format!("$JS.API.CONSUMER.CREATE.{EVENTS_STREAM}")));
+            // (The admin user has `>`: it is the stack's own set-up user, used by no client.)
+            assert_eq!(creates, role.kind == RoleKind::Service, "{}", role.user);
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Who is who in a stack: one row per role.
+//!
+//! A role's NATS user, its service name, config section, durable consumer, key-value bucket,
+//! the events it publishes and the status subject it answers on all live here, and everything
+//! else derives from this table: the NATS permissions the server enforces
+//! (`airlock_bus::permissions`), the checks on who may have produced an event
+//! ([`may_produce`]), the consumers each service binds to, `airlock serve`, and `airlock status`.
+//! Adding a service is adding a row here and a crate.
+
+use crate::envelope::Producer;
+use crate::event::EventKind;
+use crate::subjects;
+
+/// What kind of party a role is; it decides the shape of its permissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoleKind {
+    /// The stack's own set-up user: creates streams and buckets, nothing else uses it.
+    Admin,
+    /// Submits requests and reads their results (Mai, through the CLI or a client library).
+    Client,
+    /// A human operator: reads everything, answers overrides, reshapes nothing.
+    Operator,
+    /// One of the pipeline's services.
+    Service,
+}
+
+/// How a service consumes the events stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Consumption {
+    /// Durable consumer name on the events stream.
+    pub durable: &'static str,
+    /// The event kinds it reads; empty means every event (the auditor).
+    pub kinds: &'static [EventKind],
+}
+
+/// A service's identity on the bus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceRole {
+    /// Name in the NATS service API (`$SRV.PING.<name>`) and in logs and traces.
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The `airlock serve <command>` word.
+    pub command: &'static str,
+    /// Its section of `airlock.toml`.
+    pub config_section: &'static str,
+    pub consumes: Consumption,
+    /// Its key-value bucket of durable state, if it keeps any.
+    pub bucket: Option<&'static str>,
+    /// Request-reply endpoints it serves besides the service API.
+    pub endpoints: &'static [&'static str],
+}
+
+impl ServiceRole {
+    /// `airlock.status.<name>`: the endpoint answering with the service's counters.
+    pub fn status_subject(&self) -> String {
+        format!("{}.{}", subjects::STATUS_PREFIX, self.name)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Role {
+    /// The NATS user name: also its credentials file (`creds/<user>.nk`), its inbox prefix
+    /// (`_INBOX_<user>`) and its dead-letter subjects (`airlock.dead.<user>.*`).
+    pub user: &'static str,
+    pub kind: RoleKind,
+    /// What its envelopes say produced them; `None` for roles that publish no events.
+    pub producer: Option<Producer>,
+    /// The event kinds it may publish.
+    pub publishes: &'static [EventKind],
+    pub service: Option<ServiceRole>,
+}
+
+pub const ADMIN: Role = Role {
+    user: "admin",
+    kind: RoleKind::Admin,
+    producer: None,
+    publishes: &[],
+    service: None,
+};
+
+/// The default client user. A stack may have more (`[stack] clients`), each with Mai's rights
+/// under its own name.
+pub const MAI: Role = Role {
+    user: "mai",
+    kind: RoleKind::Client,
+    producer: Some(Producer::Mai),
+    publishes: &[EventKind::Submitted],
+    service: None,
+};
+
+pub const OPERATOR: Role = Role {
+    user: "operator",
+    kind: RoleKind::Operator,
+    producer: Some(Producer::Operator),
+    publishes: &[EventKind::OverrideAnswered],
+    service: None,
+};
+
+pub const ASSESSOR: Role = Role {
+    user: "assessor",
+    kind: RoleKind::Service,
+    producer: Some(Producer::Assessor),
+    publishes: &[EventKind::Assessed, EventKind::Terminal, EventKind::Refused],
+    service: Some(ServiceRole {
+        name: "airlock-assessor",
+        description: "Rates code before it runs",
+        command: "assessor",
+        config_section: "assessor",
+        consumes: Consumption {
+            durable: "assessor",
+            kinds: &[EventKind::Submitted],
+        },
+        bucket: Some(subjects::ASSESSOR_BUCKET),
+        endpoints: &[],
+    }),
+};
+
+pub const GATE: Role = Role {
+    user: "gate",
+    kind: RoleKind::Service,
+    producer: Some(Producer::OverrideGate),
+    publishes: &[
+        EventKind::OverrideAsked,
+        EventKind::Decided,
+        EventKind::Terminal,
+        EventKind::Refused,
+    ],
+    service: Some(ServiceRole {
+        name: "airlock-override-gate",
+        description: "Signs execution decisions",
+        command: "override-gate",
+        config_section: "gate",
+        consumes: Consumption {
+            durable: "override-gate",
+            kinds: &[EventKind::Assessed, EventKind::OverrideAnswered],
+        },
+        bucket: Some(subjects::GATE_BUCKET),
+        endpoints: &[subjects::GATE_PENDING_ENDPOINT],
+    }),
+};
+
+pub const EXECUTOR: Role = Role {
+    user: "executor",
+    kind: RoleKind::Service,
+    producer: Some(Producer::Executor),
+    publishes: &[
+        EventKind::ExecStarted,
+        EventKind::Output,
+        EventKind::Usage,
+        EventKind::Activity,
+        EventKind::Egress,
+        EventKind::Terminal,
+        EventKind::Refused,
+    ],
+    service: Some(ServiceRole {
+        name: "airlock-executor",
+        description: "Runs approved code in hardened containers",
+        command: "executor",
+        config_section: "executor",
+        consumes: Consumption {
+            durable: "executor",
+            kinds: &[EventKind::Decided],
+        },
+        bucket: Some(subjects::EXECUTOR_BUCKET),
+        endpoints: &[],
+    }),
+};
+
+pub const AUDITOR: Role = Role {
+    user: "auditor",
+    kind: RoleKind::Service,
+    producer: Some(Producer::Auditor),
+    // The auditor publishes no request events: it writes the audit stream, whose subjects are
+    // its alone (see `airlock_bus::permissions`).
+    publishes: &[],
+    service: Some(ServiceRole {
+        name: "airlock-auditor",
+        description: "The audit log's only writer",
+        command: "auditor",
+        config_section: "auditor",
+        consumes: Consumption {
+            durable: "auditor",
+            kinds: &[],
+        },
+        bucket: Some(subjects::AUDITOR_BUCKET),
+        endpoints: &[],
+    }),
+};
+
+/// Every role with a fixed name, in start-up order for the services: the auditor first, so
+/// that it is there to log what the others publish (they stop in the reverse order).
+pub const ROLES: [Role; 7] = [ADMIN, MAI, OPERATOR, AUDITOR, ASSESSOR, GATE, EXECUTOR];
+
+/// The roles that are services, in start-up order.
+pub fn services() -> impl Iterator<Item = (&'static Role, &'static ServiceRole)> {
+    ROLES.iter().filter_map(|r| r.service.as_ref().map(|s| (r, s)))
+}
+
+/// The role with this user name (extra client users are not in the table: see [`client`]).
+pub fn by_user(user: &str) -> Option<&'static Role> {
+    ROLES.iter().find(|r| r.user == user)
+}
+
+/// The service whose `airlock serve` word is `command`.
+pub fn by_command(command: &str) -> Option<(&'static Role, &'static ServiceRole)> {
+    services().find(|(_, s)| s.command == command)
+}
+
+/// Whether an envelope naming `producer` may carry an event of `kind`. The NATS permissions
+/// already bound who can publish on each subject; this keeps a permitted publisher from
+/// claiming to be another role that may publish the same kind.
+pub fn may_produce(producer: Producer, kind: EventKind) -> bool {
+    ROLES
+        .iter()
+        .any(|r| r.producer == Some(producer) && r.publishes.contains(&kind))
+}
+
+/// Whether `name` can be a NATS user of a stack: a subject token, short, not a fixed role.
+pub fn valid_client_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in ROLES.iter().enumerate() {
+            for b in &ROLES[i + 1..] {
+                assert_ne!(a.user, b.user);
+                if let (Some(x), Some(y)) = (a.service, b.service) {
+                    assert_ne!(x.name, y.name);
+                    assert_ne!(x.command, y.command);
+                    assert_ne!(x.config_section, y.config_section);
+                    assert_ne!(x.consumes.durable, y.consumes.durable);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_kind_has_its_producers() {
+        assert!(may_produce(Producer::Mai, EventKind::Submitted));
+        assert!(!may_produce(Producer::Mai, EventKind::Terminal));
+        assert!(may_produce(Producer::OverrideGate, EventKind::Decided));
+        assert!(!may_produce(Producer::Executor, EventKind::Decided));
+        assert!(!may_produce(Producer::Operator, EventKind::Decided));
+        assert!(may_produce(Producer::Operator, EventKind::OverrideAnswered));
+        for kind in EventKind::ALL {
+            assert!(
+                Producer::ALL.iter().any(|p| may_produce(*p, kind)),
+                "nobody produces {kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn client_names_are_subject_tokens() {
+        assert!(valid_client_name("mai"));
+        assert!(valid_client_name("mai-batch2"));
+        assert!(!valid_client_name("Mai"));
+        assert!(!valid_client_name("a.b"));
+        assert!(!valid_client_name("*"));
+        assert!(!valid_client_name(""));
+    }
+}
