@@ -36,6 +36,9 @@ DATA = Path(__file__).resolve().parent / "data"
 #: test to list and deny, short enough for the expiry test to see a deadline pass.
 OVERRIDE_TIMEOUT_SECS = 10
 
+#: A client user besides mai, with Mai's rights under its own name.
+EXTRA_CLIENT = "pyclient"
+
 #: An external script the assessor rates BLOCKED (decoded code reaching exec) that is harmless
 #: when it runs: it prints "decoded".
 BLOCKED_SCRIPT = 'import base64\nexec(base64.b64decode("cHJpbnQoJ2RlY29kZWQnKQ=="))\n'
@@ -144,6 +147,9 @@ def _configure(config_file: Path, index_url: str) -> None:
     lines.insert(at, f"override_timeout_secs = {OVERRIDE_TIMEOUT_SECS}")
     lines += [
         "",
+        "[clients]",
+        f'extra_users = ["{EXTRA_CLIENT}"]',
+        "",
         "[executor.egress]",
         'allow_hosts = ["index.test"]',
         'index_host = "index.test"',
@@ -156,6 +162,7 @@ def _configure(config_file: Path, index_url: str) -> None:
     written = tomllib.loads(config_file.read_text())
     assert written["gate"]["override_timeout_secs"] == OVERRIDE_TIMEOUT_SECS
     assert written["executor"]["egress"]["pinned"]["index.test"] == index_url
+    assert written["clients"]["extra_users"] == [EXTRA_CLIENT]
 
 
 @pytest.fixture(scope="session")

@@ -58,6 +58,15 @@ def test_a_receipt_is_refused_without_a_key_with_another_key_and_for_another_req
         verify_receipt(Result.from_terminal(result.request_id, result.terminal, elsewhere.receipt), CAPTURED["auditor_keys"])
 
 
+def test_a_refused_requests_receipt_proves_its_refusal() -> None:
+    result = captured_result("refused")
+    assert result.refusal == "invalid_request" and result.outcome == "failed"
+    assert verify_receipt(result, CAPTURED["auditor_keys"])
+    forged = Result.from_terminal(result.request_id, {**result.terminal, "refusal": "rate_limited"}, result.receipt)
+    with pytest.raises(ReceiptError):
+        verify_receipt(forged, CAPTURED["auditor_keys"])
+
+
 def test_a_result_without_a_receipt_does_not_verify() -> None:
     result = captured_result("hello")
     with pytest.raises(ReceiptError, match="no receipt"):

@@ -36,7 +36,7 @@ from airlock_client import (
 from airlock_client import subjects
 from airlock_client.wire import Envelope, execution_request, uuid7
 
-from .conftest import BLOCKED_SCRIPT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
+from .conftest import BLOCKED_SCRIPT, EXTRA_CLIENT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
 from .tampering import check_every_alteration_is_refused
 
 
@@ -153,6 +153,26 @@ def test_an_invalid_request_is_refused_with_the_services_reason(client: Client) 
     assert raised.value.result.verdict is None, "refused before assessment"
 
 
+@pytest.mark.parametrize(
+    "fields, named",
+    [
+        ({"env": {"LD_PRELOAD": "/tmp/x.so"}}, "LD_PRELOAD"),
+        ({"env": {"PYTHONSTARTUP": "/tmp/x.py"}}, "PYTHONSTARTUP"),
+        ({"label": "x" * 257}, "label"),
+        ({"label": "bad\nlabel"}, "label"),
+        ({"args": [str(i) for i in range(257)]}, "arg"),
+        ({"env": {f"V{i}": "x" for i in range(129)}}, "environment"),
+    ],
+    ids=["ld-preload", "pythonstartup", "long-label", "control-in-label", "too-many-args", "too-many-env"],
+)
+def test_requests_outside_the_contracts_bounds_are_refused(client: Client, fields: dict[str, Any], named: str) -> None:
+    with pytest.raises(RefusedError) as raised:
+        client.run("print('never')\n", **fields)
+    assert raised.value.refusal == "invalid_request", raised.value.reason
+    assert named.lower() in raised.value.reason.lower()
+    assert raised.value.result.stdout == ""
+
+
 def test_packages_install_from_the_local_index(client: Client) -> None:
     code = "import airlock_client_probe\nprint(airlock_client_probe.VALUE)\n"
     result = client.run(code, packages=["airlock-client-probe==1.0"], timeout=300)
@@ -248,6 +268,32 @@ def test_no_stack_no_credentials_and_the_wrong_user_are_unavailable(stack: Stack
             wrong_user.run("print(1)\n", timeout=60)
 
 
+def test_another_client_user_submits_under_its_own_name(stack: Stack) -> None:
+    with Client.connect(home=stack.home, user=EXTRA_CLIENT) as other:
+        result = other.run("print('from another client')\n")
+        assert result.stdout == "from another client\n"
+        assert other.verify_receipt(result)
+
+
+def test_mai_may_submit_only_under_its_own_name(stack: Stack) -> None:
+    """The server refuses a submission by mai on another client's subject or the first
+    contract's: the identity in the subject is vouched for by the server."""
+
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as mai:
+            for subject in (subjects.submit_subject(EXTRA_CLIENT, uuid7()), f"airlock.submit.{uuid7()}"):
+                envelope = Envelope.new(subject.rsplit(".", 1)[1], "mai", "submitted", _trivial_request())
+                with pytest.raises(UnavailableError, match="ermissions"):
+                    await mai._connection.publish(subject, envelope.encode(), {"Nats-Msg-Id": envelope.id}, first=True)
+
+    asyncio.run(scenario())
+
+
+def _trivial_request() -> dict[str, Any]:
+    return execution_request(b"print('once')\n", language="python", origin="generated", trust="unknown", args=[],
+                             env=None, stdin=None, packages=[], revises=None, deadline_ms=None, label=None)
+
+
 def test_attach_reads_an_ended_request_back_from_the_streams(stack: Stack, client: Client) -> None:
     first = client.run("print('once')\n")
     with Client.connect(home=stack.home) as later:
@@ -264,10 +310,7 @@ def test_a_submission_sent_twice_is_stored_once_and_runs_once(stack: Stack) -> N
 
     async def scenario() -> None:
         async with await AsyncClient.connect(home=stack.home) as aclient:
-            body = execution_request(b"print('once')\n", language="python", origin="generated", trust="unknown",
-                                     args=[], env=None, stdin=None, packages=[], revises=None,
-                                     deadline_ms=None, label=None)
-            envelope = Envelope.new(uuid7(), "mai", "submitted", body)
+            envelope = Envelope.new(uuid7(), "mai", "submitted", _trivial_request())
             request = await aclient.attach(envelope.request_id)
             subject = subjects.submit_subject("mai", envelope.request_id)
             headers = {"Nats-Msg-Id": subjects.submission_msg_id(envelope.request_id, envelope.id)}
@@ -317,8 +360,6 @@ def test_the_example_without_the_client_in_docs_clients_md_runs(stack: Stack, ca
     match = re.search(r"## A client in 40 lines.*?```python\n(.*?)```", text, re.S)
     assert match, "docs/clients.md has no example"
     code = match.group(1)
-    if subjects.FIRST_CONTRACT:
-        code = code.replace('SUBMIT = "airlock.submit.mai.{rid}"', 'SUBMIT = "airlock.submit.{rid}"')
     namespace: dict[str, Any] = {"__name__": "docs_example"}
     exec(compile(code, "docs/clients.md", "exec"), namespace)
     terminal = asyncio.run(namespace["run"]("print('hello from the docs')", home=str(stack.home)))

@@ -185,13 +185,11 @@ def test_request_ids_are_uuid_v7_and_subject_tokens() -> None:
 
 def test_submission_subjects_and_message_ids() -> None:
     rid, mid = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0193a1b2-0000-7000-8000-000000000001"
-    if subjects.FIRST_CONTRACT:
-        assert subjects.submit_subject("mai", rid) == f"airlock.submit.{rid}"
-        assert subjects.submission_msg_id(rid, mid) == f"{rid}.submitted"
-    else:
-        assert subjects.submit_subject("mai", rid) == f"airlock.submit.mai.{rid}"
-        assert subjects.submission_msg_id(rid, mid) == mid
+    assert subjects.submit_subject("mai", rid) == f"airlock.submit.mai.{rid}"
+    assert subjects.submit_subject("batch", rid) == f"airlock.submit.batch.{rid}"
+    assert subjects.submission_msg_id(rid, mid) == mid
     assert subjects.parse_event_subject(subjects.submit_subject("mai", rid)) == ("submitted", rid)
+    assert subjects.parse_event_subject(f"airlock.submit.{rid}") is None, "the first contract's form"
     assert subjects.parse_event_subject(f"airlock.terminal.{rid}") == ("terminal", rid)
     assert subjects.parse_event_subject("airlock.audit.entry.x") is None
     assert subjects.inbox_prefix("mai") == "_INBOX_mai"

@@ -27,11 +27,6 @@ GATE_PENDING_ENDPOINT = "airlock.gate.pending"
 #: The user Mai connects as, and so the client name in its submission subjects.
 DEFAULT_USER = "mai"
 
-#: True while the stack speaks the first contract (`airlock.submit.<request id>`, message id
-#: `<request id>.submitted`); the second names the client in the subject. Switching is this
-#: line: nothing else in the client builds a submission subject or message id.
-FIRST_CONTRACT = True
-
 #: Subject prefix of each event kind; the request id is the last token. Submissions are not
 #: here: their subject also names the submitting client (`submit_subject`).
 EVENT_PREFIXES: dict[str, str] = {
@@ -62,16 +57,13 @@ def submit_subject(user: str, request_id: str) -> str:
     """`airlock.submit.<client>.<request id>`: the server lets user `mai` publish only under
     `airlock.submit.mai.*`, so the services learn who submitted from the subject, never from
     the body."""
-    if FIRST_CONTRACT:
-        return f"{SUBMIT_PREFIX}.{request_id}"
     return f"{SUBMIT_PREFIX}.{user}.{request_id}"
 
 
 def submission_msg_id(request_id: str, message_id: str) -> str:
     """`Nats-Msg-Id` of a submission: the envelope's own id, so that retrying a publish with
     the same envelope is dropped by the stream while a new submission never is."""
-    if FIRST_CONTRACT:
-        return f"{request_id}.submitted"
+    del request_id  # not part of it (it was in the first contract: `<request id>.submitted`)
     return message_id
 
 
@@ -91,8 +83,6 @@ def parse_event_subject(subject: str) -> tuple[str, str] | None:
     for kind, kind_prefix in EVENT_PREFIXES.items():
         if prefix == kind_prefix:
             return kind, request_id
-    if prefix == SUBMIT_PREFIX:
-        return "submitted", request_id
     client_prefix, _, client = prefix.rpartition(".")
     if client_prefix == SUBMIT_PREFIX and client:
         return "submitted", request_id
