@@ -1,0 +1,70 @@
+"""How each way a request can end maps to a Result or a typed error (the terminal events here are
+built in the schema's shape; the stack tests produce each real one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airlock_client import (
+    DeniedError,
+    ExecutionFailedError,
+    ExpiredError,
+    RefusedError,
+    RequestError,
+    Result,
+    ViolationError,
+)
+from airlock_client.aio import _raise_for_outcome
+
+APPROVED = {"decision": "approved", "approver": {"by": "policy", "rule": "LOW"}, "quota": "unknown", "limits": None}
+
+
+def terminal(outcome: str, **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"outcome": outcome, "level": "LOW", "findings": [], "decision": None, "exit_code": None,
+                            "stdout": b"", "stderr": b"", "violation": None, "usage": None, "reason": None}
+    return {**base, **fields}
+
+
+def outcome_of(data: dict[str, Any]) -> type[RequestError] | None:
+    try:
+        _raise_for_outcome(Result.from_terminal("r1", data, None))
+    except RequestError as error:
+        assert error.result.request_id == "r1" and error.reason
+        return type(error)
+    return None
+
+
+def test_a_program_that_ran_is_a_result_whatever_its_exit_code() -> None:
+    assert outcome_of(terminal("finished", decision=APPROVED, exit_code=0)) is None
+    assert outcome_of(terminal("finished", decision=APPROVED, exit_code=1)) is None
+
+
+@pytest.mark.parametrize(
+    "data, error",
+    [
+        (terminal("denied", decision={"decision": "denied", "approver": {"by": "human", "who": "a", "reason": "no",
+                                                                      "key": "k"}}, reason="no"), DeniedError),
+        (terminal("denied", decision={"decision": "denied", "approver": {"by": "deadline"}},
+                  reason="no answer to the override request before its deadline"), ExpiredError),
+        (terminal("expired", reason="the request's deadline passed before a decision"), ExpiredError),
+        (terminal("failed", decision=APPROVED, violation={"kind": "memory", "detail": "OOM", "limit": 1, "measured": 2}),
+         ViolationError),
+        (terminal("failed", level=None, reason="the request was refused: bad env"), RefusedError),
+        (terminal("failed", level=None, reason="the request was refused (rate_limited): slow down",
+                  refusal="rate_limited"), RefusedError),
+        (terminal("failed", decision=APPROVED, reason="dead lettered", refusal="a_reason_from_the_future"), RefusedError),
+        (terminal("failed", decision=APPROVED, reason="the sandbox failed: no image"), ExecutionFailedError),
+    ],
+)
+def test_every_other_end_raises_its_typed_error(data: dict[str, Any], error: type[RequestError]) -> None:
+    assert outcome_of(data) is error
+
+
+def test_a_refusal_code_is_kept() -> None:
+    with pytest.raises(RefusedError) as raised:
+        _raise_for_outcome(Result.from_terminal("r1", terminal("failed", refusal="duplicate_request",
+                                                               reason="the request was refused (duplicate_request): x"), None))
+    assert raised.value.refusal == "duplicate_request"
+    assert "duplicate_request" in raised.value.reason

@@ -1,0 +1,418 @@
+"""The client against the real stack (`airlock up` in a temporary home, real nats-server, real
+Docker): every way a request can end, streamed output, packages from a local index, overrides
+answered through the client, the asyncio API, and receipts verified in Python."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import nats
+import pytest
+
+from airlock_client import (
+    AsyncClient,
+    AsyncOperator,
+    Client,
+    DeniedError,
+    ExpiredError,
+    Operator,
+    OverrideError,
+    RefusedError,
+    UnavailableError,
+    ViolationError,
+    verify_receipt,
+)
+
+from airlock_client import subjects
+from airlock_client.wire import Envelope, execution_request, uuid7
+
+from .conftest import BLOCKED_SCRIPT, EXTRA_CLIENT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
+from .tampering import check_every_alteration_is_refused
+
+
+@pytest.fixture(scope="module")
+def client(stack: Stack) -> Iterator[Client]:
+    with Client.connect(home=stack.home) as connected:
+        yield connected
+
+
+@pytest.fixture(scope="module")
+def operator(stack: Stack) -> Iterator[Operator]:
+    with Operator.connect(home=stack.home) as connected:
+        yield connected
+
+
+def test_hello_world_runs_and_its_receipt_verifies_in_python(stack: Stack, client: Client) -> None:
+    result = client.run("print('hello')\n")
+    assert result.outcome == "finished" and result.exit_code == 0 and result.ok
+    assert result.stdout == "hello\n" and result.stderr == ""
+    assert result.verdict == "LOW" and result.decision == "approved"
+    assert result.receipt is not None, "the receipt is waited for by default"
+    assert result.audit == result.receipt.entries and result.audit
+    assert result.checkpoint == result.receipt.checkpoint
+    assert client.verify_receipt(result) is True
+    # The same check with the key exactly as `airlock audit pubkey` prints it.
+    pubkey = stack.airlock("audit", "pubkey")
+    assert pubkey.returncode == 0, pubkey.stderr
+    assert verify_receipt(result, [pubkey.stdout.strip()]) is True
+    tried = check_every_alteration_is_refused(result, [pubkey.stdout.strip()])
+    assert tried > 1000
+
+
+def test_the_result_has_the_fields_and_values_of_airlock_run_json(stack: Stack, client: Client, tmp_path: Path) -> None:
+    code = "import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(4)\n"
+    program = tmp_path / "prog.py"
+    program.write_text(code)
+    cli = stack.airlock("run", "--json", str(program))
+    assert cli.returncode == 1, cli.stderr
+    expected = json.loads(cli.stdout)
+    mine = client.run(code).to_json()
+    assert set(mine) == set(expected)
+    for field in ("outcome", "verdict", "findings", "decision", "approver", "quota", "exit_code", "stdout", "stderr",
+                  "violation", "reason"):
+        assert mine[field] == expected[field], field
+    assert set(mine["usage"]) == set(expected["usage"])
+    assert mine["checkpoint"] and mine["audit"]
+
+
+def test_a_non_zero_exit_is_a_result_not_an_error(client: Client) -> None:
+    result = client.run("import sys\nprint('partial')\nsys.exit(7)\n")
+    assert result.outcome == "finished"
+    assert result.exit_code == 7 and not result.ok
+    assert result.stdout == "partial\n"
+    assert client.verify_receipt(result)
+
+
+def test_stdout_stderr_args_env_and_stdin_reach_the_program(client: Client) -> None:
+    code = (
+        "import os, sys\n"
+        "print(sys.argv[1:], os.environ['GREETING'])\n"
+        "print(sys.stdin.read().upper(), file=sys.stderr)\n"
+    )
+    result = client.run(code, args=["one", "two words"], env={"GREETING": "hi"}, stdin="piped in")
+    assert result.stdout == "['one', 'two words'] hi\n"
+    assert result.stderr == "PIPED IN\n"
+    assert result.usage is not None and result.usage.stdout_bytes == len(result.raw_stdout)
+
+
+def test_output_streams_in_chunks_as_it_happens(client: Client) -> None:
+    code = (
+        "import sys, time\n"
+        "for i in range(4):\n"
+        "    print(f'line {i}', flush=True)\n"
+        "    print(f'err {i}', file=sys.stderr, flush=True)\n"
+        "    time.sleep(0.4)\n"
+    )
+    request = client.submit(code)
+    arrivals = []
+    chunks = []
+    for chunk in request.output():
+        chunks.append(chunk)
+        arrivals.append(time.monotonic())
+    result = request.result()
+    assert [c.seq for c in chunks] == sorted(c.seq for c in chunks)
+    assert b"".join(c.data for c in chunks if c.stream == "stdout") == result.raw_stdout
+    assert b"".join(c.data for c in chunks if c.stream == "stderr") == result.raw_stderr
+    assert result.stdout == "".join(f"line {i}\n" for i in range(4))
+    # Streamed, not delivered at the end: the program takes 1.6 s and the chunks are spread over it.
+    assert len(chunks) >= 4
+    assert arrivals[-1] - arrivals[0] > 0.8, arrivals
+    assert client.verify_receipt(result)
+
+
+def test_a_memory_violation_raises_with_its_kind_and_a_verifiable_receipt(client: Client) -> None:
+    with pytest.raises(ViolationError) as raised:
+        client.run("x = bytearray(1024 * 1024 * 1024)\nprint('never')\n", trust="untrusted")
+    error = raised.value
+    assert error.violation.kind == "memory"
+    assert error.violation.limit == 256 * 1024 * 1024
+    assert error.result.outcome == "failed" and error.result.stdout == ""
+    assert "memory" in error.reason
+    assert verify_receipt(error.result, _auditor_keys(client))
+
+
+def _auditor_keys(client: Client) -> list[str]:
+    return [str(k) for k in client.audit_keys]
+
+
+def test_an_invalid_request_is_refused_with_the_services_reason(client: Client) -> None:
+    with pytest.raises(RefusedError) as raised:
+        client.run("print(1)\n", env={"1BAD": "x"})
+    assert "1BAD" in raised.value.reason
+    assert raised.value.result.outcome == "failed"
+    assert raised.value.result.verdict is None, "refused before assessment"
+
+
+@pytest.mark.parametrize(
+    "fields, named",
+    [
+        ({"env": {"LD_PRELOAD": "/tmp/x.so"}}, "LD_PRELOAD"),
+        ({"env": {"PYTHONSTARTUP": "/tmp/x.py"}}, "PYTHONSTARTUP"),
+        ({"label": "x" * 257}, "label"),
+        ({"label": "bad\nlabel"}, "label"),
+        ({"args": [str(i) for i in range(257)]}, "arg"),
+        ({"env": {f"V{i}": "x" for i in range(129)}}, "environment"),
+    ],
+    ids=["ld-preload", "pythonstartup", "long-label", "control-in-label", "too-many-args", "too-many-env"],
+)
+def test_requests_outside_the_contracts_bounds_are_refused(client: Client, fields: dict[str, Any], named: str) -> None:
+    with pytest.raises(RefusedError) as raised:
+        client.run("print('never')\n", **fields)
+    assert raised.value.refusal == "invalid_request", raised.value.reason
+    assert named.lower() in raised.value.reason.lower()
+    assert raised.value.result.stdout == ""
+
+
+def test_packages_install_from_the_local_index(client: Client) -> None:
+    code = "import airlock_client_probe\nprint(airlock_client_probe.VALUE)\n"
+    result = client.run(code, packages=["airlock-client-probe==1.0"], timeout=300)
+    assert result.outcome == "finished", result.to_json()
+    assert result.stdout == "probe from the local index\n"
+    without = client.run(code)
+    assert without.exit_code == 1 and "ModuleNotFoundError" in without.stderr
+
+
+def _wait_until_pending(operator: Operator, request_id: str) -> None:
+    deadline = time.monotonic() + OVERRIDE_TIMEOUT_SECS
+    while time.monotonic() < deadline:
+        if any(p.request_id == request_id for p in operator.list_overrides()):
+            return
+        time.sleep(0.2)
+    pytest.fail(f"{request_id} never waited for a human")
+
+
+def test_a_blocked_request_denied_through_the_operator_functions(client: Client, operator: Operator) -> None:
+    request = client.submit(BLOCKED_SCRIPT, origin="external", label="blocked.py")
+    _wait_until_pending(operator, request.request_id)
+    pending = {p.request_id: p for p in operator.list_overrides()}[request.request_id]
+    assert pending.level == "BLOCKED" and pending.label == "blocked.py"
+    assert pending.findings and pending.code_digest.startswith("sha256:")
+    with pytest.raises(ValueError, match="reason"):
+        operator.deny(request.request_id, "  ")
+    operator.deny(request.request_id, "decoded payloads are not run here", who="pytest")
+    with pytest.raises(DeniedError) as raised:
+        request.result(60)
+    result = raised.value.result
+    assert result.decision == "denied" and result.verdict == "BLOCKED"
+    assert result.approver is not None and result.approver.get("who") == "pytest"
+    assert result.approver.get("reason") == "decoded payloads are not run here"
+    assert verify_receipt(result, _auditor_keys(client))
+    with pytest.raises(OverrideError, match="not waiting"):
+        operator.approve(request.request_id, "too late")
+
+
+def test_a_blocked_request_approved_through_the_operator_functions_runs(client: Client, operator: Operator) -> None:
+    request = client.submit(BLOCKED_SCRIPT, origin="external")
+    _wait_until_pending(operator, request.request_id)
+    operator.approve(request.request_id, "reviewed: it only prints", who="pytest")
+    result = request.result(60)
+    assert result.stdout == "decoded\n"
+    assert result.decision == "approved" and result.quota == "untrusted"
+
+
+def test_an_unanswered_request_expires(client: Client) -> None:
+    started = time.monotonic()
+    with pytest.raises(ExpiredError) as raised:
+        client.run(BLOCKED_SCRIPT, origin="external", timeout=OVERRIDE_TIMEOUT_SECS + 60)
+    assert time.monotonic() - started >= OVERRIDE_TIMEOUT_SECS - 1
+    result = raised.value.result
+    assert result.outcome == "denied" and result.decision == "denied", "the gate denies what nobody answered"
+    assert result.approver == {"by": "deadline"}
+    assert result.exit_code is None and "deadline" in raised.value.reason
+    assert verify_receipt(result, _auditor_keys(client))
+
+
+def test_a_request_past_its_own_deadline_expires(client: Client, operator: Operator) -> None:
+    """A request whose own deadline passes while it waits for a human ends as expired."""
+    with pytest.raises(ExpiredError) as raised:
+        client.run(BLOCKED_SCRIPT, origin="external", deadline=2, timeout=60)
+    assert raised.value.result.verdict == "BLOCKED"
+
+
+def test_connect_finds_the_stack_through_airlock_home(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRLOCK_HOME", str(stack.home))
+    monkeypatch.delenv("AIRLOCK_NATS_URL", raising=False)
+    with Client.connect() as from_env:
+        result = from_env.run("print(6 * 7)\n")
+        assert result.stdout == "42\n"
+        assert from_env.verify_receipt(result)
+
+
+def test_connect_with_an_explicit_url_and_credentials(stack: Stack, tmp_path: Path) -> None:
+    info = json.loads((stack.home / "stack.json").read_text())
+    pubkey = stack.airlock("audit", "pubkey").stdout.strip()
+    with Client.connect(home=tmp_path, url=info["nats_url"], creds=stack.home / "creds" / "mai.nk",
+                        audit_keys=[pubkey]) as explicit:
+        assert explicit.verify_receipt(explicit.run("print('explicit')\n"))
+
+
+def test_no_stack_no_credentials_and_the_wrong_user_are_unavailable(stack: Stack, tmp_path: Path) -> None:
+    with pytest.raises(UnavailableError, match="no stack is running"):
+        Client.connect(home=tmp_path)
+    info = json.loads((stack.home / "stack.json").read_text())
+    with pytest.raises(UnavailableError, match="credentials"):
+        Client.connect(home=tmp_path, url=info["nats_url"])
+    # The operator may not submit: the server refuses the publish, and the client says so.
+    with Client.connect(home=stack.home, user="operator") as wrong_user:
+        with pytest.raises(UnavailableError, match="ermissions"):
+            wrong_user.run("print(1)\n", timeout=60)
+
+
+def test_another_client_user_submits_under_its_own_name(stack: Stack) -> None:
+    with Client.connect(home=stack.home, user=EXTRA_CLIENT) as other:
+        result = other.run("print('from another client')\n")
+        assert result.stdout == "from another client\n"
+        assert other.verify_receipt(result)
+
+
+def test_mai_may_submit_only_under_its_own_name(stack: Stack) -> None:
+    """The server refuses a submission by mai on another client's subject or the first
+    contract's: the identity in the subject is vouched for by the server."""
+
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as mai:
+            for subject in (subjects.submit_subject(EXTRA_CLIENT, uuid7()), f"airlock.submit.{uuid7()}"):
+                envelope = Envelope.new(subject.rsplit(".", 1)[1], "mai", "submitted", _trivial_request())
+                with pytest.raises(UnavailableError, match="ermissions"):
+                    await mai._connection.publish(subject, envelope.encode(), {"Nats-Msg-Id": envelope.id}, first=True)
+
+    asyncio.run(scenario())
+
+
+def _trivial_request() -> dict[str, Any]:
+    return execution_request(b"print('once')\n", language="python", origin="generated", trust="unknown", args=[],
+                             env=None, stdin=None, packages=[], revises=None, deadline_ms=None, label=None)
+
+
+def test_attach_reads_an_ended_request_back_from_the_streams(stack: Stack, client: Client) -> None:
+    first = client.run("print('once')\n")
+    with Client.connect(home=stack.home) as later:
+        again = later.attach(first.request_id).result(30)
+        assert again.request_id == first.request_id
+        assert again.stdout == "once\n"
+        assert again.receipt is not None and first.receipt is not None
+        assert again.receipt.raw == first.receipt.raw
+        assert later.verify_receipt(again)
+
+
+def test_a_submission_sent_twice_is_stored_once_and_runs_once(stack: Stack) -> None:
+    """A retry after a lost acknowledgement sends the same envelope again: the stream keeps one."""
+
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as aclient:
+            envelope = Envelope.new(uuid7(), "mai", "submitted", _trivial_request())
+            request = await aclient.attach(envelope.request_id)
+            subject = subjects.submit_subject("mai", envelope.request_id)
+            headers = {"Nats-Msg-Id": subjects.submission_msg_id(envelope.request_id, envelope.id)}
+            for _ in range(2):
+                await aclient._connection.publish(subject, envelope.encode(), headers, first=True)
+            result = await request.result(60)
+            assert result.stdout == "once\n"
+        seed = (stack.home / "creds" / "operator.nk").read_text().strip()
+        url = json.loads((stack.home / "stack.json").read_text())["nats_url"]
+        nc = await nats.connect(url, nkeys_seed_str=seed, inbox_prefix="_INBOX_operator")
+        try:
+            info = await nc.jetstream().stream_info(subjects.EVENTS_STREAM, subjects_filter=subject)
+            assert info.state.subjects == {subject: 1}
+            terminal = subjects.terminal_subject(envelope.request_id)
+            info = await nc.jetstream().stream_info(subjects.EVENTS_STREAM, subjects_filter=terminal)
+            assert info.state.subjects == {terminal: 1}
+        finally:
+            await nc.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_asyncio_client_runs_streams_and_verifies(stack: Stack) -> None:
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as aclient:
+            result = await aclient.run("print('async hello')\n")
+            assert result.stdout == "async hello\n"
+            assert await aclient.verify_receipt(result) is True
+            request = await aclient.submit("import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.3)\n")
+            chunks = [chunk async for chunk in request.output()]
+            final = await request.result()
+            assert b"".join(c.data for c in chunks) == final.raw_stdout == b"0\n1\n2\n"
+            # Several requests at once on one connection.
+            many = await asyncio.gather(*(aclient.run(f"print({i})\n") for i in range(5)))
+            assert [r.stdout for r in many] == [f"{i}\n" for i in range(5)]
+            with pytest.raises(ViolationError):
+                await aclient.run("bytearray(1 << 30)\n", trust="untrusted")
+        async with await AsyncOperator.connect(home=stack.home) as aoperator:
+            assert isinstance(await aoperator.list_overrides(), list)
+
+    asyncio.run(scenario())
+
+
+def test_the_example_without_the_client_in_docs_clients_md_runs(stack: Stack, capfd: pytest.CaptureFixture[str]) -> None:
+    """The 40-line example of docs/clients.md, exactly as written there, against the stack."""
+    text = (REPO / "docs" / "clients.md").read_text()
+    match = re.search(r"## A client in 40 lines.*?```python\n(.*?)```", text, re.S)
+    assert match, "docs/clients.md has no example"
+    code = match.group(1)
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(code, "docs/clients.md", "exec"), namespace)
+    terminal = asyncio.run(namespace["run"]("print('hello from the docs')", home=str(stack.home)))
+    assert terminal["outcome"] == "finished" and terminal["exit_code"] == 0
+    assert terminal["stdout"] == b"hello from the docs\n"
+    assert "hello from the docs" in capfd.readouterr().out, "the output chunks were streamed"
+
+
+def test_the_benchmark_helper_runs_scripts_in_one_process(stack: Stack) -> None:
+    """ops/bench/python_client_runner.py, as `airlock bench pipeline` drives it: JSON lines."""
+    lines = [{}, {}, {"verify": True}, {"code": "import sys; sys.exit(2)"}, "not json"]
+    helper = subprocess.run(
+        [sys.executable, str(REPO / "ops" / "bench" / "python_client_runner.py"), "--home", str(stack.home)],
+        input="".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert helper.returncode == 0, helper.stderr
+    replies = [json.loads(line) for line in helper.stdout.splitlines()]
+    assert replies[0] == {"ready": True}
+    trivial, again, verified, failing, garbage = replies[1:]
+    for reply in (trivial, again, verified):
+        assert reply["ok"] is True and reply["receipt"] is True, reply
+        assert 0 < reply["ms"] < 60_000
+    assert verified["verify_ms"] >= 0
+    assert failing["ok"] is False and "exit 2" in failing["error"]
+    assert garbage["ok"] is False and "bad request line" in garbage["error"]
+
+
+def test_a_result_published_while_disconnected_is_read_back_after_reconnecting(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The stack's nats-server is killed while a program runs and this client stays away (its
+    event loop blocked) until another client has seen the result and its receipt: nothing can
+    reach it by subscription, so it must read them back from the streams after reconnecting.
+    `airlock up` restarts nats-server on the same port and the services reconnect by themselves."""
+    caplog.set_level(logging.INFO, logger="airlock_client")
+
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as away:
+            request = await away.submit("import time\ntime.sleep(2)\nprint('survived')\n")
+            await asyncio.sleep(0.5)
+            os.kill(json.loads((stack.home / "stack.json").read_text())["nats_pid"], signal.SIGKILL)
+            # Blocking on purpose: while this loop cannot run, the client can neither reconnect
+            # nor receive anything.
+            with Client.connect(home=stack.home) as witness:
+                seen = witness.attach(request.request_id).result(120)
+            assert seen.receipt is not None
+            result = await request.result(120)
+            assert result.stdout == "survived\n"
+            assert result.receipt is not None and result.receipt.raw == seen.receipt.raw
+            assert await away.verify_receipt(result)
+
+    asyncio.run(scenario())
+    assert any("read back from the stream" in r.getMessage() for r in caplog.records), "the catch-up was not needed"
