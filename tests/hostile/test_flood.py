@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from conftest import CONFIG, run
-from wire import events_of, new_id, request, submission, terminal
+from wire import messages_on, new_id, request, submission, terminal
 
 MAX_IN_FLIGHT = int(CONFIG["clients"].split("max_in_flight = ")[1].split()[0])
 
@@ -38,13 +38,10 @@ def test_a_flood_is_refused_and_another_client_is_served(stack) -> None:
 
         # Fairness, told by order rather than by time: the other client's request started after
         # at most the flooder's requests in flight, not behind its whole backlog.
-        b_started = [e for _, e in await events_of(admin, other) if e and e["event"]["kind"] == "exec_started"]
-        assert b_started
-        started_before = 0
-        for rid in flood:
-            for _, e in await events_of(admin, rid):
-                if e and e["event"]["kind"] == "exec_started" and e["time_ms"] < b_started[0]["time_ms"]:
-                    started_before += 1
+        started = {e["request_id"]: e["time_ms"] for _, e in await messages_on(admin, ["airlock.exec.started.*"]) if e}
+        assert other in started, "the other client's request never started"
+        flood_ids = set(flood)
+        started_before = sum(1 for rid, t in started.items() if rid in flood_ids and t < started[other])
         assert started_before <= MAX_IN_FLIGHT + 2, f"{started_before} flood runs started before the other client's"
         await mai.close()
         await mai_b.close()

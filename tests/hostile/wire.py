@@ -22,7 +22,7 @@ from typing import Any
 
 import msgpack
 import nats
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 AIRLOCK = os.environ.get("AIRLOCK_BIN", str(REPO / "target" / "debug" / "airlock"))
@@ -164,32 +164,32 @@ async def terminal(nc: nats.NATS, rid: str, timeout: float = 90) -> dict[str, An
     raise TimeoutError(f"no terminal event for {rid} within {timeout} s")
 
 
-async def events_of(admin: nats.NATS, rid: str) -> list[tuple[str, dict[str, Any] | None]]:
-    """Every message of the events stream naming `rid`, in order: (subject, envelope or None)."""
+async def messages_on(admin: nats.NATS, filters: list[str]) -> list[tuple[str, dict[str, Any] | None]]:
+    """Every message of the events stream on these subject filters, in stream order."""
     js = admin.jetstream()
-    info = await js.stream_info(EVENTS)
-    if info.state.messages == 0:
-        return []
-    sub = await js.pull_subscribe("airlock.>", stream=EVENTS,
-                                  config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL,
-                                                        inactive_threshold=30))
+    consumer = await js.add_consumer(EVENTS, config=ConsumerConfig(
+        deliver_policy=DeliverPolicy.ALL, filter_subjects=filters, inactive_threshold=60.0,
+        ack_policy=AckPolicy.NONE))
+    pending = consumer.num_pending
+    psub = await js.pull_subscribe_bind(consumer.name, stream=EVENTS)
     found: list[tuple[str, dict[str, Any] | None]] = []
-    remaining = info.state.messages
-    while remaining > 0:
+    while len(found) < pending:
         try:
-            batch = await sub.fetch(min(remaining, 256), timeout=5)
+            batch = await psub.fetch(min(pending - len(found), 256), timeout=5)
         except Exception:
             break
         for m in batch:
-            remaining -= 1
-            if m.subject.rsplit(".", 1)[-1] != rid:
-                continue
             try:
                 found.append((m.subject, decode(m.data)))
             except Exception:
                 found.append((m.subject, None))
-    await sub.unsubscribe()
+    await psub.unsubscribe()
     return found
+
+
+async def events_of(admin: nats.NATS, rid: str) -> list[tuple[str, dict[str, Any] | None]]:
+    """Every message of the events stream naming `rid`, in order: (subject, envelope or None)."""
+    return await messages_on(admin, [f"airlock.*.{rid}", f"airlock.*.*.{rid}"])
 
 
 def kinds(events: list[tuple[str, dict[str, Any] | None]]) -> list[str]:
