@@ -93,7 +93,9 @@ pub fn ensure_identities(home: &Home) -> anyhow::Result<Vec<UserKey>> {
         std::fs::write(home.verifier_key(file), format!("{}\n", key.verifier()))?;
     }
     let clients: airlock_bus::ClientsConfig = home.config()?.section("clients")?;
-    clients.validate().map_err(|reason| anyhow::anyhow!("[clients] {reason}"))?;
+    clients
+        .validate()
+        .map_err(|reason| anyhow::anyhow!("[clients] {reason}"))?;
     nats_auth::users(&clients)
         .iter()
         .map(|user| nats_auth::load_or_create_user(user, &home.creds(user)))

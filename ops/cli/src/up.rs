@@ -11,7 +11,6 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-
 #[derive(Clone, Debug, clap::Args)]
 pub struct UpArgs {
     /// Use this NATS server (configured with the stack's users) instead of starting one.

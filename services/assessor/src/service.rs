@@ -12,8 +12,8 @@ use crate::shared::SharedEngine;
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::runner::{ConfigError, ConfigFile};
 use airlock_bus::{
-    BusError, Claim, ClaimError, Claims, ClientsConfig, Delivery, Ending, Failure, PublishError, Publisher,
-    Refuser, ServiceCounters, Transience,
+    BusError, Claim, ClaimError, Claims, ClientsConfig, Delivery, Ending, Failure, PublishError, Publisher, Refuser,
+    ServiceCounters, Transience,
 };
 use airlock_protocol::event::Assessed;
 use airlock_protocol::roles::{self, ServiceRole};
@@ -108,7 +108,11 @@ struct Assessor {
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), AssessorError> {
     let engine = Arc::new(SharedEngine::new(config.engine.clone())?);
     // Rule and threat files are also watched when configured; SIGHUP reloads either way.
-    let _watcher = if config.engine.watch { Some(engine.watch()?) } else { None };
+    let _watcher = if config.engine.watch {
+        Some(engine.watch()?)
+    } else {
+        None
+    };
     reload_on_hangup(engine.clone(), shutdown.clone());
     let js = async_nats::jetstream::new(client.clone());
     let publisher = Publisher::new(js.clone(), Producer::Assessor, shutdown.clone());
@@ -152,13 +156,21 @@ impl Assessor {
     async fn handle(&self, delivery: &Delivery) -> Result<(), AssessorError> {
         let Some(rid) = delivery.request_id() else {
             return self
-                .refuse(delivery, RefusalReason::Malformed, "the subject names no valid request id", Ending::MessageOnly)
+                .refuse(
+                    delivery,
+                    RefusalReason::Malformed,
+                    "the subject names no valid request id",
+                    Ending::MessageOnly,
+                )
                 .await;
         };
         tracing::Span::current().record("request_id", rid.as_str());
         let client = submit_client(delivery.subject()).unwrap_or_default().to_owned();
         let (stream_seq, _) = delivery.position();
-        let admission = Admission { stream_seq, client: client.clone() };
+        let admission = Admission {
+            stream_seq,
+            client: client.clone(),
+        };
         let redelivered = match self.admissions.claim(rid.as_str(), &admission).await? {
             Claim::Won { .. } => false,
             Claim::Held { value, .. } if value.stream_seq == stream_seq => true,
@@ -183,12 +195,22 @@ impl Assessor {
         };
         let Event::Submitted(request) = envelope.event else {
             return self
-                .refuse(delivery, RefusalReason::SubjectMismatch, "not a submission", Ending::EndRequest)
+                .refuse(
+                    delivery,
+                    RefusalReason::SubjectMismatch,
+                    "not a submission",
+                    Ending::EndRequest,
+                )
                 .await;
         };
         if let Err(e) = request.validate() {
             return self
-                .refuse(delivery, RefusalReason::InvalidRequest, &e.to_string(), Ending::EndRequest)
+                .refuse(
+                    delivery,
+                    RefusalReason::InvalidRequest,
+                    &e.to_string(),
+                    Ending::EndRequest,
+                )
                 .await;
         }
         if !redelivered {
@@ -198,7 +220,9 @@ impl Assessor {
                 .unwrap_or_else(|p| p.into_inner())
                 .admit(&client, &rid, Instant::now());
             if let Err(refused) = admitted {
-                return self.refuse(delivery, refused.reason, &refused.detail, Ending::EndRequest).await;
+                return self
+                    .refuse(delivery, refused.reason, &refused.detail, Ending::EndRequest)
+                    .await;
             }
         }
         let current = self.engine.current();

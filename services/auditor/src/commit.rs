@@ -139,7 +139,11 @@ impl Auditor {
 
     /// What a committed batch publishes: its entries, its checkpoint, and a receipt for each
     /// request it ends.
-    pub(crate) async fn outgoing(&mut self, staged: &Staged, entries: &[(Entry, Vec<u8>)]) -> Result<Vec<Outgoing>, Error> {
+    pub(crate) async fn outgoing(
+        &mut self,
+        staged: &Staged,
+        entries: &[(Entry, Vec<u8>)],
+    ) -> Result<Vec<Outgoing>, Error> {
         let mut out = Vec::new();
         if self.config.publish_entries {
             for (entry, bytes) in entries {
@@ -203,9 +207,13 @@ impl Auditor {
             max: Duration::from_secs(5),
             patience: None,
         };
-        retry_judged(shutdown, backoff, "publishing audit messages", |_| false, || {
-            send_once(&self.js, &outgoing)
-        })
+        retry_judged(
+            shutdown,
+            backoff,
+            "publishing audit messages",
+            |_| false,
+            || send_once(&self.js, &outgoing),
+        )
         .await
         .map_err(|_| Error::Cancelled {
             what: "publishing audit messages",

@@ -123,11 +123,41 @@ impl Config {
     }
 
     fn read_legacy_keys(&mut self) {
-        legacy_duration(self.batch_interval_ms.take(), MS, &mut self.commit_linger, "auditor.batch_interval_ms", "auditor.commit_linger");
-        legacy_duration(self.ack_wait_ms.take(), MS, &mut self.ack_wait, "auditor.ack_wait_ms", "auditor.ack_wait");
-        legacy_duration(self.lease_ms.take(), MS, &mut self.lease, "auditor.lease_ms", "auditor.lease");
-        legacy_duration(self.gap_timeout_ms.take(), MS, &mut self.gap_timeout, "auditor.gap_timeout_ms", "auditor.gap_timeout");
-        legacy_duration(self.prune_interval_s.take(), SECOND, &mut self.prune_interval, "auditor.prune_interval_s", "auditor.prune_interval");
+        legacy_duration(
+            self.batch_interval_ms.take(),
+            MS,
+            &mut self.commit_linger,
+            "auditor.batch_interval_ms",
+            "auditor.commit_linger",
+        );
+        legacy_duration(
+            self.ack_wait_ms.take(),
+            MS,
+            &mut self.ack_wait,
+            "auditor.ack_wait_ms",
+            "auditor.ack_wait",
+        );
+        legacy_duration(
+            self.lease_ms.take(),
+            MS,
+            &mut self.lease,
+            "auditor.lease_ms",
+            "auditor.lease",
+        );
+        legacy_duration(
+            self.gap_timeout_ms.take(),
+            MS,
+            &mut self.gap_timeout,
+            "auditor.gap_timeout_ms",
+            "auditor.gap_timeout",
+        );
+        legacy_duration(
+            self.prune_interval_s.take(),
+            SECOND,
+            &mut self.prune_interval,
+            "auditor.prune_interval_s",
+            "auditor.prune_interval",
+        );
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {

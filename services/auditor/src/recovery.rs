@@ -125,7 +125,10 @@ async fn finish_interrupted_commit(
     match loaded {
         Some(staged) if staged.size == head.head.size => {
             tracing::warn!(size = staged.size, "finishing a commit interrupted by a crash");
-            store_step(shutdown, "finishing the interrupted commit", || staged.apply(store, |_| {})).await?;
+            store_step(shutdown, "finishing the interrupted commit", || {
+                staged.apply(store, |_| {})
+            })
+            .await?;
             Ok(Some((path, staged)))
         }
         Some(staged) => Err(Error::integrity(format!(

@@ -38,14 +38,15 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     config.validate()?;
     let keys = config.signing_keys()?;
     let store = Store::open(&config.store).map_err(|e| Error::store("opening the store", e))?;
-    store
-        .check()
-        .await
-        .map_err(|e| Error::store("checking the store", e))?;
+    store.check().await.map_err(|e| Error::store("checking the store", e))?;
     let js = jetstream::new(client.clone());
-    let opened = retry_judged(&shutdown, Backoff::OUTAGE, "opening the auditor's bucket", |_| false, || {
-        js.get_key_value(AUDITOR_BUCKET)
-    })
+    let opened = retry_judged(
+        &shutdown,
+        Backoff::OUTAGE,
+        "opening the auditor's bucket",
+        |_| false,
+        || js.get_key_value(AUDITOR_BUCKET),
+    )
     .await;
     let Ok(kv) = opened else {
         return Ok(());
@@ -228,7 +229,11 @@ async fn sleep_until(deadline: Option<Instant>) {
 
 /// Retries a storage step through outages until it succeeds, fails permanently (a refused
 /// rewrite), or the auditor shuts down.
-pub(crate) async fn store_step<T, E, F, Fut>(shutdown: &CancellationToken, what: &'static str, step: F) -> Result<T, Error>
+pub(crate) async fn store_step<T, E, F, Fut>(
+    shutdown: &CancellationToken,
+    what: &'static str,
+    step: F,
+) -> Result<T, Error>
 where
     E: StoreFailure,
     F: FnMut() -> Fut,

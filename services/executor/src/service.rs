@@ -9,8 +9,8 @@ use crate::lease::{Lease, Liveness, Record, Runs};
 use crate::{Job, RunReport, Sandbox, SandboxConfig, SandboxError, SandboxEvent};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::{
-    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser,
-    ServiceCounters, Transience,
+    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser, ServiceCounters,
+    Transience,
 };
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::roles::{self, ServiceRole};

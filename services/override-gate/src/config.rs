@@ -1,9 +1,9 @@
 //! The gate's configuration: the `[gate]` section of the stack's TOML file.
 
+use airlock_bus::runner::legacy_duration;
 pub use airlock_protocol::Quotas;
 use airlock_protocol::TrustLevel;
 use serde::{Deserialize, Serialize};
-use airlock_bus::runner::legacy_duration;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -82,8 +82,20 @@ impl Config {
         let mut config: Config = file.section(section)?;
         config.quotas = file.section("quotas")?;
         let second = Duration::from_secs(1);
-        legacy_duration(config.decision_ttl_secs.take(), second, &mut config.decision_ttl, "gate.decision_ttl_secs", "gate.decision_ttl");
-        legacy_duration(config.override_timeout_secs.take(), second, &mut config.override_timeout, "gate.override_timeout_secs", "gate.override_timeout");
+        legacy_duration(
+            config.decision_ttl_secs.take(),
+            second,
+            &mut config.decision_ttl,
+            "gate.decision_ttl_secs",
+            "gate.decision_ttl",
+        );
+        legacy_duration(
+            config.override_timeout_secs.take(),
+            second,
+            &mut config.override_timeout,
+            "gate.override_timeout_secs",
+            "gate.override_timeout",
+        );
         if config.decision_ttl.is_zero() || config.override_timeout.is_zero() {
             return Err(file.invalid("gate", "decision_ttl and override_timeout must be longer than zero"));
         }

@@ -101,7 +101,10 @@ pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<Strin
         ));
     }
     let per_line = max_bytes / lines.len().max(1);
-    lines.iter().map(|l| airlock_protocol::text::clip(l, per_line)).collect()
+    lines
+        .iter()
+        .map(|l| airlock_protocol::text::clip(l, per_line))
+        .collect()
 }
 
 /// Why a human is being asked, built from the findings: the headline of the assessor's summary

@@ -9,8 +9,8 @@ use crate::config::Config;
 use crate::policy::{self, Ruling};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::{
-    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser,
-    ServiceCounters, Transience,
+    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser, ServiceCounters,
+    Transience,
 };
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::event::Assessed;
@@ -19,8 +19,8 @@ use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, MessageId,
-    Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, RefusalReason, RequestId, Signed,
-    SigningKey, Terminal, VerifierKey, VerifierSet, now_ms,
+    Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey,
+    Terminal, VerifierKey, VerifierSet, now_ms,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -177,9 +177,7 @@ impl Gate {
                 // an unreadable one is refused, and the request it names is left to its
                 // deadline rather than ended by a message anyone could have shaped.
                 let detail = airlock_bus::error_text(&error);
-                return self
-                    .refuse_message(delivery, RefusalReason::from(&error), detail)
-                    .await;
+                return self.refuse_message(delivery, RefusalReason::from(&error), detail).await;
             }
         };
         tracing::Span::current().record("request_id", envelope.request_id.as_str());

@@ -36,10 +36,7 @@ fn proof(value: &serde_json::Value) -> Vec<Vec<u8>> {
 
 /// Runs every vector of one kind through `verify`: positive cases must verify, every case marked
 /// `wantErr` must be rejected. Returns (positive, negative) counts.
-fn run_vectors<E: std::fmt::Debug>(
-    kind: &str,
-    verify: impl Fn(&serde_json::Value) -> Result<(), E>,
-) -> (usize, usize) {
+fn run_vectors<E: std::fmt::Debug>(kind: &str, verify: impl Fn(&serde_json::Value) -> Result<(), E>) -> (usize, usize) {
     let mut files = Vec::new();
     json_files(&vectors_dir().join(kind), &mut files);
     assert_eq!(files.len(), 98, "{kind} vectors missing");

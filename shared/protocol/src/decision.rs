@@ -107,7 +107,11 @@ impl Quotas {
     }
 
     pub fn all(&self) -> [(TrustLevel, Limits); 3] {
-        [(TrustLevel::Untrusted, self.untrusted), (TrustLevel::Unknown, self.unknown), (TrustLevel::Trusted, self.trusted)]
+        [
+            (TrustLevel::Untrusted, self.untrusted),
+            (TrustLevel::Unknown, self.unknown),
+            (TrustLevel::Trusted, self.trusted),
+        ]
     }
 }
 

@@ -219,7 +219,9 @@ pub fn may_produce(producer: Producer, kind: EventKind) -> bool {
 pub fn valid_client_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
         && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
 }
 

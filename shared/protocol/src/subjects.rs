@@ -64,7 +64,9 @@ pub fn submit_subject(client: &str, request_id: &RequestId) -> String {
 
 /// The client a submission subject names, if it is one.
 pub fn submit_client(subject: &str) -> Option<&str> {
-    let rest = subject.strip_prefix(EventKind::Submitted.subject_prefix())?.strip_prefix('.')?;
+    let rest = subject
+        .strip_prefix(EventKind::Submitted.subject_prefix())?
+        .strip_prefix('.')?;
     let (client, rid) = rest.split_once('.')?;
     (!client.is_empty() && !rid.is_empty() && !rid.contains('.')).then_some(client)
 }
