@@ -95,13 +95,13 @@ impl Stack {
         let start = Instant::now();
         let stack_file = self.home.path().join("stack.json");
         loop {
-            if let Some(up) = self.up.as_mut() {
-                if let Ok(Some(status)) = up.try_wait() {
-                    panic!(
-                        "airlock up exited ({status}) before the stack was ready:\n{}",
-                        self.diagnostics()
-                    );
-                }
+            if let Some(up) = self.up.as_mut()
+                && let Ok(Some(status)) = up.try_wait()
+            {
+                panic!(
+                    "airlock up exited ({status}) before the stack was ready:\n{}",
+                    self.diagnostics()
+                );
             }
             if let Ok(bytes) = std::fs::read(&stack_file) {
                 let info: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();

@@ -100,7 +100,7 @@ async fn blocked_code_runs_only_after_approval_and_ends_denied_otherwise() {
 
     // Denied by a human.
     let child = submit_in_background(&stack, "deny.py");
-    let denied_id = wait_pending(&stack, &[id.clone()]);
+    let denied_id = wait_pending(&stack, std::slice::from_ref(&id));
     let out = stack.output(&[
         "override",
         "deny",

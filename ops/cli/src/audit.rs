@@ -533,7 +533,7 @@ async fn verify_proof(home: &Home, file: &PathBuf, args: &KeyArgs) -> anyhow::Re
             json.get(name)
                 .with_context(|| format!("consistency proof without {name}"))
         };
-        let size = |name: &str| -> anyhow::Result<u64> { field(name)?.as_u64().with_context(|| format!("{name}")) };
+        let size = |name: &str| -> anyhow::Result<u64> { field(name)?.as_u64().with_context(|| name.to_string()) };
         let hash = |name: &str| -> anyhow::Result<Hash> {
             Hash::from_base64(field(name)?.as_str().unwrap_or_default())
                 .with_context(|| format!("{name} is not a hash"))

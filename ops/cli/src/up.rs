@@ -194,22 +194,22 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
             _ = tick.tick() => {}
         }
         let mut changed = false;
-        if let Some(NatsProcess(child, server_config)) = nats_child.as_mut() {
-            if let Ok(Some(status)) = child.try_wait() {
-                // JetStream's store is on disk, and every service reconnects by itself: a
-                // restarted server loses nothing acknowledged.
-                eprintln!("nats-server exited ({status}); restarting it");
-                match spawn_nats(home, server_config) {
-                    Ok(new) => {
-                        *child = new;
-                        info.nats_pid = Some(child.id());
-                        changed = true;
-                    }
-                    Err(e) => {
-                        eprintln!("cannot restart nats-server: {e:#}");
-                        exit = ExitCode::FAILURE;
-                        break;
-                    }
+        if let Some(NatsProcess(child, server_config)) = nats_child.as_mut()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            // JetStream's store is on disk, and every service reconnects by itself: a
+            // restarted server loses nothing acknowledged.
+            eprintln!("nats-server exited ({status}); restarting it");
+            match spawn_nats(home, server_config) {
+                Ok(new) => {
+                    *child = new;
+                    info.nats_pid = Some(child.id());
+                    changed = true;
+                }
+                Err(e) => {
+                    eprintln!("cannot restart nats-server: {e:#}");
+                    exit = ExitCode::FAILURE;
+                    break;
                 }
             }
         }

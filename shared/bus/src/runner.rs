@@ -17,14 +17,14 @@ pub enum ConfigError {
     Syntax {
         path: String,
         #[source]
-        source: toml::de::Error,
+        source: Box<toml::de::Error>,
     },
     #[error("config {path}: [{section}]")]
     Section {
         path: String,
         section: String,
         #[source]
-        source: toml::de::Error,
+        source: Box<toml::de::Error>,
     },
     #[error("config {path}: unknown key {key} (a typo? `docs/configuration.md` lists every setting)")]
     UnknownKey { path: String, key: String },
@@ -51,7 +51,7 @@ impl ConfigFile {
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
         let table = toml::from_str(text).map_err(|source| ConfigError::Syntax {
             path: path.display().to_string(),
-            source,
+            source: Box::new(source),
         })?;
         Ok(Self {
             path: path.to_owned(),
@@ -93,7 +93,7 @@ impl ConfigFile {
                 ConfigError::Section {
                     path: self.path.display().to_string(),
                     section: section.to_owned(),
-                    source,
+                    source: Box::new(source),
                 }
             })?;
         if let Some(key) = unknown.into_iter().next() {

@@ -67,9 +67,7 @@ pub fn event(i: u64, salt: &str) -> Prepared {
         }
         _ => Prepared::malformed(
             &format!("airlock.submit.req-{}", i / 4),
-            &airlock_protocol::Envelope::decode(b"test garbage")
-                .err()
-                .expect("garbage does not decode"),
+            &airlock_protocol::Envelope::decode(b"test garbage").expect_err("garbage does not decode"),
             format!("garbage {i}").as_bytes(),
             Some(i + 1),
         ),
