@@ -6,7 +6,7 @@
 
 use crate::home::Home;
 use airlock_executor::bench::{self as harness, RunOne};
-use airlock_protocol::{ExecutionRequest, Inputs, Language, Origin, Outcome, RequestId, TrustLevel};
+use airlock_protocol::{ExecutionRequest, Inputs, Language, Origin, Outcome, TrustLevel};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,15 +67,18 @@ fn trivial_request() -> ExecutionRequest {
     }
 }
 
-async fn one_pipeline_run(client: async_nats::Client) -> Result<(), String> {
-    let result = crate::run::submit_and_wait(
-        &client,
-        &RequestId::new(),
-        trivial_request(),
-        Duration::from_secs(60),
-        false,
-        false,
-    )
+async fn one_pipeline_run(client: airlock_client::Client) -> Result<(), String> {
+    let submission = airlock_client::Submission {
+        request: trivial_request(),
+        request_id: None,
+    };
+    let result = async {
+        client
+            .submit(submission)
+            .await?
+            .result(Duration::from_secs(60), false)
+            .await
+    }
     .await
     .map_err(|e| e.to_string())?;
     if result.terminal.outcome == Outcome::Finished && result.terminal.stdout == b"hello\n" {
@@ -205,8 +208,12 @@ fn machine_cpu_seconds() -> f64 {
 }
 
 async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
-    let client = crate::stack::connect(home, "mai").await?;
-    let info = crate::stack::StackInfo::read(home)?.ok_or_else(|| anyhow::anyhow!("no stack.json"))?;
+    let client = airlock_client::Client::connect(airlock_client::Connect {
+        home: Some(home.root().to_owned()),
+        ..Default::default()
+    })
+    .await?;
+    let info = crate::stack::StackInfo::read(&home.stack())?.ok_or_else(|| anyhow::anyhow!("no stack.json"))?;
     let mut stack_pids: Vec<u32> = info.services.values().copied().collect();
     stack_pids.extend(info.nats_pid);
 

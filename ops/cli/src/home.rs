@@ -32,6 +32,10 @@ impl Home {
     pub fn root(&self) -> &Path {
         &self.root
     }
+    /// The same home, as the client library finds a running stack in it.
+    pub fn stack(&self) -> airlock_client::StackHome {
+        airlock_client::StackHome::at(&self.root)
+    }
     pub fn config_file(&self) -> PathBuf {
         self.root.join("airlock.toml")
     }

@@ -1,14 +1,9 @@
 //! `airlock run FILE`: submit code as Mai would, wait for its one terminal event, print the result.
 
 use crate::home::Home;
-use airlock_bus::Publisher;
-use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject};
-use airlock_protocol::{
-    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Inputs, Language, Origin, Outcome, Producer, RequestId,
-    Terminal, TrustLevel,
-};
+use airlock_client::{RunResult, Submission, request::RECEIPT_WAIT};
+use airlock_protocol::{ExecutionRequest, Inputs, Language, Origin, Outcome, RequestId, Terminal, TrustLevel};
 use anyhow::Context as _;
-use futures::StreamExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -87,21 +82,48 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     let span = tracing::info_span!("airlock run", request_id = %request_id);
     let _entered = span.enter();
-    let client = crate::stack::connect(home, "mai").await?;
-    let result = submit_and_wait(
-        &client,
-        &request_id,
-        request,
-        Duration::from_secs(args.wait),
-        !args.json,
-        true,
-    )
+    let client = airlock_client::Client::connect(airlock_client::Connect {
+        home: Some(home.root().to_owned()),
+        ..Default::default()
+    })
     .await?;
-    let code = exit_status(&result.terminal);
+    let submission = Submission {
+        request,
+        request_id: Some(request_id.clone()),
+    };
+    let mut submitted = client.submit(submission).await?;
+    let chatty = !args.json;
+    if chatty {
+        eprintln!("submitted {request_id}");
+    }
+    let terminal = {
+        let wait = submitted.terminal(Duration::from_secs(args.wait));
+        tokio::pin!(wait);
+        tokio::select! {
+            terminal = &mut wait => terminal,
+            _ = tokio::time::sleep(Duration::from_secs(3)) => {
+                if chatty {
+                    eprintln!("waiting for {request_id} (it may be waiting for a human: `airlock override list`)");
+                }
+                wait.await
+            }
+        }
+    }?;
+    let code = exit_status(&terminal);
+    let mut result = RunResult {
+        request_id: request_id.clone(),
+        terminal,
+        receipt: None,
+    };
     if args.json {
-        println!("{}", serde_json::to_string(&result_json(&request_id, &result))?);
+        result.receipt = submitted.receipt(RECEIPT_WAIT).await;
+        println!("{}", serde_json::to_string(&result.to_json())?);
     } else {
-        print_human(&request_id, &result);
+        // The result first: the receipt follows within milliseconds, but nobody should wait
+        // for it to read their output.
+        print_human(&result);
+        result.receipt = submitted.receipt(RECEIPT_WAIT).await;
+        print_receipt(&result);
     }
     Ok(ExitCode::from(code))
 }
@@ -147,124 +169,6 @@ fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
     Ok(request)
 }
 
-pub struct RunResult {
-    pub terminal: Terminal,
-    pub receipt: Option<AuditReceipt>,
-}
-
-/// Submits as Mai and waits for the terminal event, then (briefly) for the audit receipt.
-pub async fn submit_and_wait(
-    client: &async_nats::Client,
-    request_id: &RequestId,
-    request: ExecutionRequest,
-    wait: Duration,
-    chatty: bool,
-    want_receipt: bool,
-) -> anyhow::Result<RunResult> {
-    // Subscribe before submitting, so the result cannot slip past.
-    let mut terminals = client.subscribe(EventKind::Terminal.subject(request_id)).await?;
-    let mut receipts = client.subscribe(audit_receipt_subject(request_id.as_str())).await?;
-    let publisher = Publisher::new(
-        async_nats::jetstream::new(client.clone()),
-        Producer::Mai,
-        tokio_util::sync::CancellationToken::new(),
-    )
-    .with_patience(Duration::from_secs(30));
-    publisher
-        .publish(&Envelope::new(
-            request_id.clone(),
-            Producer::Mai,
-            Event::Submitted(request),
-        ))
-        .await
-        .context("submitting the request")?;
-    if chatty {
-        eprintln!("submitted {request_id}");
-    }
-
-    let js = async_nats::jetstream::new(client.clone());
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut told_waiting = false;
-    let terminal = loop {
-        // A live subscription misses what is published while the connection is down, so the
-        // stream itself is asked too, every few seconds: a result is never missed for good.
-        let next = tokio::time::timeout(STREAM_CHECK_EVERY, terminals.next());
-        match tokio::time::timeout_at(deadline, next).await {
-            Err(_) => anyhow::bail!("no result for {request_id} after {wait:?} (it may still finish)"),
-            Ok(Err(_)) => {
-                if let Some(terminal) = terminal_in_stream(&js, request_id).await {
-                    break terminal;
-                }
-                if chatty && !told_waiting {
-                    eprintln!("waiting for {request_id} (it may be waiting for a human: `airlock override list`)");
-                    told_waiting = true;
-                }
-            }
-            Ok(Ok(None)) => anyhow::bail!("connection to NATS closed while waiting for {request_id}"),
-            Ok(Ok(Some(message))) => match Envelope::decode_on(message.subject.as_str(), &message.payload) {
-                Ok(Envelope {
-                    event: Event::Terminal(terminal),
-                    ..
-                }) => break *terminal,
-                Ok(_) | Err(_) => continue,
-            },
-        }
-    };
-    let receipt = if want_receipt {
-        wait_for_receipt(&js, &mut receipts, request_id, RECEIPT_WAIT).await
-    } else {
-        None
-    };
-    Ok(RunResult { terminal, receipt })
-}
-
-/// How often a waiting client reads the terminal event from the stream.
-const STREAM_CHECK_EVERY: Duration = Duration::from_secs(2);
-/// How long the audit receipt is waited for after the result (it follows within milliseconds
-/// while the auditor is up).
-const RECEIPT_WAIT: Duration = Duration::from_secs(15);
-
-/// The request's terminal event, read from the events stream (direct get by subject).
-async fn terminal_in_stream(js: &async_nats::jetstream::Context, request_id: &RequestId) -> Option<Terminal> {
-    let subject = EventKind::Terminal.subject(request_id);
-    let stream = js.get_stream_no_info(EVENTS_STREAM).await.ok()?;
-    let message = stream.direct_get_last_for_subject(subject.clone()).await.ok()?;
-    match Envelope::decode_on(&subject, &message.payload) {
-        Ok(Envelope {
-            event: Event::Terminal(terminal),
-            ..
-        }) => Some(*terminal),
-        _ => None,
-    }
-}
-
-/// The request's receipt: from the subscription, or from the audit stream when it was
-/// published before (or while) the subscription could see it.
-async fn wait_for_receipt(
-    js: &async_nats::jetstream::Context,
-    receipts: &mut async_nats::Subscriber,
-    request_id: &RequestId,
-    wait: Duration,
-) -> Option<AuditReceipt> {
-    let deadline = tokio::time::Instant::now() + wait;
-    let subject = audit_receipt_subject(request_id.as_str());
-    loop {
-        let next = tokio::time::timeout(Duration::from_millis(500), receipts.next());
-        match tokio::time::timeout_at(deadline, next).await {
-            Err(_) => return None,
-            Ok(Ok(Some(message))) => return AuditReceipt::decode(&message.payload).ok(),
-            Ok(Ok(None)) => return None,
-            Ok(Err(_)) => {
-                if let Ok(stream) = js.get_stream_no_info(AUDIT_STREAM).await
-                    && let Ok(message) = stream.direct_get_last_for_subject(subject.clone()).await
-                {
-                    return AuditReceipt::decode(&message.payload).ok();
-                }
-            }
-        }
-    }
-}
-
 pub fn exit_status(terminal: &Terminal) -> u8 {
     match terminal.outcome {
         Outcome::Finished if terminal.exit_code == Some(0) => status::OK,
@@ -275,48 +179,9 @@ pub fn exit_status(terminal: &Terminal) -> u8 {
     }
 }
 
-/// The one JSON object `airlock run --json` prints.
-pub fn result_json(request_id: &RequestId, result: &RunResult) -> serde_json::Value {
-    let t = &result.terminal;
-    let decision = match (&t.decision, t.outcome) {
-        (_, Outcome::Expired) => Some("expired".to_owned()),
-        (Some(d), _) => Some(d.decision.clone()),
-        (None, Outcome::Denied) => Some("denied".to_owned()),
-        (None, _) => None,
-    };
-    serde_json::json!({
-        "request_id": request_id,
-        "outcome": t.outcome.as_str(),
-        "verdict": t.level,
-        "findings": t.findings,
-        "decision": decision,
-        "approver": t.decision.as_ref().map(|d| &d.approver),
-        "quota": t.decision.as_ref().and_then(|d| d.quota),
-        "exit_code": t.exit_code,
-        "stdout": String::from_utf8_lossy(&t.stdout),
-        "stderr": String::from_utf8_lossy(&t.stderr),
-        "violation": t.violation.as_ref().map(|v| serde_json::json!({
-            "kind": v.kind.as_str(),
-            "detail": v.detail,
-            "limit": v.limit,
-            "measured": v.measured,
-        })),
-        "usage": t.usage.map(|u| serde_json::json!({
-            "wall_ms": u.wall_ms,
-            "cpu_ms": u.cpu_ms,
-            "peak_memory_bytes": u.peak_memory_bytes,
-            "peak_pids": u.peak_pids,
-            "stdout_bytes": u.stdout_bytes,
-            "stderr_bytes": u.stderr_bytes,
-        })),
-        "reason": t.reason,
-        "audit": result.receipt.as_ref().map(|r| r.entries.clone()).unwrap_or_default(),
-        "checkpoint": result.receipt.as_ref().map(|r| r.checkpoint.clone()),
-    })
-}
-
-fn print_human(request_id: &RequestId, result: &RunResult) {
+fn print_human(result: &RunResult) {
     use std::io::Write as _;
+    let request_id = &result.request_id;
     let t = &result.terminal;
     let _ = std::io::stdout().write_all(&t.stdout);
     let _ = std::io::stderr().write_all(&t.stderr);
@@ -346,7 +211,14 @@ fn print_human(request_id: &RequestId, result: &RunResult) {
             f.line, f.severity, f.rule_id, f.explanation
         );
     }
-    if let Some(r) = &result.receipt {
-        eprintln!("[airlock] audit entries {:?}", r.entries);
+}
+
+fn print_receipt(result: &RunResult) {
+    match &result.receipt {
+        Some(r) => eprintln!("[airlock] audit entries {:?}", r.entries),
+        None => eprintln!(
+            "[airlock] no audit receipt yet (`airlock audit replay --request {}`)",
+            result.request_id
+        ),
     }
 }

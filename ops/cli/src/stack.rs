@@ -5,8 +5,6 @@ use crate::home::Home;
 use crate::nats_auth::{self, UserKey};
 use airlock_protocol::SigningKey;
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Key names: the signed-note names of the stack's signers.
@@ -14,75 +12,12 @@ pub const GATE_KEY: (&str, &str) = ("gate", "airlock.local/gate");
 pub const APPROVER_KEY: (&str, &str) = ("approver", "airlock.local/operator");
 pub const AUDITOR_KEY: (&str, &str) = ("auditor", "airlock.local/audit");
 
-/// Where the running stack is; written by `airlock up`, removed when it stops.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StackInfo {
-    pub nats_url: String,
-    /// The nats-server `up` started, if it started one.
-    pub nats_pid: Option<u32>,
-    /// The `airlock up` process.
-    pub supervisor_pid: u32,
-    pub services: BTreeMap<String, u32>,
-    pub started_ms: i64,
-}
-
-impl StackInfo {
-    pub fn read(home: &Home) -> anyhow::Result<Option<StackInfo>> {
-        match std::fs::read(home.stack_file()) {
-            Ok(bytes) => Ok(Some(
-                serde_json::from_slice(&bytes).context("stack.json is unreadable")?,
-            )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    pub fn write(&self, home: &Home) -> anyhow::Result<()> {
-        let tmp = home.stack_file().with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
-        std::fs::rename(tmp, home.stack_file())?;
-        Ok(())
-    }
-}
-
-/// Whether a process with this pid exists.
-pub fn alive(pid: u32) -> bool {
-    // Signal 0 checks existence and permission without delivering anything.
-    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
-}
-
-/// The NATS URL of the running stack, or an error telling the user to start one.
-pub fn nats_url(home: &Home) -> anyhow::Result<String> {
-    if let Ok(url) = std::env::var("AIRLOCK_NATS_URL") {
-        return Ok(url);
-    }
-    match StackInfo::read(home)? {
-        Some(info) if alive(info.supervisor_pid) => Ok(info.nats_url),
-        Some(_) => anyhow::bail!(
-            "the stack in {} is not running (stale stack.json); start it with `airlock up`",
-            home.root().display()
-        ),
-        None => anyhow::bail!(
-            "no stack is running in {}; start one with `airlock up`",
-            home.root().display()
-        ),
-    }
-}
+pub use airlock_client::StackInfo;
+pub use airlock_client::home::alive;
 
 /// Connects to the running stack as `user`, with that user's credentials.
 pub async fn connect(home: &Home, user: &str) -> anyhow::Result<async_nats::Client> {
-    let url = nats_url(home)?;
-    let config = airlock_bus::ConnectConfig::for_user(url, user, home.creds(user));
-    let client = airlock_bus::connect(&config).await?;
-    // retry_on_initial_connect returns at once; wait briefly so that a dead server is reported
-    // as such instead of as a timeout later.
-    for _ in 0..100 {
-        if client.connection_state() == async_nats::connection::State::Connected {
-            return Ok(client);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    anyhow::bail!("cannot reach NATS at {} as {user}", config.url)
+    Ok(airlock_client::connect_as(&home.stack(), None, None, user).await?)
 }
 
 /// Creates (once) every key and credential of the stack, and returns the NATS users.

@@ -88,7 +88,7 @@ pub fn init(home: &Home) -> anyhow::Result<Vec<crate::nats_auth::UserKey>> {
 pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
     stack::ensure_dir(home.root())?;
     stack::ensure_dir(&home.logs_dir())?;
-    if let Some(info) = StackInfo::read(home)? {
+    if let Some(info) = StackInfo::read(&home.stack())? {
         if stack::alive(info.supervisor_pid) {
             anyhow::bail!(
                 "a stack is already running from {} (pid {})",
@@ -150,7 +150,7 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
         started_ms: airlock_protocol::now_ms(),
     };
     // Written before the services start: they find NATS through it.
-    info.write(home)?;
+    info.write(&home.stack())?;
     // In the table's order: the auditor first, so that it logs everything the others publish.
     let mut services: Vec<Supervised> = crate::serve::commands()
         .into_iter()
@@ -170,7 +170,7 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|s| Some((s.name.to_owned(), s.pid()?)))
         .collect();
-    info.write(home)?;
+    info.write(&home.stack())?;
 
     println!("Airlock is up.");
     println!("  home:      {}", home.root().display());
@@ -222,7 +222,7 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter_map(|s| Some((s.name.to_owned(), s.pid()?)))
                 .collect();
-            if let Err(e) = info.write(home) {
+            if let Err(e) = info.write(&home.stack()) {
                 eprintln!("cannot update stack.json: {e:#}");
             }
         }

@@ -42,22 +42,25 @@ async fn logs_every_event(store_url: String, dir: &std::path::Path) {
     // Messages no service can read: garbage, a future schema version, the wrong subject.
     let js = async_nats::jetstream::new(client.clone());
     let garbage = b"\xc1 not msgpack".to_vec();
-    js.publish("airlock.submit.r3", garbage.clone().into())
+    js.publish("airlock.submit.mai.r3", garbage.clone().into())
         .await
         .unwrap()
         .await
         .unwrap();
     let mut future = Envelope::new(rid("r4"), Producer::Mai, submitted("x", None));
     future.schema = 99;
-    js.publish("airlock.submit.r4", rmp_serde::to_vec_named(&future).unwrap().into())
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    js.publish(
+        "airlock.submit.mai.r4",
+        rmp_serde::to_vec_named(&future).unwrap().into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
     let misplaced = Envelope::new(rid("r5"), Producer::Mai, submitted("y", None))
         .encode()
         .unwrap();
-    js.publish("airlock.submit.r6", misplaced.into())
+    js.publish("airlock.submit.mai.r6", misplaced.into())
         .await
         .unwrap()
         .await

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -22,7 +23,19 @@ pub struct EgressConfig {
     pub max_total_bytes: u64,
     /// Most bytes of one index page (index pages are rewritten in memory).
     pub max_page_bytes: u64,
-    pub upstream_timeout_secs: u64,
+    /// For an executor: the control address of an already-running `airlock-egress`
+    /// (`http://127.0.0.1:3129`); each install opens a session there, and that proxy's own
+    /// configuration applies. Unset: the executor runs a proxy of its own for each install,
+    /// with these rules. A standalone `airlock-egress` ignores it.
+    pub proxy: Option<String>,
+    /// Longest wait for one upstream request.
+    #[serde(with = "humantime_serde")]
+    pub upstream_timeout: Duration,
+    /// The key of the previous release (seconds), read with a warning by `read_legacy_keys`;
+    /// public only so that struct-update syntax works outside the crate.
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub upstream_timeout_secs: Option<u64>,
 }
 
 impl Default for EgressConfig {
@@ -38,12 +51,24 @@ impl Default for EgressConfig {
             pinned: BTreeMap::new(),
             max_total_bytes: 256 * MIB,
             max_page_bytes: 16 * MIB,
-            upstream_timeout_secs: 60,
+            proxy: None,
+            upstream_timeout: Duration::from_secs(60),
+            upstream_timeout_secs: None,
         }
     }
 }
 
 impl EgressConfig {
+    /// Reads `upstream_timeout_secs` (the previous release's key) with a warning.
+    pub fn read_legacy_keys(&mut self) {
+        if let Some(secs) = self.upstream_timeout_secs.take() {
+            tracing::warn!(
+                "deprecated setting: write upstream_timeout = \"{secs}s\" instead of upstream_timeout_secs (read for one more release)"
+            );
+            self.upstream_timeout = Duration::from_secs(secs);
+        }
+    }
+
     /// The index's path through the proxy: `/{index_host}{index_path}`.
     pub fn index_route(&self) -> String {
         format!("/{}{}", self.index_host, self.index_path)

@@ -42,9 +42,16 @@ fn load(args: &Args) -> anyhow::Result<airlock_egress::EgressConfig> {
             None => return Ok(Default::default()),
         };
     }
-    table
-        .try_into()
-        .with_context(|| format!("[{}] of {}", args.section, path.display()))
+    // Unknown keys are refused: a misspelt rule must not silently keep its default.
+    let mut unknown = Vec::new();
+    let mut config: airlock_egress::EgressConfig =
+        serde_ignored::deserialize(table, |key| unknown.push(key.to_string()))
+            .with_context(|| format!("[{}] of {}", args.section, path.display()))?;
+    if let Some(key) = unknown.first() {
+        anyhow::bail!("[{}] of {}: unknown key {key}", args.section, path.display());
+    }
+    config.read_legacy_keys();
+    Ok(config)
 }
 
 #[tokio::main]

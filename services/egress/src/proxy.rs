@@ -81,7 +81,7 @@ pub(crate) fn upstream_client(config: &EgressConfig) -> Result<reqwest::Client, 
         .redirect(reqwest::redirect::Policy::none())
         .dns_resolver(Arc::new(PublicOnly))
         .connect_timeout(Duration::from_secs(15))
-        .timeout(Duration::from_secs(config.upstream_timeout_secs))
+        .timeout(config.upstream_timeout)
         .user_agent("airlock-egress/0.1")
         .build()
         .map_err(|source| EgressError::Client { source })

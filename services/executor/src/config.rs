@@ -1,10 +1,15 @@
 //! What the sandbox is configured with. Every field has a default, so an empty `[executor]`
 //! section (or `SandboxConfig::default()`) gives a working, strict sandbox.
 
+use airlock_bus::runner::legacy_duration;
 use airlock_protocol::{Language, Limits};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
+
+const MS: Duration = Duration::from_millis(1);
+const SECOND: Duration = Duration::from_secs(1);
 
 const MIB: u64 = 1024 * 1024;
 
@@ -18,7 +23,8 @@ pub struct SandboxConfig {
     /// the local socket.
     pub docker_host: Option<String>,
     /// Longest wait for the engine to answer one API call (not the run itself).
-    pub docker_timeout_secs: u64,
+    #[serde(with = "humantime_serde")]
+    pub docker_timeout: Duration,
     /// The image for each language; one image carries python3 and bash.
     pub images: Images,
     /// Names this executor's containers and networks (label `airlock.executor`), so that a
@@ -29,19 +35,25 @@ pub struct SandboxConfig {
     pub labels: BTreeMap<String, String>,
     /// The quota of each trust level. They define the warm pool's classes, so keep them equal
     /// to the gate's quotas: a job whose limits match no class runs on the cold path.
+    /// Not a key of `[executor]`: the top-level `[quotas]` section, shared with the gate.
+    #[serde(skip)]
     pub quotas: Quotas,
     pub pool: PoolConfig,
     pub host: HostConfig,
     pub limits: LimitPolicy,
     pub packages: PackagesConfig,
     pub egress: EgressSettings,
+    // The key of the previous release, read with a warning (see `read_legacy_keys`).
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub docker_timeout_secs: Option<u64>,
 }
 
 impl Default for SandboxConfig {
     fn default() -> Self {
         Self {
             docker_host: None,
-            docker_timeout_secs: 600,
+            docker_timeout: Duration::from_secs(600),
             images: Images::default(),
             instance: "local".to_owned(),
             labels: BTreeMap::new(),
@@ -51,11 +63,76 @@ impl Default for SandboxConfig {
             limits: LimitPolicy::default(),
             packages: PackagesConfig::default(),
             egress: EgressSettings::default(),
+            docker_timeout_secs: None,
         }
     }
 }
 
 impl SandboxConfig {
+    /// Reads the duration keys of the previous release (numbers of seconds or milliseconds),
+    /// with a warning naming the new key.
+    pub fn read_legacy_keys(&mut self) {
+        legacy_duration(
+            self.docker_timeout_secs.take(),
+            SECOND,
+            &mut self.docker_timeout,
+            "executor.docker_timeout_secs",
+            "executor.docker_timeout",
+        );
+        let pool = &mut self.pool;
+        legacy_duration(
+            pool.max_age_secs.take(),
+            SECOND,
+            &mut pool.max_age,
+            "executor.pool.max_age_secs",
+            "executor.pool.max_age",
+        );
+        legacy_duration(
+            pool.trim_after_secs.take(),
+            SECOND,
+            &mut pool.trim_after,
+            "executor.pool.trim_after_secs",
+            "executor.pool.trim_after",
+        );
+        let limits = &mut self.limits;
+        legacy_duration(
+            limits.grace_ms.take(),
+            MS,
+            &mut limits.grace,
+            "executor.limits.grace_ms",
+            "executor.limits.grace",
+        );
+        legacy_duration(
+            limits.park_ms.take(),
+            MS,
+            &mut limits.park,
+            "executor.limits.park_ms",
+            "executor.limits.park",
+        );
+        legacy_duration(
+            limits.sample_ms.take(),
+            MS,
+            &mut limits.sample,
+            "executor.limits.sample_ms",
+            "executor.limits.sample",
+        );
+        legacy_duration(
+            limits.watch_ms.take(),
+            MS,
+            &mut limits.watch,
+            "executor.limits.watch_ms",
+            "executor.limits.watch",
+        );
+        let egress = &mut self.egress;
+        legacy_duration(
+            egress.upstream_timeout_secs.take(),
+            SECOND,
+            &mut egress.upstream_timeout,
+            "executor.egress.upstream_timeout_secs",
+            "executor.egress.upstream_timeout",
+        );
+    }
+
     pub fn image_for(&self, language: Language) -> &str {
         match language {
             Language::Python => &self.images.python,
@@ -96,11 +173,19 @@ pub struct PoolConfig {
     pub max_total: usize,
     /// A warm container older than this is replaced (it also exits by itself a little later,
     /// so one left by a dead executor does not live on).
-    pub max_age_secs: u64,
+    #[serde(with = "humantime_serde")]
+    pub max_age: Duration,
     /// A class unused for this long shrinks back to `min_idle`.
-    pub trim_after_secs: u64,
+    #[serde(with = "humantime_serde")]
+    pub trim_after: Duration,
     /// Containers started at once when refilling (start-up costs CPU that running jobs want).
     pub warmup_parallelism: usize,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub max_age_secs: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub trim_after_secs: Option<u64>,
 }
 
 impl Default for PoolConfig {
@@ -110,9 +195,11 @@ impl Default for PoolConfig {
             min_idle: 1,
             max_idle: 4,
             max_total: 8,
-            max_age_secs: 60,
-            trim_after_secs: 30,
+            max_age: Duration::from_secs(60),
+            trim_after: Duration::from_secs(30),
             warmup_parallelism: 2,
+            max_age_secs: None,
+            trim_after_secs: None,
         }
     }
 }
@@ -161,18 +248,34 @@ pub struct LimitPolicy {
     pub ceiling: Limits,
     /// After the wall time, the container's own supervisor kills the program this much later:
     /// the safety net when the executor is gone.
-    pub grace_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub grace: Duration,
     /// Longest the container waits for the executor to read its final state after the program
     /// ended.
-    pub park_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub park: Duration,
     /// How often usage samples are published while code runs.
-    pub sample_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub sample: Duration,
     /// How often the kernel's counters are read to catch violations.
-    pub watch_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub watch: Duration,
     /// Mount the writable tmpfs `noexec` (programs cannot run binaries they write).
     pub tmpfs_noexec: bool,
     /// Size of /dev/shm (POSIX semaphores for multiprocessing); 0 mounts none.
     pub shm_bytes: u64,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub grace_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub park_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub sample_ms: Option<u64>,
+    #[doc(hidden)]
+    #[serde(default, skip_serializing)]
+    pub watch_ms: Option<u64>,
 }
 
 impl Default for LimitPolicy {
@@ -187,12 +290,16 @@ impl Default for LimitPolicy {
                 disk_bytes: 1024 * MIB,
                 open_files: 4096,
             },
-            grace_ms: 2_000,
-            park_ms: 10_000,
-            sample_ms: 250,
-            watch_ms: 20,
+            grace: Duration::from_secs(2),
+            park: Duration::from_secs(10),
+            sample: Duration::from_millis(250),
+            watch: Duration::from_millis(20),
             tmpfs_noexec: true,
             shm_bytes: MIB,
+            grace_ms: None,
+            park_ms: None,
+            sample_ms: None,
+            watch_ms: None,
         }
     }
 }
@@ -230,17 +337,8 @@ impl Default for PackagesConfig {
     }
 }
 
-/// The egress proxy of the package-install step: its rules (`airlock_egress::EgressConfig`,
-/// the same keys a standalone `airlock-egress` reads), and where it runs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EgressSettings {
-    #[serde(flatten)]
-    pub rules: EgressConfig,
-    /// The control address of an already-running `airlock-egress` (`http://127.0.0.1:3129`):
-    /// each install opens a session there, and the proxy's own configuration applies. Unset:
-    /// the executor runs a proxy of its own for each install, with `rules`.
-    pub proxy: Option<String>,
-}
+/// The egress proxy of the package-install step: `airlock_egress::EgressConfig`, the keys a
+/// standalone `airlock-egress` reads, plus `proxy` (where an already-running one is).
+pub type EgressSettings = EgressConfig;
 
 pub use airlock_egress::EgressConfig;

@@ -39,11 +39,11 @@ impl Engine {
             .unwrap_or_else(|| "unix:///var/run/docker.sock".to_owned());
         let version = bollard::API_DEFAULT_VERSION;
         let docker = if let Some(path) = endpoint.strip_prefix("unix://") {
-            Docker::connect_with_unix(path, config.docker_timeout_secs, version)
+            Docker::connect_with_unix(path, config.docker_timeout.as_secs(), version)
         } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
-            Docker::connect_with_http(&endpoint, config.docker_timeout_secs, version)
+            Docker::connect_with_http(&endpoint, config.docker_timeout.as_secs(), version)
         } else {
-            Docker::connect_with_unix(&endpoint, config.docker_timeout_secs, version)
+            Docker::connect_with_unix(&endpoint, config.docker_timeout.as_secs(), version)
         }
         .map_err(|e| from_docker(&endpoint, "connect", e))?;
         // bollard speaks a newer API than Debian's engine; without this every call is refused.

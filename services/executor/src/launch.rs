@@ -13,7 +13,12 @@ use bollard::container::AttachContainerResults;
 use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A duration as the whole milliseconds the bootstrap's frame header carries.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
 
 /// The bootstrap: PID 1 of every sandbox container.
 pub const BOOTSTRAP: &str = include_str!("bootstrap.py");
@@ -222,8 +227,8 @@ impl Frame {
             env,
             path,
             wall_ms,
-            grace_ms: config.limits.grace_ms,
-            park_ms: config.limits.park_ms,
+            grace_ms: millis(config.limits.grace),
+            park_ms: millis(config.limits.park),
             code: code.to_vec(),
         }
     }

@@ -38,7 +38,7 @@ pub fn cache_key(config: &SandboxConfig, image_id: &str, specs: &[String]) -> St
     hasher.update(b"airlock-packages-v1\n");
     hasher.update(image_id.as_bytes());
     hasher.update(b"\n");
-    let rules = &config.egress.rules;
+    let rules = &config.egress;
     hasher.update(rules.index_host.as_bytes());
     hasher.update(rules.index_path.as_bytes());
     if let Some(pinned) = rules.pinned.get(&rules.index_host) {

@@ -176,8 +176,7 @@ impl Installer {
         };
         match &self.config.egress.proxy {
             None => {
-                let proxy =
-                    EgressProxy::start(SocketAddr::new(gateway, 0), self.config.egress.rules.clone(), report).await?;
+                let proxy = EgressProxy::start(SocketAddr::new(gateway, 0), self.config.egress.clone(), report).await?;
                 let result = self.run_pip(&pip, &proxy.index_url()).await;
                 proxy.stop().await;
                 result

@@ -3,8 +3,8 @@
 //!
 //! A class's target size follows its demand: the most jobs of the class running at once in the
 //! last window, plus the jobs that arrive while one container starts (arrival rate times the
-//! measured start time), between `min_idle` and `max_idle`. A class unused for `trim_after_secs`
-//! shrinks back to `min_idle`; containers older than `max_age_secs` are replaced; nothing is
+//! measured start time), between `min_idle` and `max_idle`. A class unused for `trim_after`
+//! shrinks back to `min_idle`; containers older than `max_age` are replaced; nothing is
 //! started when free memory runs low, and the idle ones are dropped when it runs out.
 
 use crate::config::SandboxConfig;
@@ -162,7 +162,7 @@ impl Pool {
             let Ok(mut state) = self.state.lock() else {
                 return (None, None);
             };
-            let max_age = Duration::from_secs(self.config.pool.max_age_secs);
+            let max_age = self.config.pool.max_age;
             let Some(class) = state.classes.get_mut(shape) else {
                 return (None, None);
             };
@@ -276,8 +276,8 @@ impl Pool {
             return;
         }
         let pool = &self.config.pool;
-        let max_age = Duration::from_secs(pool.max_age_secs);
-        let trim_after = Duration::from_secs(pool.trim_after_secs);
+        let max_age = pool.max_age;
+        let trim_after = pool.trim_after;
         let free = host::memory_available()
             .unwrap_or(0)
             .saturating_sub(self.config.host.reserve_memory_bytes);
@@ -359,7 +359,7 @@ impl Pool {
                         limits,
                         role: "sandbox",
                         request: "warm",
-                        idle_secs: self.config.pool.max_age_secs + 30,
+                        idle_secs: self.config.pool.max_age.as_secs() + 30,
                         read_only_binds: vec![],
                     },
                 )

@@ -80,7 +80,7 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
         Ok((_, Some(shown))) => Some(*shown),
         _ => None,
     };
-    let stop_bound = Duration::from_millis(exec.config.limits.park_ms) + STOP_GRACE;
+    let stop_bound = exec.config.limits.park + STOP_GRACE;
     exec.cleanup.spawn(async move {
         if let Some(shown) = shown {
             check_engine_status(&engine, &id, shown, stop_bound).await;
@@ -308,10 +308,10 @@ impl<'a> Run<'a> {
         let policy = &self.exec.config.limits;
         let deadline = tokio::time::sleep(Duration::from_millis(limits.wall_ms));
         tokio::pin!(deadline);
-        let watch_every = Duration::from_millis(policy.watch_ms.max(1));
+        let watch_every = policy.watch.max(Duration::from_millis(1));
         let mut counters = tokio::time::interval(watch_every);
         counters.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let sample_every = Duration::from_millis(policy.sample_ms.max(policy.watch_ms).max(1));
+        let sample_every = policy.sample.max(policy.watch).max(Duration::from_millis(1));
         let mut next_sample = self.started + sample_every;
         let from_host = self.observer.is_host();
         let mut next_end_check = tokio::time::Instant::now() + Duration::from_millis(1);
@@ -363,7 +363,7 @@ impl<'a> Run<'a> {
         {
             tracing::warn!(container = %self.id, %error, "asking PID 1 to end the output");
         }
-        tokio::time::Instant::now() + Duration::from_millis(self.exec.config.limits.park_ms) + STOP_GRACE
+        tokio::time::Instant::now() + self.exec.config.limits.park + STOP_GRACE
     }
 
     /// Keeps one item of the attach stream's output, under the cap.

@@ -19,20 +19,18 @@ use airlock_protocol::{
     Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Limits, MessageId,
     Outcome, Producer, RefusalReason, RequestId, Terminal, VerifierKey, VerifierSet, now_ms,
 };
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-/// The `[executor]` section of the stack's config.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
+/// The `[executor]` section of the stack's config: the gate's keys, and the sandbox's settings
+/// in the same table.
+#[derive(Clone, Debug, Default)]
 pub struct Config {
     /// Verifier keys of the gate (`name+keyid+base64`): nothing runs without a valid signature
     /// by one of them.
     pub gate_keys: Vec<String>,
-    #[serde(flatten)]
     pub sandbox: SandboxConfig,
 }
 
@@ -40,9 +38,18 @@ impl Config {
     /// Reads `[executor]` and `[quotas]` of the stack's config file; the binary, `airlock serve`
     /// and `airlock image build` all load it this way.
     pub fn load(file: &airlock_bus::runner::ConfigFile) -> Result<Self, airlock_bus::runner::ConfigError> {
-        let mut config: Config = file.section(service_role().config_section)?;
-        config.sandbox.quotas = file.section("quotas")?;
-        Ok(config)
+        let section = service_role().config_section;
+        let (mut sandbox, apart): (SandboxConfig, _) = file.section_apart(section, &["gate_keys"])?;
+        let gate_keys = match apart.get("gate_keys") {
+            Some(value) => value
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| file.invalid(&format!("{section}.gate_keys"), e.to_string()))?,
+            None => Vec::new(),
+        };
+        sandbox.read_legacy_keys();
+        sandbox.quotas = file.section("quotas")?;
+        Ok(Config { gate_keys, sandbox })
     }
 }
 
@@ -610,6 +617,41 @@ impl Executor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn load(text: &str) -> Result<Config, airlock_bus::runner::ConfigError> {
+        Config::load(&airlock_bus::runner::ConfigFile::parse(std::path::Path::new("airlock.toml"), text).unwrap())
+    }
+
+    #[test]
+    fn misspelt_keys_anywhere_in_the_section_are_refused() {
+        assert!(load("[executor]\ngate_keys = [\"k\"]\ninstance = \"x\"\n").is_ok());
+        for bad in [
+            "[executor]\ninstanse = \"x\"\n",
+            "[executor.pool]\nmin_idel = 3\n",
+            "[executor.egress]\nallow_host = [\"a\"]\n",
+            "[executor]\nquotas = {}\n",
+        ] {
+            let error = load(bad).err().unwrap_or_else(|| panic!("accepted: {bad}"));
+            assert!(
+                airlock_bus::error_text(&error).contains("unknown key"),
+                "{bad}: {}",
+                airlock_bus::error_text(&error)
+            );
+        }
+    }
+
+    #[test]
+    fn durations_are_humantime_and_old_keys_still_read() {
+        let config = load("[executor.pool]\nmax_age = \"2m\"\n[executor.limits]\nwatch = \"5ms\"\n[executor.egress]\nproxy = \"http://127.0.0.1:3129\"\n").unwrap();
+        assert_eq!(config.sandbox.pool.max_age, Duration::from_secs(120));
+        assert_eq!(config.sandbox.limits.watch, Duration::from_millis(5));
+        assert_eq!(config.sandbox.egress.proxy.as_deref(), Some("http://127.0.0.1:3129"));
+        let old = load("[executor]\ndocker_timeout_secs = 30\n[executor.pool]\nmax_age_secs = 90\n[executor.limits]\npark_ms = 500\n[executor.egress]\nupstream_timeout_secs = 5\n").unwrap();
+        assert_eq!(old.sandbox.docker_timeout, Duration::from_secs(30));
+        assert_eq!(old.sandbox.pool.max_age, Duration::from_secs(90));
+        assert_eq!(old.sandbox.limits.park, Duration::from_millis(500));
+        assert_eq!(old.sandbox.egress.upstream_timeout, Duration::from_secs(5));
+    }
     use airlock_protocol::{Approver, Inputs, Language, Level, Origin, Signed, SigningKey, TrustLevel};
 
     const LIMITS: Limits = Limits {

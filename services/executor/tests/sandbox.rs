@@ -197,7 +197,7 @@ async fn cold_path_works_without_a_pool_and_labels_the_request() {
 #[tokio::test]
 async fn output_streams_in_order_and_usage_is_sampled() {
     let mut cfg = config("usage");
-    cfg.limits.sample_ms = 100;
+    cfg.limits.sample = std::time::Duration::from_millis(100);
     let (sandbox, leaks) = start(cfg).await;
     let code = r#"
 import sys, time, subprocess
@@ -518,7 +518,7 @@ async fn orphans_of_a_crashed_executor_are_removed_at_start() {
 async fn a_container_outlives_a_dead_executor_by_a_bounded_time() {
     let mut cfg = config("dead-executor");
     cfg.pool.enabled = false;
-    cfg.limits.grace_ms = 1000;
+    cfg.limits.grace = std::time::Duration::from_secs(1);
     let (sandbox, leaks) = start(cfg).await;
     let mut j = job(Language::Bash, "sleep 600", quota());
     j.limits.wall_ms = 1500;

@@ -5,7 +5,7 @@
 
 use crate::entry::{BlobRef, Entry};
 use crate::reader::{LogReader, ReadError};
-use airlock_protocol::Event;
+use airlock_protocol::{Approver, Decision, DecisionOutcome, Event, Limits, OverrideAnswer};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -111,6 +111,8 @@ impl ReplayItem {
         out
     }
 
+    /// What the entry says, for people: every event in full, on one line where it fits and
+    /// indented lines where it does not.
     fn summary(&self) -> Option<String> {
         if let Some(m) = &self.entry.malformed {
             return Some(format!("{} on {}: {}", m.error_kind, m.subject, m.error));
@@ -121,47 +123,166 @@ impl ReplayItem {
                 g.first_stream_seq, g.last_stream_seq, g.reason
             ));
         }
-        let text = |slot: &str| {
-            self.content
-                .iter()
-                .find(|(s, _)| s == slot)
-                .and_then(|(_, b)| b.as_ref())
-                .map(|b| String::from_utf8_lossy(b).trim_end().to_owned())
-        };
         Some(match self.event.as_ref()? {
-            Event::Submitted(r) => format!(
-                "{} {} trust={} {}",
-                r.language.as_str(),
-                serde_plain(&r.origin),
-                r.trust.as_str(),
-                r.label.as_deref().unwrap_or("")
+            Event::Submitted(r) => {
+                let mut line = format!(
+                    "{} {} trust={} {}",
+                    r.language.as_str(),
+                    serde_plain(&r.origin),
+                    r.trust.as_str(),
+                    r.label.as_deref().unwrap_or("")
+                );
+                if !r.inputs.args.is_empty() {
+                    line.push_str(&format!(" args={:?}", r.inputs.args));
+                }
+                if !r.inputs.env.is_empty() {
+                    line.push_str(&format!(" env={:?}", r.inputs.env));
+                }
+                if !r.packages.is_empty() {
+                    line.push_str(&format!(" packages={}", r.packages.join(",")));
+                }
+                line
+            }
+            Event::Assessed(a) => {
+                let mut text = format!(
+                    "{} ({} findings)",
+                    a.assessment.level.as_str(),
+                    a.assessment.findings.len()
+                );
+                for f in &a.assessment.findings {
+                    text.push_str(&format!(
+                        "\n    line {} {} {} `{}`: {}",
+                        f.line,
+                        f.severity.as_str(),
+                        f.rule_id,
+                        f.snippet.trim(),
+                        f.explanation.trim()
+                    ));
+                }
+                text
+            }
+            Event::OverrideAsked(o) => format!(
+                "{}, deadline {}: {}",
+                o.level.as_str(),
+                humantime_ms(o.deadline_ms),
+                o.explanation.trim_end().replace('\n', "\n    ")
             ),
-            Event::Assessed(a) => format!(
-                "{} ({} findings)",
-                a.assessment.level.as_str(),
-                a.assessment.findings.len()
+            Event::OverrideAnswered(a) => match a.signed.peek::<OverrideAnswer>() {
+                Some(answer) => format!(
+                    "{} by {} (key {}+{:08x}): {}",
+                    if answer.approve { "approved" } else { "denied" },
+                    answer.who,
+                    a.signed.key_name,
+                    a.signed.key_id,
+                    answer.reason
+                ),
+                None => format!("an unreadable answer signed by {}", a.signed.key_name),
+            },
+            Event::Decided(d) => match d.signed.peek::<Decision>() {
+                Some(decision) => describe_decision(&decision),
+                None => format!("an unreadable decision signed by {}", d.signed.key_name),
+            },
+            Event::ExecStarted(e) => format!(
+                "container {} ({}{}), limits {}",
+                e.container.chars().take(12).collect::<String>(),
+                e.image,
+                if e.warm { ", warm" } else { "" },
+                describe_limits(&e.limits)
             ),
-            Event::OverrideAsked(o) => format!("{}: {}", o.level.as_str(), o.explanation),
-            Event::Decided(_) => "signed decision".to_owned(),
-            Event::Output(c) => format!("{:?} #{}: {}", c.stream, c.seq, text("data").unwrap_or_default()),
-            Event::Terminal(t) => format!(
-                "{} exit={:?}{}{}",
-                t.outcome.as_str(),
-                t.exit_code,
-                t.violation
-                    .as_ref()
-                    .map(|v| format!(" violation={}", v.kind.as_str()))
-                    .unwrap_or_default(),
-                t.reason.as_ref().map(|r| format!(" reason={r}")).unwrap_or_default()
+            Event::Output(c) => format!(
+                "{} #{}: {}",
+                serde_plain(&c.stream),
+                c.seq,
+                String::from_utf8_lossy(&c.data).trim_end().replace('\n', "\n    ")
             ),
-            Event::Refused(r) => format!("{}: {}", serde_plain(&r.reason), r.detail),
-            other => serde_json::to_string(other)
-                .unwrap_or_default()
-                .chars()
-                .take(160)
-                .collect(),
+            Event::Usage(u) => format!(
+                "at {} ms: {} KiB, {} ms CPU, {} processes",
+                u.elapsed_ms,
+                u.memory_bytes / 1024,
+                u.cpu_ms,
+                u.pids
+            ),
+            Event::Activity(a) => format!(
+                "{}files {:?}, processes {:?}, network {:?}",
+                if a.untrusted { "(reported by the program) " } else { "" },
+                a.files_created,
+                a.processes,
+                a.network_attempts
+            ),
+            Event::Egress(e) => format!(
+                "{} {} {} -> {} ({} bytes){}",
+                if e.allowed { "allowed" } else { "refused" },
+                e.method,
+                e.url,
+                e.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+                e.bytes,
+                e.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
+            ),
+            Event::Terminal(t) => {
+                let mut line = t.outcome.as_str().to_owned();
+                if let Some(code) = t.exit_code {
+                    line.push_str(&format!(", exit {code}"));
+                }
+                if let Some(v) = &t.violation {
+                    line.push_str(&format!(", {} limit violated: {}", v.kind.as_str(), v.detail));
+                }
+                if let Some(refusal) = t.refusal {
+                    line.push_str(&format!(", refused ({refusal})"));
+                }
+                if let Some(reason) = &t.reason {
+                    line.push_str(&format!(": {reason}"));
+                }
+                if let Some(u) = t.usage {
+                    line.push_str(&format!(
+                        "\n    {} ms, {} ms CPU, peak {} KiB, {} processes",
+                        u.wall_ms,
+                        u.cpu_ms,
+                        u.peak_memory_bytes / 1024,
+                        u.peak_pids
+                    ));
+                }
+                for (name, bytes) in [("stdout", &t.stdout), ("stderr", &t.stderr)] {
+                    if !bytes.is_empty() {
+                        line.push_str(&format!("\n    --- {name} ---"));
+                        for l in String::from_utf8_lossy(bytes).lines() {
+                            line.push_str(&format!("\n    | {l}"));
+                        }
+                    }
+                }
+                line
+            }
+            Event::Refused(r) => format!("{}: {} (on {})", r.reason, r.detail, r.subject),
         })
     }
+}
+
+fn describe_decision(decision: &Decision) -> String {
+    let who = match &decision.approver {
+        Approver::Policy { rule } => format!("by policy ({rule})"),
+        Approver::Human { who, reason, .. } => format!("by {who}: {reason}"),
+        Approver::Deadline => "by the deadline: nobody answered".to_owned(),
+    };
+    match &decision.outcome {
+        DecisionOutcome::Approved { quota, limits } => format!(
+            "approved {who}; quota {} ({}), valid until {}",
+            quota.as_str(),
+            describe_limits(limits),
+            humantime_ms(decision.expires_at_ms)
+        ),
+        DecisionOutcome::Denied { reason } => format!("denied {who}: {reason}"),
+    }
+}
+
+fn describe_limits(l: &Limits) -> String {
+    format!(
+        "{} CPU, {} MiB, {} s, {} processes, {} KiB output, {} MiB disk",
+        l.cpu_millis as f64 / 1000.0,
+        l.memory_bytes >> 20,
+        l.wall_ms as f64 / 1000.0,
+        l.pids,
+        l.output_bytes >> 10,
+        l.disk_bytes >> 20
+    )
 }
 
 /// Byte fields of events, which JSON would show as lists of numbers.
@@ -211,32 +332,10 @@ fn text_or_base64(bytes: &[u8]) -> Value {
     }
 }
 
+/// An instant as RFC 3339 with milliseconds (UTC).
 fn humantime_ms(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(time).to_string()
 }
 
 /// Replays entries `filter.from_seq..size` of the log as of its current checkpoint (read, not
@@ -336,6 +435,92 @@ pub fn unified_diff(old: Option<&[u8]>, new: Option<&[u8]>) -> String {
 mod tests {
     use super::*;
 
+    fn item(event: Event) -> ReplayItem {
+        let envelope = airlock_protocol::Envelope::new(
+            airlock_protocol::RequestId::parse("r1").unwrap(),
+            airlock_protocol::Producer::Executor,
+            event.clone(),
+        );
+        let prepared = crate::entry::Prepared::from_envelope(envelope, Some(1), None);
+        ReplayItem {
+            seq: 1,
+            entry: prepared.entry,
+            event: Some(event),
+            content: vec![],
+            diff: None,
+        }
+    }
+
+    /// Text mode tells the whole story: small output chunks, who answered and why, what a
+    /// decision grants and until when, exit codes as numbers; no Rust debug forms.
+    #[test]
+    fn text_shows_every_event_in_full() {
+        use airlock_protocol::*;
+        let key = SigningKey::generate("airlock.test/gate").unwrap();
+        let limits = Quotas::default().for_level(TrustLevel::Untrusted);
+        let decision = Decision {
+            decision_id: MessageId::new(),
+            request_id: RequestId::parse("r1").unwrap(),
+            code_digest: CodeDigest::of(b"x"),
+            inputs_digest: CodeDigest::of(b"y"),
+            level: Level::Blocked,
+            outcome: DecisionOutcome::Approved {
+                quota: TrustLevel::Untrusted,
+                limits,
+            },
+            approver: Approver::Human {
+                who: "@alice:localhost".into(),
+                reason: "reviewed the download".into(),
+                key: "k".into(),
+            },
+            issued_at_ms: 0,
+            expires_at_ms: 1_700_000_000_000,
+        };
+        let decided = item(Event::Decided(Box::new(Decided {
+            signed: Signed::sign(&decision, airlock_protocol::decision::DECISION_DOMAIN, &key),
+            request: None,
+            assessment: None,
+        })))
+        .to_text();
+        for needle in [
+            "approved by @alice:localhost: reviewed the download",
+            "quota untrusted",
+            "2023-11-14T22:13:20",
+        ] {
+            assert!(decided.contains(needle), "{needle} not in {decided}");
+        }
+        let answer = OverrideAnswer {
+            request_id: RequestId::parse("r1").unwrap(),
+            code_digest: CodeDigest::of(b"x"),
+            approve: false,
+            reason: "no downloads today".into(),
+            who: "bob".into(),
+            answered_at_ms: 0,
+        };
+        let answered = item(Event::OverrideAnswered(OverrideAnswered {
+            signed: Signed::sign(&answer, airlock_protocol::overrides::ANSWER_DOMAIN, &key),
+        }))
+        .to_text();
+        assert!(
+            answered.contains("denied by bob") && answered.contains("no downloads today"),
+            "{answered}"
+        );
+        let output = item(Event::Output(OutputChunk {
+            stream: OutputStream::Stdout,
+            seq: 0,
+            data: b"hi\n".to_vec(),
+        }))
+        .to_text();
+        assert!(output.contains("stdout #0: hi"), "{output}");
+        let mut terminal = Terminal::without_run(Outcome::Finished, "done");
+        terminal.exit_code = Some(3);
+        let ended = item(Event::Terminal(Box::new(terminal))).to_text();
+        assert!(ended.contains("finished, exit 3"), "{ended}");
+        for text in [&decided, &answered, &output, &ended] {
+            assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
+        }
+    }
+
     #[test]
     fn dates_and_diffs() {
         assert_eq!(humantime_ms(0), "1970-01-01T00:00:00.000Z");
@@ -352,47 +537,19 @@ pub fn parse_since(text: &str, now_ms: i64) -> Option<i64> {
     if let Ok(ms) = text.parse::<i64>() {
         return Some(ms);
     }
-    if let Some(unit) = text.chars().last().filter(|c| c.is_ascii_alphabetic())
-        && let Ok(n) = text[..text.len() - 1].parse::<i64>()
-    {
-        let scale = match unit {
-            's' => 1_000,
-            'm' => 60_000,
-            'h' => 3_600_000,
-            'd' => 86_400_000,
-            _ => return None,
-        };
-        return Some(now_ms - n * scale);
+    if let Ok(back) = humantime::parse_duration(text) {
+        return Some(now_ms - i64::try_from(back.as_millis()).ok()?);
     }
+    // A date, a date and minutes, or a full time: completed to what RFC 3339 wants.
     let text = text.strip_suffix('Z').unwrap_or(text);
-    let (date, time) = text.split_once('T').unwrap_or((text, "00:00:00"));
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (Some(Some(y)), Some(Some(m)), Some(Some(day)), None) = (d.next(), d.next(), d.next(), d.next()) else {
-        return None;
+    let full = match text.len() {
+        10 => format!("{text}T00:00:00Z"),
+        16 => format!("{text}:00Z"),
+        _ => format!("{text}Z"),
     };
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let mut t = time.split(':').map(|p| p.parse::<i64>().ok());
-    let (Some(Some(hh)), Some(Some(mm))) = (t.next(), t.next()) else {
-        return None;
-    };
-    let ss = match t.next() {
-        None => 0,
-        Some(Some(s)) => s,
-        Some(None) => return None,
-    };
-    Some((days_from_civil(y, m, day) * 86_400 + hh * 3600 + mm * 60 + ss) * 1000)
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let time = humantime::parse_rfc3339_weak(&full).ok()?;
+    let since_epoch = time.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(since_epoch.as_millis()).ok()
 }
 
 #[cfg(test)]

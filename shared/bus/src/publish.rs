@@ -174,6 +174,17 @@ impl Publisher {
             .await
     }
 
+    /// Publishes a client's encoded submission on its own subject
+    /// (`airlock.submit.<client>.<request id>`), once per request id.
+    pub async fn submit(
+        &self,
+        subject: String,
+        payload: bytes::Bytes,
+        dedup_id: &str,
+    ) -> Result<Published, PublishError> {
+        self.send(subject, payload, dedup_id, true).await
+    }
+
     /// Publishes already-encoded bytes (tests use this for deliberately bad messages).
     pub async fn publish_raw(
         &self,

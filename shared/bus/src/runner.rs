@@ -105,6 +105,27 @@ impl ConfigFile {
         Ok(parsed)
     }
 
+    /// `[section]` as `T` after taking out `keys`, which are returned apart (for a section read
+    /// by two owners, such as the executor's: its own keys and its sandbox's). Unknown keys of
+    /// the rest are refused with their full path.
+    pub fn section_apart<T: DeserializeOwned + Default>(
+        &self,
+        section: &str,
+        keys: &[&str],
+    ) -> Result<(T, toml::Table), ConfigError> {
+        let Some(toml::Value::Table(table)) = self.table.get(section) else {
+            return Ok((self.section(section)?, toml::Table::new()));
+        };
+        let mut rest = table.clone();
+        let apart: toml::Table = keys
+            .iter()
+            .filter_map(|k| rest.remove(*k).map(|v| ((*k).to_owned(), v)))
+            .collect();
+        let mut file = self.clone();
+        file.table.insert(section.to_owned(), toml::Value::Table(rest));
+        Ok((file.section(section)?, apart))
+    }
+
     /// An error about `key` of this file, for checks serde cannot make.
     pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
         ConfigError::Invalid {

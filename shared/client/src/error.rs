@@ -1,0 +1,68 @@
+//! What can go wrong for a client, typed: the stack is not there, the request was refused,
+//! waiting ran out, the receipt does not hold.
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("no stack is running in {home}; start one with `airlock up`")]
+    NotRunning { home: String },
+    #[error("the stack in {home} is not running (stale stack.json); start it with `airlock up`")]
+    Stale { home: String },
+    #[error("cannot tell where the stack is: set AIRLOCK_HOME")]
+    NoHome,
+    #[error("reading {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is unreadable")]
+    Corrupt {
+        path: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("cannot reach NATS at {url} as {user}")]
+    Unreachable { url: String, user: String },
+    #[error(transparent)]
+    Bus(#[from] airlock_bus::BusError),
+    #[error("the request is invalid")]
+    Invalid(#[from] airlock_protocol::RequestError),
+    #[error("submitting the request")]
+    Submit(#[source] airlock_bus::PublishError),
+    #[error("no result for {request_id} after {waited:?} (it may still finish)")]
+    TimedOut {
+        request_id: String,
+        waited: std::time::Duration,
+    },
+    #[error("the connection to NATS closed while waiting for {request_id}")]
+    Closed { request_id: String },
+    #[error("NATS: {what}")]
+    Nats {
+        what: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("the result carries no audit receipt")]
+    NoReceipt,
+    #[error("the audit receipt does not hold")]
+    Receipt(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the gate: {0}")]
+    Gate(String),
+    #[error("an override answer needs a reason")]
+    EmptyReason,
+    #[error("signing key {path}")]
+    Key {
+        path: String,
+        #[source]
+        source: airlock_protocol::KeyError,
+    },
+}
+
+impl ClientError {
+    pub(crate) fn nats(what: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ClientError::Nats {
+            what,
+            source: Box::new(source),
+        }
+    }
+}

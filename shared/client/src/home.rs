@@ -1,0 +1,128 @@
+//! Finding a running stack through its home directory (`$AIRLOCK_HOME`), as every `airlock`
+//! subcommand and the Python client do: `stack.json` says where NATS is while `airlock up` runs,
+//! `creds/<user>.nk` holds each user's nkey seed, `keys/<name>.pub` the verifier keys.
+
+use crate::ClientError;
+use airlock_protocol::VerifierKey;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming a stack's home.
+pub const HOME_ENV: &str = "AIRLOCK_HOME";
+/// The environment variable that overrides the stack's NATS URL.
+pub const NATS_URL_ENV: &str = "AIRLOCK_NATS_URL";
+
+#[derive(Clone, Debug)]
+pub struct StackHome {
+    root: PathBuf,
+}
+
+/// Where the running stack is; written by `airlock up`, removed when it stops.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StackInfo {
+    pub nats_url: String,
+    /// The nats-server `up` started, if it started one.
+    pub nats_pid: Option<u32>,
+    /// The `airlock up` process.
+    pub supervisor_pid: u32,
+    pub services: BTreeMap<String, u32>,
+    pub started_ms: i64,
+}
+
+impl StackHome {
+    /// `explicit`, else `$AIRLOCK_HOME`, else `<data dir>/airlock` (e.g. `~/.local/share/airlock`).
+    pub fn locate(explicit: Option<PathBuf>) -> Result<Self, ClientError> {
+        let root = match explicit.or_else(|| std::env::var_os(HOME_ENV).map(PathBuf::from)) {
+            Some(p) => p,
+            None => dirs::data_dir().ok_or(ClientError::NoHome)?.join("airlock"),
+        };
+        Ok(Self { root })
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn stack_file(&self) -> PathBuf {
+        self.root.join("stack.json")
+    }
+
+    pub fn creds(&self, user: &str) -> PathBuf {
+        self.root.join("creds").join(format!("{user}.nk"))
+    }
+
+    pub fn private_key(&self, name: &str) -> PathBuf {
+        self.root.join("keys").join(format!("{name}.key"))
+    }
+
+    pub fn verifier_key(&self, name: &str) -> PathBuf {
+        self.root.join("keys").join(format!("{name}.pub"))
+    }
+
+    /// The auditor's verifier key, which signs the checkpoints receipts point to.
+    pub fn auditor_key(&self) -> Result<VerifierKey, ClientError> {
+        let path = self.verifier_key("auditor");
+        let text = std::fs::read_to_string(&path).map_err(|source| ClientError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        VerifierKey::parse(text.trim()).map_err(|source| ClientError::Key {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// What `stack.json` says, if a stack has written one.
+    pub fn stack_info(&self) -> Result<Option<StackInfo>, ClientError> {
+        let path = self.stack_file();
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| ClientError::Corrupt {
+                    path: path.display().to_string(),
+                    source: Box::new(e),
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ClientError::Read {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// The running stack's NATS URL (`$AIRLOCK_NATS_URL` wins), or why there is none.
+    pub fn nats_url(&self) -> Result<String, ClientError> {
+        if let Ok(url) = std::env::var(NATS_URL_ENV) {
+            return Ok(url);
+        }
+        let home = self.root.display().to_string();
+        match self.stack_info()? {
+            Some(info) if alive(info.supervisor_pid) => Ok(info.nats_url),
+            Some(_) => Err(ClientError::Stale { home }),
+            None => Err(ClientError::NotRunning { home }),
+        }
+    }
+}
+
+impl StackInfo {
+    pub fn read(home: &StackHome) -> Result<Option<StackInfo>, ClientError> {
+        home.stack_info()
+    }
+
+    pub fn write(&self, home: &StackHome) -> std::io::Result<()> {
+        let tmp = home.stack_file().with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).unwrap_or_default())?;
+        std::fs::rename(tmp, home.stack_file())
+    }
+}
+
+/// Whether a process with this pid exists.
+pub fn alive(pid: u32) -> bool {
+    // Signal 0 checks existence and permission without delivering anything.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}

@@ -1,0 +1,111 @@
+//! Airlock's Rust client: find the running stack, submit code as a client user, stream its
+//! output, wait for its one terminal event and its audit receipt, check the receipt, and (as the
+//! operator) list and answer overrides. The `airlock` CLI is built on it; the Python client
+//! (`clients/python`) offers the same surface.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), airlock_client::ClientError> {
+//! use airlock_client::{Client, Submission};
+//! let client = Client::connect(airlock_client::Connect::default()).await?;
+//! let result = client.run(Submission::python("print('hello')")).await?;
+//! assert_eq!(result.terminal.stdout, b"hello\n");
+//! client.verify_receipt(&result)?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod error;
+pub mod home;
+pub mod request;
+mod result;
+
+pub use error::ClientError;
+pub use home::{StackHome, StackInfo};
+pub use request::{Request, Submission};
+pub use result::RunResult;
+
+use airlock_protocol::roles;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the stack is and who to be: everything optional, found through `$AIRLOCK_HOME` (as the
+/// CLI finds it) when not given.
+#[derive(Clone, Debug, Default)]
+pub struct Connect {
+    /// The stack's home (default: `$AIRLOCK_HOME`, else the user's data directory).
+    pub home: Option<PathBuf>,
+    /// NATS URL(s), comma-separated (default: `$AIRLOCK_NATS_URL`, else the running stack's).
+    pub url: Option<String>,
+    /// The user's nkey seed file (default: `creds/<user>.nk` in the home).
+    pub creds: Option<PathBuf>,
+    /// The client user (default: `mai`).
+    pub user: Option<String>,
+}
+
+/// A connection to a stack as one client user.
+#[derive(Clone)]
+pub struct Client {
+    nats: async_nats::Client,
+    user: String,
+    home: StackHome,
+}
+
+/// How long a fresh connection may take before the stack counts as unreachable.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(5);
+
+impl Client {
+    pub async fn connect(options: Connect) -> Result<Client, ClientError> {
+        let user = options.user.unwrap_or_else(|| roles::MAI.user.to_owned());
+        let home = StackHome::locate(options.home)?;
+        let nats = connect_as(&home, options.url, options.creds, &user).await?;
+        Ok(Client { nats, user, home })
+    }
+
+    /// The underlying NATS connection.
+    pub fn nats(&self) -> &async_nats::Client {
+        &self.nats
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    pub fn home(&self) -> &StackHome {
+        &self.home
+    }
+
+    /// Checks a result's receipt: the inclusion proof of its terminal entry and the checkpoint's
+    /// signature by the stack's auditor key (`keys/auditor.pub` in the home).
+    pub fn verify_receipt(&self, result: &RunResult) -> Result<(), ClientError> {
+        let key = self.home.auditor_key()?;
+        result.verify_receipt(&[key])
+    }
+}
+
+/// Connects to the stack in `home` as `user`, waiting briefly so that a dead server is reported
+/// as such rather than as a timeout later.
+pub async fn connect_as(
+    home: &StackHome,
+    url: Option<String>,
+    creds: Option<PathBuf>,
+    user: &str,
+) -> Result<async_nats::Client, ClientError> {
+    let url = match url {
+        Some(url) => url,
+        None => home.nats_url()?,
+    };
+    let creds = creds.unwrap_or_else(|| home.creds(user));
+    let config = airlock_bus::ConnectConfig::for_user(url.clone(), user, creds);
+    let client = airlock_bus::connect(&config).await?;
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < CONNECT_PATIENCE {
+        if client.connection_state() == async_nats::connection::State::Connected {
+            return Ok(client);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(ClientError::Unreachable {
+        url,
+        user: user.to_owned(),
+    })
+}

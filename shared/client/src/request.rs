@@ -1,0 +1,290 @@
+//! Submitting a request and following it: output as it happens, then its one terminal event and
+//! its audit receipt. Subscriptions are made before the submission, so nothing can slip past;
+//! and since a live subscription misses what is published while the connection is down, the
+//! streams themselves are read too (direct get by subject), so a result is never missed for good.
+
+use crate::{Client, ClientError, RunResult};
+use airlock_bus::Publisher;
+use airlock_protocol::execution::OutputChunk;
+use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject, submit_subject};
+use airlock_protocol::{
+    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Inputs, Language, Origin, Producer, RequestId,
+    Terminal, TrustLevel,
+};
+use futures::StreamExt as _;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How often a waiting client reads the terminal event from the stream.
+const STREAM_CHECK_EVERY: Duration = Duration::from_secs(2);
+/// How long the audit receipt is waited for after the result (it follows within milliseconds
+/// while the auditor is up).
+pub const RECEIPT_WAIT: Duration = Duration::from_secs(15);
+/// How long `run` waits for a result by default (a human may have to answer first).
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(3600);
+
+/// What to run, with everything Mai may say about it.
+#[derive(Clone, Debug)]
+pub struct Submission {
+    pub request: ExecutionRequest,
+    /// The request's id (default: a fresh one).
+    pub request_id: Option<RequestId>,
+}
+
+impl Submission {
+    pub fn new(language: Language, code: impl Into<Vec<u8>>) -> Self {
+        Self {
+            request: ExecutionRequest {
+                language,
+                code: code.into(),
+                origin: Origin::Generated,
+                trust: TrustLevel::Unknown,
+                inputs: Inputs::default(),
+                packages: vec![],
+                revises: None,
+                deadline_ms: None,
+                label: None,
+            },
+            request_id: None,
+        }
+    }
+
+    pub fn python(code: impl Into<Vec<u8>>) -> Self {
+        Self::new(Language::Python, code)
+    }
+
+    pub fn bash(code: impl Into<Vec<u8>>) -> Self {
+        Self::new(Language::Bash, code)
+    }
+
+    pub fn origin(mut self, origin: Origin) -> Self {
+        self.request.origin = origin;
+        self
+    }
+
+    pub fn trust(mut self, trust: TrustLevel) -> Self {
+        self.request.trust = trust;
+        self
+    }
+
+    pub fn args(mut self, args: Vec<String>) -> Self {
+        self.request.inputs.args = args;
+        self
+    }
+
+    pub fn env(mut self, env: BTreeMap<String, String>) -> Self {
+        self.request.inputs.env = env;
+        self
+    }
+
+    pub fn stdin(mut self, stdin: Vec<u8>) -> Self {
+        self.request.inputs.stdin = stdin;
+        self
+    }
+
+    pub fn packages(mut self, packages: Vec<String>) -> Self {
+        self.request.packages = packages;
+        self
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.request.label = Some(label.into());
+        self
+    }
+
+    pub fn id(mut self, request_id: RequestId) -> Self {
+        self.request_id = Some(request_id);
+        self
+    }
+}
+
+/// A submitted request.
+pub struct Request {
+    id: RequestId,
+    js: async_nats::jetstream::Context,
+    terminals: async_nats::Subscriber,
+    receipts: async_nats::Subscriber,
+    outputs: async_nats::Subscriber,
+    terminal: Option<Terminal>,
+}
+
+impl Client {
+    /// Submits as this client and returns at once; follow the request with the handle.
+    pub async fn submit(&self, submission: Submission) -> Result<Request, ClientError> {
+        submission.request.validate()?;
+        let id = submission.request_id.unwrap_or_default();
+        let subscribe = |subject: String| async move {
+            self.nats
+                .subscribe(subject)
+                .await
+                .map_err(|e| ClientError::nats("subscribing to the result", e))
+        };
+        let terminals = subscribe(EventKind::Terminal.subject(&id)).await?;
+        let receipts = subscribe(audit_receipt_subject(id.as_str())).await?;
+        let outputs = subscribe(EventKind::Output.subject(&id)).await?;
+        let js = async_nats::jetstream::new(self.nats.clone());
+        let envelope = Envelope::new(id.clone(), Producer::Mai, Event::Submitted(submission.request));
+        let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
+        Publisher::new(js.clone(), Producer::Mai, tokio_util::sync::CancellationToken::new())
+            .with_patience(Duration::from_secs(30))
+            .submit(submit_subject(&self.user, &id), payload.into(), envelope.dedup_id())
+            .await
+            .map_err(ClientError::Submit)?;
+        Ok(Request {
+            id,
+            js,
+            terminals,
+            receipts,
+            outputs,
+            terminal: None,
+        })
+    }
+
+    /// Submits, waits for the result (up to an hour: a human may have to answer) and its
+    /// receipt.
+    pub async fn run(&self, submission: Submission) -> Result<RunResult, ClientError> {
+        self.submit(submission).await?.result(DEFAULT_WAIT, true).await
+    }
+}
+
+impl Request {
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The next chunk of output as it happens; `None` once the request has ended and every
+    /// chunk that arrived before its end was handed out.
+    pub async fn next_output(&mut self) -> Option<OutputChunk> {
+        loop {
+            if self.terminal.is_some() {
+                // The end is known: only what is already there.
+                let message = futures::FutureExt::now_or_never(self.outputs.next()).flatten()?;
+                if let Some(chunk) = decode_output(&message) {
+                    return Some(chunk);
+                }
+                continue;
+            }
+            tokio::select! {
+                biased;
+                message = self.outputs.next() => {
+                    if let Some(chunk) = message.as_ref().and_then(decode_output) {
+                        return Some(chunk);
+                    }
+                }
+                message = self.terminals.next() => match message.as_ref().and_then(decode_terminal) {
+                    Some(terminal) => self.terminal = Some(terminal),
+                    None if message.is_none() => return None,
+                    None => {}
+                },
+                _ = tokio::time::sleep(STREAM_CHECK_EVERY) => {
+                    self.terminal = terminal_in_stream(&self.js, &self.id).await;
+                }
+            }
+        }
+    }
+
+    /// The request's terminal event, waiting at most `wait`.
+    pub async fn terminal(&mut self, wait: Duration) -> Result<Terminal, ClientError> {
+        if let Some(terminal) = &self.terminal {
+            return Ok(terminal.clone());
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let next = tokio::time::timeout(STREAM_CHECK_EVERY, self.terminals.next());
+            match tokio::time::timeout_at(deadline, next).await {
+                Err(_) => {
+                    return Err(ClientError::TimedOut {
+                        request_id: self.id.to_string(),
+                        waited: wait,
+                    });
+                }
+                Ok(Err(_)) => {
+                    if let Some(terminal) = terminal_in_stream(&self.js, &self.id).await {
+                        self.terminal = Some(terminal.clone());
+                        return Ok(terminal);
+                    }
+                }
+                Ok(Ok(None)) => {
+                    return Err(ClientError::Closed {
+                        request_id: self.id.to_string(),
+                    });
+                }
+                Ok(Ok(Some(message))) => {
+                    if let Some(terminal) = decode_terminal(&message) {
+                        self.terminal = Some(terminal.clone());
+                        return Ok(terminal);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The request's audit receipt: from the subscription, or from the audit stream when it
+    /// was published while the subscription could not see it. `None` after `wait`.
+    pub async fn receipt(&mut self, wait: Duration) -> Option<AuditReceipt> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let subject = audit_receipt_subject(self.id.as_str());
+        loop {
+            let next = tokio::time::timeout(Duration::from_millis(500), self.receipts.next());
+            match tokio::time::timeout_at(deadline, next).await {
+                Err(_) | Ok(Ok(None)) => return None,
+                Ok(Ok(Some(message))) => return AuditReceipt::decode(&message.payload).ok(),
+                Ok(Err(_)) => {
+                    if let Ok(stream) = self.js.get_stream_no_info(AUDIT_STREAM).await
+                        && let Ok(message) = stream.direct_get_last_for_subject(subject.clone()).await
+                    {
+                        return AuditReceipt::decode(&message.payload).ok();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for the terminal event (at most `wait`) and, when asked, for the receipt.
+    pub async fn result(mut self, wait: Duration, with_receipt: bool) -> Result<RunResult, ClientError> {
+        let terminal = self.terminal(wait).await?;
+        let receipt = match with_receipt {
+            true => self.receipt(RECEIPT_WAIT).await,
+            false => None,
+        };
+        Ok(RunResult {
+            request_id: self.id,
+            terminal,
+            receipt,
+        })
+    }
+}
+
+fn decode_terminal(message: &async_nats::Message) -> Option<Terminal> {
+    match Envelope::decode_on(message.subject.as_str(), &message.payload) {
+        Ok(Envelope {
+            event: Event::Terminal(terminal),
+            ..
+        }) => Some(*terminal),
+        _ => None,
+    }
+}
+
+fn decode_output(message: &async_nats::Message) -> Option<OutputChunk> {
+    match Envelope::decode_on(message.subject.as_str(), &message.payload) {
+        Ok(Envelope {
+            event: Event::Output(chunk),
+            ..
+        }) => Some(chunk),
+        _ => None,
+    }
+}
+
+/// The request's terminal event, read from the events stream (direct get by subject).
+async fn terminal_in_stream(js: &async_nats::jetstream::Context, request_id: &RequestId) -> Option<Terminal> {
+    let subject = EventKind::Terminal.subject(request_id);
+    let stream = js.get_stream_no_info(EVENTS_STREAM).await.ok()?;
+    let message = stream.direct_get_last_for_subject(subject.clone()).await.ok()?;
+    match Envelope::decode_on(&subject, &message.payload) {
+        Ok(Envelope {
+            event: Event::Terminal(terminal),
+            ..
+        }) => Some(*terminal),
+        _ => None,
+    }
+}

@@ -1,0 +1,88 @@
+//! A bad `airlock.toml` stops `airlock up` before anything starts, naming the key; each
+//! service started on its own refuses it the same way.
+
+use airlock_tests::airlock_bin;
+use std::process::Command;
+
+fn init() -> tempfile::TempDir {
+    let home = tempfile::Builder::new()
+        .prefix("airlock-config-")
+        .tempdir()
+        .expect("home");
+    let out = Command::new(airlock_bin())
+        .arg("--home")
+        .arg(home.path())
+        .arg("init")
+        .output()
+        .expect("airlock init");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    home
+}
+
+fn append(home: &tempfile::TempDir, text: &str) {
+    let path = home.path().join("airlock.toml");
+    let mut config = std::fs::read_to_string(&path).expect("airlock.toml");
+    config.push_str(text);
+    std::fs::write(&path, config).expect("write");
+}
+
+/// `airlock up` on this home: it must fail at once, with `needle` on stderr, and start nothing.
+fn up_refuses(home: &tempfile::TempDir, needle: &str) {
+    let out = Command::new(airlock_bin())
+        .arg("--home")
+        .arg(home.path())
+        .args(["up", "--port", "0", "--no-image"])
+        .output()
+        .expect("airlock up");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "airlock up accepted the config: {stderr}");
+    assert!(stderr.contains(needle), "expected {needle:?} in: {stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Airlock is up"));
+    assert!(!home.path().join("stack.json").exists(), "something started");
+}
+
+#[test]
+fn a_misspelt_key_stops_airlock_up_with_its_path() {
+    let home = init();
+    append(&home, "\n[executor.pool]\nmin_idel = 3\n");
+    up_refuses(&home, "executor.pool.min_idel");
+}
+
+#[test]
+fn an_unknown_section_or_a_bad_value_stops_airlock_up() {
+    let home = init();
+    append(&home, "\n[exector]\ninstance = \"x\"\n");
+    up_refuses(&home, "[exector]");
+    let home = init();
+    append(&home, "\n[clients]\nmax_in_flight = \"many\"\n");
+    up_refuses(&home, "clients");
+    let home = init();
+    let path = home.path().join("airlock.toml");
+    let text = std::fs::read_to_string(&path)
+        .expect("config")
+        .replace("[auditor]\n", "[auditor]\ncommit_linger = \"5s\"\n");
+    std::fs::write(&path, text).expect("write");
+    up_refuses(&home, "commit_linger");
+}
+
+#[test]
+fn a_service_started_alone_refuses_a_bad_config_on_stderr() {
+    let home = init();
+    let path = home.path().join("airlock.toml");
+    let text = std::fs::read_to_string(&path)
+        .expect("config")
+        .replace("[gate]\n", "[gate]\noverride_timeout = \"soon\"\n");
+    std::fs::write(&path, text).expect("write");
+    let out = Command::new(airlock_bin())
+        .arg("--home")
+        .arg(home.path())
+        .args(["serve", "override-gate"])
+        .output()
+        .expect("airlock serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("gate") && stderr.contains("override_timeout"),
+        "{stderr}"
+    );
+}
