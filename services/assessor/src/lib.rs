@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod quality;
 pub mod rules;
+#[cfg(feature = "service")]
 pub mod service;
 pub mod shared;
 
