@@ -331,6 +331,31 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
             miss.case.file, miss.case.language, miss.case.origin, miss.case.expected, miss.actual
         );
     }
+    println!();
+    println!("## Behaviour collections (issue 10): training and validation splits");
+    println!();
+    let behaviours = quality::evaluate_behaviours(&engine, &quality::assessor_corpus())?;
+    for split in [quality::Split::Training, quality::Split::Validation] {
+        print!("{}", behaviours.render(split));
+        println!();
+    }
+    // Misses are listed for the training split only: the validation split is not looked at
+    // while rules are written.
+    for outcome in behaviours
+        .outcomes
+        .iter()
+        .filter(|o| o.case.split == quality::Split::Training && !o.correct())
+    {
+        println!(
+            "- training miss: {} {}/{} ({:?}): expected {}, rated {}",
+            outcome.case.behaviour,
+            outcome.case.language.as_str(),
+            outcome.case.name,
+            outcome.case.origin,
+            outcome.case.expected.map_or("benign".to_string(), |l| l.to_string()),
+            outcome.actual
+        );
+    }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
