@@ -7,13 +7,60 @@ use crate::rules::RuleSet;
 use crate::threats::ThreatList;
 use crate::{builtin, input, summary};
 use airlock_protocol::assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
-use airlock_protocol::request::{Language, MAX_CODE_BYTES, Origin};
+use airlock_protocol::request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Findings kept per assessment; the rest are counted in the summary.
 pub const MAX_FINDINGS: usize = 100;
+/// Characters of one finding's explanation (the rule's text, related lines and the path a value
+/// took). With [`MAX_FINDINGS`] and the snippet limit this bounds an assessment to a few hundred
+/// KiB, far below the bus's message limit, whatever the code.
+pub const MAX_EXPLANATION_CHARS: usize = 1200;
+/// Characters of a snippet.
+pub const MAX_SNIPPET_CHARS: usize = 120;
+
+/// Environment variables that make an interpreter run code before the program, or load code
+/// from elsewhere: set by the submitter, they are code the program's text does not show.
+const INTERPRETER_START_VARIABLES: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS1",
+    "PS2",
+    "PS4",
+    "PROMPT_COMMAND",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONINSPECT",
+    "PYTHONUSERBASE",
+    "PYTHONEXECUTABLE",
+    "PYTHONWARNINGS",
+    "PYTHONBREAKPOINT",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "GCONV_PATH",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "RES_OPTIONS",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_GLOBAL",
+];
+
+/// Prefixes of such variables (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `BASH_FUNC_x%%`, ...).
+const INTERPRETER_START_PREFIXES: &[&str] = &["LD_", "BASH_FUNC_", "DYLD_", "MALLOC_", "GLIBC_TUNABLES"];
 
 /// The `[assessor]` section of the stack's configuration. Every field has a default.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -176,12 +223,33 @@ impl Engine {
     /// Rates a program. Never panics and returns within about the configured analysis budget,
     /// whatever the bytes.
     pub fn assess(&self, code: &[u8], language: Language, origin: Origin) -> Assessment {
+        self.assess_with_inputs(code, language, origin, None)
+    }
+
+    /// Rates a whole request: the program, with its arguments and environment as the known values
+    /// of `sys.argv[1:]` / `$1…` and `os.environ[...]` / `$NAME`, and those values themselves
+    /// (an interpreter-start variable such as `BASH_ENV` or `LD_PRELOAD` is code the program's
+    /// text does not show).
+    pub fn assess_request(&self, request: &ExecutionRequest) -> Assessment {
+        self.assess_with_inputs(&request.code, request.language, request.origin, Some(&request.inputs))
+    }
+
+    fn assess_with_inputs(
+        &self,
+        code: &[u8],
+        language: Language,
+        origin: Origin,
+        inputs: Option<&Inputs>,
+    ) -> Assessment {
         let started = Instant::now();
         let mut findings = Vec::new();
         for hit in self.threats.scan(code) {
             findings.push(self.threat_finding(code, &hit));
         }
-        let (parse, facts_summary) = self.analyse(code, language, origin, &mut findings);
+        if let Some(inputs) = inputs {
+            self.rate_inputs(inputs, origin, &mut findings);
+        }
+        let (parse, facts_summary) = self.analyse(code, language, origin, inputs, &mut findings);
         findings.sort_by(|a, b| {
             b.severity
                 .cmp(&a.severity)
@@ -219,6 +287,7 @@ impl Engine {
         code: &[u8],
         language: Language,
         origin: Origin,
+        inputs: Option<&Inputs>,
         findings: &mut Vec<Finding>,
     ) -> (ParseStatus, summary::FactsSummary) {
         let mut facts_summary = summary::FactsSummary::default();
@@ -228,7 +297,7 @@ impl Engine {
                 code.len(),
                 self.config.max_input_bytes
             );
-            findings.push(self.input_finding("AIR-INPUT-TOO-LARGE", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-TOO-LARGE", &reason, origin));
             return (ParseStatus::Unparsed { reason }, facts_summary);
         }
         let text = match input::decode(code) {
@@ -257,11 +326,13 @@ impl Engine {
         };
         let mut budget = Budget::new(Duration::from_millis(self.config.analysis_budget_ms));
         let Some(tree) = extract::parse(language, &text, &mut budget) else {
+            let reached = text.get(..budget.parsed_to).map_or(0, |t| t.lines().count()).max(1);
             let reason = format!(
-                "parsing did not finish within the analysis budget of {} ms",
-                self.config.analysis_budget_ms
+                "parsing did not finish within the analysis budget of {} ms; it stopped near line {reached} of {}",
+                self.config.analysis_budget_ms,
+                text.lines().count().max(1)
             );
-            findings.push(self.input_finding("AIR-INPUT-BUDGET", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
             return (ParseStatus::Unparsed { reason }, facts_summary);
         };
         let errors = extract::syntax_errors(&tree, &mut budget);
@@ -274,6 +345,15 @@ impl Engine {
             }
         };
         let mut ctx = Context::new(&self.rules, budget, self.config.max_nesting_depth);
+        ctx.inputs = inputs;
+        if let Some(inputs) = inputs {
+            // Values that an interpreter runs as code at start-up are analysed as code.
+            for (name, value) in &inputs.env {
+                if is_interpreter_start_variable(name) {
+                    ctx.extract_embedded(Language::Bash, &format!("echo {value}"), Span::default());
+                }
+            }
+        }
         ctx.extract(language, &tree, &text, None);
         let input = MatchInput {
             language,
@@ -290,19 +370,22 @@ impl Engine {
                 findings.push(self.rule_finding(rule, &hit, &text, origin));
             }
         }
+        let total_lines = text.lines().count().max(1);
         if ctx.too_deep {
             let reason = format!(
-                "syntax nested deeper than {} levels was not analysed",
-                self.config.max_nesting_depth
+                "syntax nested deeper than {} levels was not analysed (first past the limit near line {})",
+                self.config.max_nesting_depth,
+                ctx.reached_line.max(1)
             );
-            findings.push(self.input_finding("AIR-INPUT-TOO-DEEP", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
         }
         if ctx.budget.check_now() {
             let reason = format!(
-                "analysis stopped at its budget of {} ms; the rest of the code was not checked",
-                self.config.analysis_budget_ms
+                "analysis stopped at its budget of {} ms near line {} of {total_lines}; the rest of the code was not checked",
+                self.config.analysis_budget_ms,
+                ctx.reached_line.max(1)
             );
-            findings.push(self.input_finding("AIR-INPUT-BUDGET", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
         }
         (parse, facts_summary)
     }
@@ -337,7 +420,7 @@ impl Engine {
             line: hit.span.line.max(1),
             column: hit.span.column.max(1),
             snippet: snippet(source, hit.span),
-            explanation,
+            explanation: shorten_to(&explanation, MAX_EXPLANATION_CHARS),
             references: rule.references.clone(),
         }
     }
@@ -369,6 +452,62 @@ impl Engine {
                 self.threats.version, hit.description, hit.value
             ),
             references: vec![],
+        }
+    }
+
+    /// Analysis that stopped before the end (size, depth, time) fails closed: what was not
+    /// analysed could hide anything, so external code goes to a human (BLOCKED) and code Mai
+    /// generated is rated HIGH, whatever was found before the stop.
+    fn cut_short_finding(&self, id: &str, reason: &str, origin: Origin) -> Finding {
+        let floor = match origin {
+            Origin::External => Level::Blocked,
+            Origin::Generated => Level::High,
+        };
+        let mut finding = self.input_finding(id, reason, Span::default(), "");
+        finding.severity = finding.severity.max(floor);
+        finding.explanation = format!(
+            "The analysis was cut short: {reason}. What was not analysed could hide anything, so the code is \
+             rated as if it did ({}).",
+            match origin {
+                Origin::External => "BLOCKED for external code: a human decides",
+                Origin::Generated => "HIGH for code Mai generated",
+            }
+        );
+        finding
+    }
+
+    /// Arguments and environment variables of a request, rated as what they are: variables that
+    /// make an interpreter run or load code at start-up are code the program's text does not show.
+    fn rate_inputs(&self, inputs: &Inputs, origin: Origin, findings: &mut Vec<Finding>) {
+        for (name, value) in &inputs.env {
+            if !is_interpreter_start_variable(name) {
+                continue;
+            }
+            let (severity, tail) = match origin {
+                Origin::External => (Level::Blocked, ""),
+                Origin::Generated => (
+                    Level::High,
+                    " Rated HIGH rather than BLOCKED because Mai generated this code: behavioural patterns block only external code.",
+                ),
+            };
+            findings.push(Finding {
+                rule_id: "AIR-INPUT-ENV-STARTUP".into(),
+                category: Category::MaliciousIntent,
+                severity,
+                confidence: Confidence::High,
+                line: 1,
+                column: 1,
+                snippet: shorten(&format!("{name}={value}")),
+                explanation: shorten_to(
+                    &format!(
+                        "The request sets {name}, which makes the interpreter run or load code before (or \
+                         around) the program: that code is not in the program's text and no reviewer sees it \
+                         run.{tail}"
+                    ),
+                    MAX_EXPLANATION_CHARS,
+                ),
+                references: vec!["CWE-427".into(), "ATT&CK T1574.006".into()],
+            });
         }
     }
 
@@ -452,11 +591,21 @@ fn snippet(source: &str, span: Span) -> String {
 }
 
 fn shorten(text: &str) -> String {
-    const LIMIT: usize = 120;
-    if text.chars().count() <= LIMIT {
-        return text.to_string();
+    shorten_to(text, MAX_SNIPPET_CHARS)
+}
+
+/// At most `limit` characters (never a cut inside a UTF-8 sequence), with an ellipsis when cut.
+pub(crate) fn shorten_to(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_string(),
+        Some(_) => {
+            let mut short: String = text.chars().take(limit.saturating_sub(1)).collect();
+            short.push('…');
+            short
+        }
     }
-    let mut short: String = text.chars().take(LIMIT - 1).collect();
-    short.push('…');
-    short
+}
+
+pub(crate) fn is_interpreter_start_variable(name: &str) -> bool {
+    INTERPRETER_START_VARIABLES.contains(&name) || INTERPRETER_START_PREFIXES.iter().any(|p| name.starts_with(p))
 }

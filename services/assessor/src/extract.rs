@@ -14,6 +14,8 @@ pub const MAX_EMBED_LEVEL: u32 = 4;
 /// The analysis deadline of one request. Checking the clock on every node would cost more than
 /// the work it guards, so most checks only count.
 pub struct Budget {
+    /// How far parsing got (bytes) when it gave up.
+    pub parsed_to: usize,
     deadline: Instant,
     ticks: u32,
     exhausted: bool,
@@ -22,6 +24,7 @@ pub struct Budget {
 impl Budget {
     pub fn new(limit: Duration) -> Budget {
         Budget {
+            parsed_to: 0,
             deadline: Instant::now() + limit,
             ticks: 0,
             exhausted: false,
@@ -68,7 +71,9 @@ pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tr
         return None;
     }
     let deadline = budget.deadline();
-    let mut give_up = |_: &tree_sitter::ParseState| {
+    let mut reached = 0usize;
+    let mut give_up = |state: &tree_sitter::ParseState| {
+        reached = reached.max(state.current_byte_offset());
         if Instant::now() >= deadline {
             ControlFlow::Break(())
         } else {
@@ -83,6 +88,7 @@ pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tr
     );
     if tree.is_none() {
         budget.check_now();
+        budget.parsed_to = reached;
     }
     tree
 }
@@ -152,6 +158,12 @@ pub struct Context<'r> {
     /// Node kinds visited in the submitted file's tree (not in embedded code), by grammar id:
     /// query rules whose starting kinds never appear need not run.
     pub seen_kinds: Vec<bool>,
+    /// The furthest line of the submitted file the extraction reached, for saying where an
+    /// analysis that ran out of budget stopped.
+    pub reached_line: u32,
+    /// The request's arguments and environment, when the request is known: the values of
+    /// `sys.argv[1:]`, `$1…`, `os.environ[...]` and `$NAME`.
+    pub inputs: Option<&'r airlock_protocol::request::Inputs>,
     embed_level: u32,
 }
 
@@ -165,6 +177,8 @@ impl<'r> Context<'r> {
             max_depth,
             too_deep: false,
             seen_kinds: Vec::new(),
+            reached_line: 0,
+            inputs: None,
             embed_level: 0,
         }
     }
@@ -188,6 +202,10 @@ impl<'r> Context<'r> {
             self.seen_kinds.resize(id + 1, false);
         }
         self.seen_kinds[id] = true;
+        let line = node.start_position().row as u32 + 1;
+        if line > self.reached_line {
+            self.reached_line = line;
+        }
     }
 
     pub fn extract(&mut self, language: Language, tree: &Tree, source: &str, outer: Option<Span>) {

@@ -106,7 +106,7 @@ async fn handle(
     // The engine bounds its own time per request; the blocking pool keeps a slow file from
     // holding up the runtime.
     let rated = request.clone();
-    let assessment = tokio::task::spawn_blocking(move || current.assess(&rated.code, rated.language, rated.origin))
+    let assessment = tokio::task::spawn_blocking(move || current.assess_request(&rated))
         .await
         .map_err(|e| AssessorError::Service(format!("assessment task failed: {e}")))?;
     counters.incr("assessed");
