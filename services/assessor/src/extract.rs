@@ -164,6 +164,9 @@ pub struct Context<'r> {
     /// The request's arguments and environment, when the request is known: the values of
     /// `sys.argv[1:]`, `$1…`, `os.environ[...]` and `$NAME`.
     pub inputs: Option<&'r airlock_protocol::request::Inputs>,
+    /// Labels of what the program wrote to each file, so reading or running it later carries
+    /// them (a download saved and then run, keys archived and then uploaded).
+    pub files: crate::effects::FileTaints,
     embed_level: u32,
 }
 
@@ -179,6 +182,7 @@ impl<'r> Context<'r> {
             seen_kinds: Vec::new(),
             reached_line: 0,
             inputs: None,
+            files: Default::default(),
             embed_level: 0,
         }
     }
@@ -212,6 +216,76 @@ impl<'r> Context<'r> {
         match language {
             Language::Python => crate::python::extract(self, tree, source, outer),
             Language::Bash => crate::shell::extract(self, tree, source, outer),
+        }
+    }
+
+    /// Records the effects of a command or call (`@read`, `@write`, ...) as facts of `language`
+    /// and returns the labels of the data the command took in (files read, downloads).
+    pub fn record_effects(&mut self, language: Language, found: Vec<crate::effects::Found>) -> crate::facts::Taints {
+        use crate::facts::Taints;
+        let mut data = Taints::NONE;
+        let mut later = Vec::new();
+        // Reads and fetches first: what they bring in is the data of the command's writes and sends.
+        for mut item in found {
+            match item.call.name.as_str() {
+                "@read" | "@fetch" | "@run" | "@load" => {
+                    let path = item.call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
+                    let mut labels = self.rules.call_labels(language, &item.call);
+                    if let Some(path) = path {
+                        labels = labels.union(self.files.of(&path));
+                    }
+                    item.call.taints = item.call.taints.union(labels);
+                    data = data.union(labels);
+                    self.facts(language).push_call(item.call);
+                }
+                _ => later.push(item),
+            }
+        }
+        for mut item in later {
+            if matches!(item.call.name.as_str(), "@write" | "@append" | "@send" | "@shell" | "@exec") {
+                item.call.taints = item.call.taints.union(data);
+            }
+            if matches!(item.call.name.as_str(), "@write" | "@append")
+                && let Some(path) = item.call.args.first().and_then(|a| a.text())
+            {
+                let path = path.into_owned();
+                self.files.written(&path, item.call.taints);
+            }
+            let labels = self.rules.call_labels(language, &item.call);
+            data = data.union(labels);
+            if let Some((code_language, code)) = item.code.take() {
+                self.inline_code(&code_language, &code, item.call.span);
+            }
+            self.facts(language).push_call(item.call);
+        }
+        data
+    }
+
+    /// Code handed to another interpreter (`perl -e`, `awk '...'`, `node -e`): Python and shell
+    /// are parsed; the others are scanned for the commands they run and the connections they open.
+    pub fn inline_code(&mut self, language: &str, code: &crate::facts::Expr, span: Span) {
+        let Some(text) = code.text().map(|t| t.into_owned()) else {
+            return;
+        };
+        match language {
+            "bash" | "sh" => self.extract_embedded(Language::Bash, &text, span),
+            "python" => self.extract_embedded(Language::Python, &text, span),
+            other => {
+                for found in crate::scripts::scan(other, &text, span, code.taints) {
+                    match found {
+                        crate::scripts::Scanned::Shell(command) => self.extract_embedded(Language::Bash, &command, span),
+                        crate::scripts::Scanned::Fact(call) => self.shell.push_call(call),
+                        crate::scripts::Scanned::String(lit) => self.shell.push_string(lit),
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn facts(&mut self, language: Language) -> &mut crate::facts::Facts {
+        match language {
+            Language::Python => &mut self.python,
+            Language::Bash => &mut self.shell,
         }
     }
 

@@ -14,11 +14,13 @@ pub mod service;
 pub mod shared;
 
 mod builtin;
+mod effects;
 mod extract;
 mod facts;
 mod input;
 mod matcher;
 mod python;
+mod scripts;
 mod shell;
 mod summary;
 mod threats;

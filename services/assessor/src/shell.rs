@@ -21,6 +21,11 @@ pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<S
         source,
         outer,
         vars: HashMap::new(),
+        functions: HashMap::new(),
+        positional: None,
+        calling: Vec::new(),
+        followed: 0,
+        depth: 0,
     };
     walker.visit(tree.root_node(), 0, &Pipe::default());
 }
@@ -32,6 +37,11 @@ pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
         source: "",
         outer: Some(span),
         vars: HashMap::new(),
+        functions: HashMap::new(),
+        positional: None,
+        calling: Vec::new(),
+        followed: 0,
+        depth: 0,
     };
     for word in &argv {
         walker.record_string(word, span);
@@ -47,31 +57,47 @@ struct Pipe {
     to: Vec<String>,
 }
 
-struct Walker<'c, 'r, 's> {
+struct Walker<'c, 'r, 's, 't> {
     ctx: &'c mut Context<'r>,
     source: &'s str,
     outer: Option<Span>,
     vars: HashMap<String, Expr>,
+    /// Shell functions defined so far, by name: a call runs the body with `$1…` bound.
+    functions: HashMap<String, Node<'t>>,
+    /// `$1…` of the function being followed; `None` at the top level (the request's arguments).
+    positional: Option<Vec<Expr>>,
+    /// Functions being followed (no recursion) and how many calls were followed in all.
+    calling: Vec<String>,
+    followed: usize,
+    /// Nesting depth of the statement being visited (for functions followed from a command).
+    depth: u32,
 }
 
-impl Walker<'_, '_, '_> {
-    fn text(&self, node: Node<'_>) -> &str {
+/// Calls of shell functions followed into their bodies, per program, and how deep.
+const MAX_FOLLOWED_CALLS: usize = 64;
+const MAX_CALL_DEPTH: usize = 4;
+/// A `for` loop over literal words is followed once per word, up to this many.
+const MAX_LOOP_VALUES: usize = 8;
+
+impl<'t> Walker<'_, '_, '_, 't> {
+    fn text(&self, node: Node<'t>) -> &str {
         node_text(node, self.source)
     }
 
-    fn span(&self, node: Node<'_>) -> Span {
+    fn span(&self, node: Node<'t>) -> Span {
         span_of(node, self.outer)
     }
 
     /// Visits a statement; returns the labels of what it writes to standard output.
-    fn visit(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn visit(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         with_stack(|| self.visit_node(node, depth, pipe))
     }
 
-    fn visit_node(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn visit_node(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         if self.ctx.stop_at(depth) {
             return Taints::NONE;
         }
+        self.depth = depth;
         self.ctx.saw(node, self.outer);
         match node.kind() {
             "command" => self.command(node, depth, pipe),
@@ -82,6 +108,20 @@ impl Walker<'_, '_, '_> {
                 Taints::NONE
             }
             "declaration_command" | "unset_command" => self.declaration(node, depth, pipe),
+            "function_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    let name = literal_word(self.text(name));
+                    if let Some(body) = node.child_by_field_name("body") {
+                        self.functions.insert(name, body);
+                    }
+                }
+                // The body once as written (parameters unknown), for what it does whoever calls it.
+                match node.child_by_field_name("body") {
+                    Some(body) => self.visit(body, depth + 1, pipe),
+                    None => Taints::NONE,
+                }
+            }
+            "for_statement" => self.for_statement(node, depth, pipe),
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Taints::NONE,
             "string"
             | "word"
@@ -103,7 +143,104 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn assignment(&mut self, node: Node<'_>, depth: u32) {
+    /// `for x in a b c`: the body is followed once per literal word (the values a loop over a
+    /// literal list takes), or once with the union of what the words carry.
+    fn for_statement(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
+        let mut values = Vec::new();
+        let mut cursor = node.walk();
+        for value in node.children_by_field_name("value", &mut cursor) {
+            values.push(self.word(value, depth + 1));
+        }
+        let Some(body) = node.child_by_field_name("body") else {
+            return Taints::NONE;
+        };
+        let name = node
+            .child_by_field_name("variable")
+            .map(|v| self.text(v).to_string())
+            .unwrap_or_default();
+        let line = self.span(node).line;
+        let mut output = Taints::NONE;
+        if values.is_empty() || values.len() > MAX_LOOP_VALUES {
+            let taints = values.iter().fold(Taints::NONE, |t, v| t.union(v.taints));
+            let mut value = Expr::other(taints);
+            if let Some(first) = values.iter().find(|v| !v.taints.is_empty()) {
+                value = value.with_trail_of(&[first]);
+            }
+            self.vars.insert(name, value);
+            return self.visit(body, depth + 1, pipe);
+        }
+        for value in values {
+            let value = value.step(|| "a loop value".into(), || format!("`{name}` (line {line})"));
+            self.vars.insert(name.clone(), value);
+            output = output.union(self.visit(body, depth + 1, pipe));
+        }
+        output
+    }
+
+    /// Runs a shell function's body with `$1…` bound to the words of this call.
+    fn follow_function(&mut self, name: &str, words: &[Expr], span: Span, pipe: &Pipe, depth: u32) -> Option<Taints> {
+        let body = *self.functions.get(name)?;
+        if self.calling.len() >= MAX_CALL_DEPTH || self.followed >= MAX_FOLLOWED_CALLS || self.calling.iter().any(|c| c == name) {
+            return None;
+        }
+        self.followed += 1;
+        let arguments: Vec<Expr> = words
+            .iter()
+            .skip(1)
+            .enumerate()
+            .map(|(i, w)| {
+                w.clone()
+                    .step(|| "an argument".into(), || format!("`{name}` argument {} (line {})", i + 1, span.line))
+            })
+            .collect();
+        let saved = self.positional.replace(arguments);
+        self.calling.push(name.to_string());
+        let output = self.visit(body, depth + 1, pipe);
+        self.calling.pop();
+        self.positional = saved;
+        Some(output)
+    }
+
+    /// `$1`, `$@`, `$#` in the current function, or the request's arguments at the top level.
+    fn positional_value(&self, name: &str) -> Option<Expr> {
+        let from_request: Vec<Expr>;
+        let arguments: &[Expr] = match &self.positional {
+            Some(args) => args,
+            None => {
+                let inputs = self.ctx.inputs?;
+                from_request = inputs
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| {
+                        Expr::new(Value::Str(a.clone())).step(|| String::new(), || format!("request argument {}", i + 1))
+                    })
+                    .collect();
+                &from_request
+            }
+        };
+        match name {
+            "@" | "*" => {
+                let parts: Vec<&Expr> = arguments.iter().collect();
+                let text: Vec<String> = arguments.iter().map(|a| a.text().map(|t| t.into_owned()).unwrap_or_default()).collect();
+                let taints = arguments.iter().fold(Taints::NONE, |t, a| t.union(a.taints));
+                let literal = arguments.iter().all(|a| matches!(a.value, Value::Str(_)));
+                let value = if literal { Value::Str(text.join(" ")) } else { Value::Formatted(text.join(" ")) };
+                Some(Expr { value, taints, trail: None }.with_trail_of(&parts))
+            }
+            "#" => Some(Expr::new(Value::Str(arguments.len().to_string()))),
+            digits if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                let index: usize = digits.parse().ok()?;
+                if index == 0 {
+                    return None;
+                }
+                arguments.get(index - 1).cloned()
+            }
+            _ => None,
+        }
+    }
+
+    fn assignment(&mut self, node: Node<'t>, depth: u32) {
         let Some(name) = node.child_by_field_name("name") else {
             return;
         };
@@ -112,6 +249,8 @@ impl Walker<'_, '_, '_> {
             None => Expr::new(Value::Str(String::new())),
         };
         let name = self.text(name).to_string();
+        let line = self.span(node).line;
+        let value = value.step(|| "a command's output".into(), || format!("`{name}` (line {line})"));
         let binding = Binding {
             kind: BindingKind::Assign,
             target: name.clone(),
@@ -124,7 +263,7 @@ impl Walker<'_, '_, '_> {
 
     /// `export A=b`, `local x`, `unset HISTFILE`: assignments, and a command named after the
     /// keyword whose arguments are the words as written (`HISTFILE=/dev/null`).
-    fn declaration(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn declaration(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let keyword = node.child(0).map(|k| self.text(k).to_string()).unwrap_or_default();
         let span = self.span(node);
         let mut words = vec![Expr::new(Value::Str(keyword))];
@@ -150,6 +289,7 @@ impl Walker<'_, '_, '_> {
                             Value::Formatted(text)
                         },
                         taints: value.taints,
+                        trail: None,
                     };
                     self.record_string(&word, span);
                     words.push(word);
@@ -165,9 +305,9 @@ impl Walker<'_, '_, '_> {
         self.command_from_words(words, span, pipe, Vec::new())
     }
 
-    fn pipeline(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn pipeline(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let mut cursor = node.walk();
-        let stages: Vec<Node<'_>> = node
+        let stages: Vec<Node<'t>> = node
             .named_children(&mut cursor)
             .filter(|n| n.kind() != "comment")
             .collect();
@@ -185,7 +325,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// The program a pipeline stage runs, for `pipe_from` / `pipe_to`.
-    fn stage_name(&self, stage: Node<'_>) -> String {
+    fn stage_name(&self, stage: Node<'t>) -> String {
         let command = match stage.kind() {
             "redirected_statement" => stage.child_by_field_name("body"),
             _ => Some(stage),
@@ -197,7 +337,7 @@ impl Walker<'_, '_, '_> {
             .unwrap_or_default()
     }
 
-    fn redirected(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn redirected(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let body = node.child_by_field_name("body");
         let body_name = body.map(|b| self.stage_name(b)).unwrap_or_default();
         let mut stdin = pipe.stdin;
@@ -259,7 +399,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// `2>&1` and friends duplicate descriptors and name no file: `None` for those.
-    fn file_redirect(&mut self, redirect: Node<'_>, depth: u32) -> Option<(String, Expr)> {
+    fn file_redirect(&mut self, redirect: Node<'t>, depth: u32) -> Option<(String, Expr)> {
         let mut operator = String::new();
         let mut target = None;
         let mut cursor = redirect.walk();
@@ -293,7 +433,7 @@ impl Walker<'_, '_, '_> {
         &mut self,
         operator: &str,
         target: Expr,
-        node: Node<'_>,
+        node: Node<'t>,
         writer: &str,
         written: Taints,
     ) -> Taints {
@@ -310,7 +450,7 @@ impl Walker<'_, '_, '_> {
         labels
     }
 
-    fn heredoc_content(&mut self, redirect: Node<'_>, depth: u32) -> Expr {
+    fn heredoc_content(&mut self, redirect: Node<'t>, depth: u32) -> Expr {
         let mut text = String::new();
         let mut literal = true;
         let mut taints = Taints::NONE;
@@ -355,10 +495,10 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Formatted(text)
         };
-        Expr { value, taints }
+        Expr { value, taints, trail: None }
     }
 
-    fn command(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn command(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let span = self.span(node);
         let mut words = Vec::new();
         let mut cursor = node.walk();
@@ -399,6 +539,25 @@ impl Walker<'_, '_, '_> {
             to: pipe.to.clone(),
         };
         self.command_from_words(words, span, &pipe, Vec::new())
+    }
+
+    /// `read -r a b` gives its variables what standard input carries.
+    fn read_into_variables(&mut self, words: &[Expr], call: &Call) {
+        let mut skip_next = false;
+        for word in words.iter().skip(1) {
+            let Some(text) = word.text() else { continue };
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            if text.starts_with('-') {
+                skip_next = matches!(text.as_ref(), "-p" | "-d" | "-u" | "-n" | "-N" | "-t" | "-a");
+                continue;
+            }
+            let line = call.span.line;
+            let value = Expr::other(call.taints).step(|| "standard input".into(), || format!("`read {text}` (line {line})"));
+            self.vars.insert(text.into_owned(), value);
+        }
     }
 
     fn record_string(&mut self, word: &Expr, span: Span) {
@@ -443,10 +602,31 @@ impl Walker<'_, '_, '_> {
             call.args.push(word.clone());
         }
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
-        let output = call.taints.union(labels);
+        let mut output = call.taints.union(labels);
         let embedded = self.ctx.rules.embedded(Language::Bash, &call);
         let inner = self.ctx.rules.wrapper(&name).map(|w| w.inner_command(&words));
+        if name == "read" {
+            self.read_into_variables(&words, &call);
+        }
+        let mut found = self.ctx.rules.effects.shell_effects(&name, &words, &call);
+        // A program run by its path (`./agent`, `/tmp/x`, `"$job"`) runs that file.
+        if let Some(path) = first.text().filter(|t| t.contains('/')) {
+            let mut fact = Call::new("@run".into(), span);
+            fact.via = vec![name.clone()];
+            fact.taints = first.taints;
+            fact.args.push(Expr {
+                value: Value::Str(path.into_owned()),
+                taints: first.taints,
+                trail: first.trail.clone(),
+            });
+            found.push(crate::effects::Found { call: fact, code: None });
+        }
+        output = output.union(self.ctx.record_effects(Language::Bash, found));
         self.ctx.shell.push_call(call);
+        let depth = self.depth;
+        if let Some(function_output) = self.follow_function(&name, &words, span, pipe, depth) {
+            output = output.union(function_output);
+        }
         match embedded {
             Some(Embedded::Source(language, code)) => self.ctx.extract_embedded(language, &code, span),
             Some(Embedded::Argv(argv)) => {
@@ -465,7 +645,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// The value of a shell word; expansions of known variables are substituted.
-    fn word(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn word(&mut self, node: Node<'t>, depth: u32) -> Expr {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
@@ -501,6 +681,7 @@ impl Walker<'_, '_, '_> {
                 Expr {
                     value: Value::Formatted(inner),
                     taints: output,
+                    trail: None,
                 }
             }
             _ => {
@@ -512,12 +693,13 @@ impl Walker<'_, '_, '_> {
                 Expr {
                     value: Value::Formatted(self.text(node).to_string()),
                     taints,
+                    trail: None,
                 }
             }
         }
     }
 
-    fn compound_word(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn compound_word(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let quoted = node.kind() == "string";
         let mut text = String::new();
         let mut literal = true;
@@ -570,10 +752,10 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Formatted(text)
         };
-        Expr { value, taints }
+        Expr { value, taints, trail: None }
     }
 
-    fn expansion(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn expansion(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut cursor = node.walk();
         let mut name = None;
         let mut taints = Taints::NONE;
@@ -589,9 +771,25 @@ impl Walker<'_, '_, '_> {
             return Expr {
                 value: Value::Formatted(self.text(node).to_string()),
                 taints,
+                trail: None,
             };
         };
-        match self.vars.get(&name) {
+        let known = self.vars.get(&name).cloned().or_else(|| self.positional_value(&name)).or_else(|| {
+            let value = self.ctx.inputs?.env.get(&name)?;
+            Some(Expr::new(Value::Str(value.clone())).step(String::new, || format!("environment variable {name}")))
+        });
+        // `${X:-default}`, `${1-default}`: with X unknown, the default is the value it can take.
+        if known.is_none() && node.kind() == "expansion" {
+            let text = self.text(node);
+            let after_name = text.trim_start_matches("${").strip_prefix(name.as_str()).unwrap_or_default();
+            if (after_name.starts_with(":-") || after_name.starts_with('-') || after_name.starts_with(":="))
+                && let Some(default) = node.named_child(node.named_child_count().saturating_sub(1) as u32)
+                && default.kind() != "variable_name"
+            {
+                return self.word(default, depth + 1).with_taints(taints);
+            }
+        }
+        match known.as_ref() {
             // `${X:-default}` and other operators may change the value: keep only the labels.
             Some(bound) if node.kind() == "simple_expansion" || node.named_child_count() == 1 => {
                 bound.clone().with_taints(taints)
@@ -599,10 +797,12 @@ impl Walker<'_, '_, '_> {
             Some(bound) => Expr {
                 value: Value::Formatted(format!("${name}")),
                 taints: taints.union(bound.taints),
+                trail: None,
             },
             None => Expr {
                 value: Value::Formatted(format!("${name}")),
                 taints,
+                trail: None,
             },
         }
     }

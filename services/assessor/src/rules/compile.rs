@@ -54,6 +54,7 @@ impl RuleSet {
         let mut sources = Vec::new();
         let mut embeds = Vec::new();
         let mut wrappers = HashMap::new();
+        let mut effects = crate::effects::EffectTables::default();
         let mut rules: Vec<Rule> = Vec::new();
         let mut seen: HashMap<String, String> = HashMap::new();
         for (file_name, file) in parsed {
@@ -86,6 +87,51 @@ impl RuleSet {
                 for name in &spec.name {
                     wrappers.insert(program_name(name), spec.clone());
                 }
+            }
+            for spec in file.tool {
+                let invalid = |message: String| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: format!("tool {}", spec.names.join("/")),
+                    message,
+                };
+                let tool = crate::effects::Tool {
+                    value_options: spec.value_options.iter().cloned().collect(),
+                    effects: spec
+                        .effects
+                        .iter()
+                        .map(|e| compiler.effect(e))
+                        .collect::<Result<_, _>>()
+                        .map_err(invalid)?,
+                };
+                for name in &spec.names {
+                    if effects.tools.insert(program_name(name), tool.clone()).is_some() {
+                        return Err(invalid(format!("tool {name} is described twice")));
+                    }
+                }
+            }
+            for spec in file.api {
+                let invalid = |message: String| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: format!("api {}", spec.names.join("/")),
+                    message,
+                };
+                let api = crate::effects::Api {
+                    names: NameSet::compile(&spec.names).map_err(invalid)?,
+                    effects: spec
+                        .effects
+                        .iter()
+                        .map(|e| compiler.effect(e))
+                        .collect::<Result<_, _>>()
+                        .map_err(invalid)?,
+                };
+                let index = effects.apis.len();
+                if api.names.globs.is_some() {
+                    effects.api_globs.push(index);
+                }
+                for name in &api.names.exact {
+                    effects.api_exact.entry(name.clone()).or_default().push(index);
+                }
+                effects.apis.push(api);
             }
             for spec in file.rule {
                 if let Some(first_file) = seen.insert(spec.id.clone(), file_name.clone()) {
@@ -181,6 +227,7 @@ impl RuleSet {
             sources,
             embeds,
             wrappers,
+            effects,
             queries,
             call_index,
             string_index,
@@ -403,6 +450,55 @@ impl Compiler<'_> {
             return Ok(Pattern::Any(any));
         }
         Err("empty pattern".into())
+    }
+
+    fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
+        if !crate::effects::EFFECT_KINDS.contains(&spec.kind.as_str()) {
+            return Err(format!(
+                "effect kind {:?} is not one of {}",
+                spec.kind,
+                crate::effects::EFFECT_KINDS.join(", ")
+            ));
+        }
+        let mut file_prefix = spec.file_prefix.as_deref().map(|p| p.chars());
+        let file_prefix = match file_prefix.as_mut().map(|c| (c.next(), c.next())) {
+            None => None,
+            Some((Some(c), None)) => Some(c),
+            Some(_) => return Err("`file_prefix` is one character".into()),
+        };
+        let mut if_args = Vec::new();
+        for (index, value) in &spec.if_args {
+            let index: usize = index
+                .parse()
+                .map_err(|_| format!("argument index {index:?} is not a number"))?;
+            if_args.push((index, self.value(value)?));
+        }
+        let mut if_kwargs = Vec::new();
+        for (key, value) in &spec.if_kwargs {
+            if_kwargs.push((key.clone(), self.value(value)?));
+        }
+        Ok(crate::effects::Effect {
+            kind: spec.kind.clone(),
+            options: spec.options.clone(),
+            positional: crate::effects::Positional::parse(spec.positional.as_deref())?,
+            prefix: spec.prefix.clone(),
+            when: spec.when.clone(),
+            unless: spec.unless.clone(),
+            verbs: spec.verbs.clone(),
+            verb_at: spec.verb_at,
+            file_prefix,
+            reads_file: spec.reads_file,
+            operand: spec.operand.clone(),
+            last_remote: spec.last_remote,
+            stdin: spec.stdin,
+            language: spec.language.clone(),
+            arg: spec.arg,
+            kwarg: spec.kwarg.clone(),
+            receiver: spec.receiver,
+            if_args,
+            if_kwargs,
+            unless_kwargs: spec.unless_kwargs.clone(),
+        })
     }
 
     fn value(&self, spec: &ValueSpec) -> Result<ValueMatcher, String> {

@@ -358,6 +358,8 @@ pub struct RuleSet {
     pub(crate) sources: Vec<Source>,
     pub(crate) embeds: Vec<Embed>,
     pub(crate) wrappers: HashMap<String, WrapperSpec>,
+    /// The tool table and the Python call table: what commands and calls do.
+    pub effects: crate::effects::EffectTables,
     pub queries: HashMap<LanguageKey, CombinedQuery>,
     /// Top-level call rules by exact callee name, per language, and those with globs.
     pub call_index: HashMap<LanguageKey, CallIndex>,

@@ -17,6 +17,108 @@ pub struct RuleFile {
     pub embed: Vec<EmbedSpec>,
     #[serde(default)]
     pub wrapper: Vec<WrapperSpec>,
+    /// Shell tools by what their options do (the tool table).
+    #[serde(default)]
+    pub tool: Vec<ToolSpec>,
+    /// Python calls by what they do, in the same terms as the tool table.
+    #[serde(default)]
+    pub api: Vec<ApiSpec>,
+}
+
+/// What a shell tool does, option by option: each effect becomes a fact (`@read`, `@write`,
+/// `@fetch`, ...) whose first argument is the operand (a path, a URL, a host, a process name),
+/// so a behaviour is one rule whichever tool shows it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    /// Program names (without directory).
+    pub names: Vec<String>,
+    /// Options that take the next word as their value, so it is not taken for an operand.
+    #[serde(default)]
+    pub value_options: Vec<String>,
+    #[serde(default, rename = "effect")]
+    pub effects: Vec<EffectSpec>,
+}
+
+/// One effect of a tool or a Python call and where its operands are.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EffectSpec {
+    /// `read`, `write`, `append`, `delete`, `fetch`, `send`, `connect`, `listen`, `exec`,
+    /// `shell`, `load`, `privilege`, `kill`, `schedule`, `service`, `chmod`, `chown`, `account`,
+    /// `mount`, `firewall`.
+    pub kind: String,
+    /// Shell: the values of these options are operands (`o` for `-o FILE`, `output` for
+    /// `--output=FILE`).
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// Shell: which words that are not options are operands: `all`, `first`, `last`, `rest`
+    /// (all but the first), `urls` (words that look like URLs or host:path), `none`.
+    #[serde(default)]
+    pub positional: Option<String>,
+    /// Shell: words starting with this prefix are operands, without it (`of=` of dd).
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// The effect applies only when one of these options is given.
+    #[serde(default)]
+    pub when: Vec<String>,
+    /// The effect does not apply when one of these options is given.
+    #[serde(default)]
+    pub unless: Vec<String>,
+    /// Shell: the effect applies only when the word at `verb_at` among the words that are not
+    /// options is one of these (`stop` of `systemctl stop ssh`); that word is not an operand.
+    #[serde(default)]
+    pub verbs: Vec<String>,
+    #[serde(default)]
+    pub verb_at: usize,
+    /// Shell: an operand starting with this character names a file that is read (`@` of curl).
+    #[serde(default)]
+    pub file_prefix: Option<String>,
+    /// The operand names a file that is read for the effect (`--post-file FILE`, `scp FILE host:`).
+    #[serde(default)]
+    pub reads_file: bool,
+    /// A fixed operand, for an effect on a known place (`gpg --export-secret-keys` reads the
+    /// private keyring, `crontab -` writes the cron table).
+    #[serde(default)]
+    pub operand: Option<String>,
+    /// Shell: the effect applies only when the last word that is not an option does (`true`) or
+    /// does not (`false`) name another machine (`host:path`, a URL): the direction of a copy.
+    #[serde(default)]
+    pub last_remote: Option<bool>,
+    /// The command's standard input is part of the effect (the data sent, the code run).
+    #[serde(default)]
+    pub stdin: bool,
+    /// `shell`: the language of the code (`bash`, `python`, or `perl`, `ruby`, `php`, `node`,
+    /// `lua`, `awk`, which are scanned for the commands and connections they make).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Python: the positional argument that is the operand.
+    #[serde(default)]
+    pub arg: Option<usize>,
+    /// Python: the keyword argument that is the operand (also when given by position `arg`).
+    #[serde(default)]
+    pub kwarg: Option<String>,
+    /// Python: the receiver is the operand (`Path("/etc/x").write_text(...)`).
+    #[serde(default)]
+    pub receiver: bool,
+    /// Python: arguments that must match for the effect to apply (`"1" = { regex = "[wa]" }`
+    /// for `open(path, "w")`).
+    #[serde(default)]
+    pub if_args: BTreeMap<String, ValueSpec>,
+    #[serde(default)]
+    pub if_kwargs: BTreeMap<String, ValueSpec>,
+    /// Python: the effect applies only when none of these keyword arguments is given.
+    #[serde(default)]
+    pub unless_kwargs: Vec<String>,
+}
+
+/// Python calls by what they do; `names` are qualified names (`*` globs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiSpec {
+    pub names: Vec<String>,
+    #[serde(default, rename = "effect")]
+    pub effects: Vec<EffectSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

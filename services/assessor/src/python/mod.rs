@@ -15,45 +15,51 @@ use tree_sitter::{Node, Tree};
 /// Sequence displays keep this many elements as values; the rest still yield facts and labels.
 const MAX_SEQ_VALUES: usize = 256;
 
+mod follow;
+
 pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
     let mut walker = Walker {
         ctx,
         source,
         outer,
         names: HashMap::new(),
+        program: follow::Program::default(),
     };
     walker.visit(tree.root_node(), 0);
 }
 
+#[derive(Clone)]
 enum Bound {
     /// An imported module or member, by qualified name.
     Module(String),
     Var(Expr),
 }
 
-struct Walker<'c, 'r, 's> {
+struct Walker<'c, 'r, 's, 't> {
     ctx: &'c mut Context<'r>,
     source: &'s str,
     outer: Option<Span>,
     names: HashMap<String, Bound>,
+    /// Functions, classes and what is being followed through them.
+    program: follow::Program<'t>,
 }
 
-impl Walker<'_, '_, '_> {
-    fn text(&self, node: Node<'_>) -> &str {
+impl<'t> Walker<'_, '_, '_, 't> {
+    fn text(&self, node: Node<'t>) -> &str {
         node_text(node, self.source)
     }
 
-    fn span(&self, node: Node<'_>) -> Span {
+    fn span(&self, node: Node<'t>) -> Span {
         span_of(node, self.outer)
     }
 
     // ---- statements -------------------------------------------------------------------------
 
-    fn visit(&mut self, node: Node<'_>, depth: u32) {
+    fn visit(&mut self, node: Node<'t>, depth: u32) {
         with_stack(|| self.visit_node(node, depth))
     }
 
-    fn visit_node(&mut self, node: Node<'_>, depth: u32) {
+    fn visit_node(&mut self, node: Node<'t>, depth: u32) {
         if self.ctx.stop_at(depth) {
             return;
         }
@@ -70,10 +76,8 @@ impl Walker<'_, '_, '_> {
             | "except_clause"
             | "finally_clause"
             | "decorated_definition"
-            | "class_definition"
             | "match_statement"
             | "case_clause"
-            | "return_statement"
             | "raise_statement"
             | "delete_statement"
             | "print_statement"
@@ -90,6 +94,8 @@ impl Walker<'_, '_, '_> {
             | "global_statement"
             | "nonlocal_statement" => {}
             "with_statement" => self.with_statement(node, depth),
+            "return_statement" => self.return_statement(node, depth),
+            "class_definition" => self.class_definition(node, depth),
             "for_statement" => self.for_statement(node, depth),
             "function_definition" => self.function_definition(node, depth),
             "exec_statement" => {
@@ -108,14 +114,14 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn visit_children(&mut self, node: Node<'_>, depth: u32) {
+    fn visit_children(&mut self, node: Node<'t>, depth: u32) {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             self.visit(child, depth + 1);
         }
     }
 
-    fn import(&mut self, node: Node<'_>) {
+    fn import(&mut self, node: Node<'t>) {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
@@ -141,7 +147,7 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn import_from(&mut self, node: Node<'_>) {
+    fn import_from(&mut self, node: Node<'t>) {
         let Some(module) = node.child_by_field_name("module_name") else {
             return;
         };
@@ -169,12 +175,12 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn record_import(&mut self, name: String, node: Node<'_>) {
+    fn record_import(&mut self, name: String, node: Node<'t>) {
         let span = self.span(node);
         self.ctx.python.imports.push(Import { name, span });
     }
 
-    fn with_statement(&mut self, node: Node<'_>, depth: u32) {
+    fn with_statement(&mut self, node: Node<'t>, depth: u32) {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             if child.kind() != "with_clause" {
@@ -202,22 +208,30 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn for_statement(&mut self, node: Node<'_>, depth: u32) {
+    fn for_statement(&mut self, node: Node<'t>, depth: u32) {
         let iterated = match node.child_by_field_name("right") {
             Some(right) => self.expr(right, depth + 1),
             None => Expr::other(Taints::NONE),
         };
-        if let Some(left) = node.child_by_field_name("left") {
-            self.bind_target(left, Expr::other(iterated.taints), depth + 1);
-        }
-        for field in ["body", "alternative"] {
-            if let Some(block) = node.child_by_field_name(field) {
+        let left = node.child_by_field_name("left");
+        // A loop over a short literal list is followed once per element; a loop over a
+        // directory listing binds the variable to "an entry of that directory".
+        let values = follow::loop_values(&iterated, self.program.last_listing.as_ref());
+        let body = node.child_by_field_name("body");
+        for value in values {
+            if let Some(left) = left {
+                self.bind_target(left, value, depth + 1);
+            }
+            if let Some(block) = body {
                 self.visit(block, depth + 1);
             }
         }
+        if let Some(block) = node.child_by_field_name("alternative") {
+            self.visit(block, depth + 1);
+        }
     }
 
-    fn function_definition(&mut self, node: Node<'_>, depth: u32) {
+    fn function_definition(&mut self, node: Node<'t>, depth: u32) {
         if let Some(parameters) = node.child_by_field_name("parameters") {
             let mut cursor = parameters.walk();
             for parameter in parameters.named_children(&mut cursor) {
@@ -240,19 +254,20 @@ impl Walker<'_, '_, '_> {
                 self.ctx.python.push_binding(binding);
             }
         }
-        if let Some(body) = node.child_by_field_name("body") {
-            self.visit(body, depth + 1);
-        }
+        self.define_function(node, depth);
     }
 
     /// Gives `value` to an assignment target and records the binding.
-    fn bind_target(&mut self, target: Node<'_>, value: Expr, depth: u32) {
+    fn bind_target(&mut self, target: Node<'t>, value: Expr, depth: u32) {
         if self.ctx.stop_at(depth) {
             return;
         }
         match target.kind() {
             "identifier" | "attribute" => {
                 let name = self.text(target).to_string();
+                let line = self.span(target).line;
+                let value = value.step(|| "a call's result".into(), || format!("`{name}` (line {line})"));
+                self.program.note_opened(&name, &value);
                 if target.kind() == "attribute"
                     && let Some(object) = target.child_by_field_name("object")
                 {
@@ -274,7 +289,7 @@ impl Walker<'_, '_, '_> {
             }
             "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
                 let mut cursor = target.walk();
-                let targets: Vec<Node<'_>> = target.named_children(&mut cursor).collect();
+                let targets: Vec<Node<'t>> = target.named_children(&mut cursor).collect();
                 let parts = match &value.value {
                     Value::Seq(items) if items.len() == targets.len() => Some(items.clone()),
                     _ => None,
@@ -302,11 +317,11 @@ impl Walker<'_, '_, '_> {
 
     // ---- expressions ------------------------------------------------------------------------
 
-    fn expr(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn expr(&mut self, node: Node<'t>, depth: u32) -> Expr {
         with_stack(|| self.expr_node(node, depth))
     }
 
-    fn expr_node(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn expr_node(&mut self, node: Node<'t>, depth: u32) -> Expr {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
@@ -359,6 +374,7 @@ impl Walker<'_, '_, '_> {
             "list_comprehension" | "set_comprehension" | "generator_expression" | "dictionary_comprehension" => {
                 self.comprehension(node, depth)
             }
+            "conditional_expression" => self.conditional(node, depth),
             "keyword_argument" => match node.child_by_field_name("value") {
                 Some(v) => self.expr(v, depth + 1),
                 None => Expr::other(Taints::NONE),
@@ -369,7 +385,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// Anything without a value of its own: still visit it for the calls and labels inside.
-    fn union_of_children(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn union_of_children(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -382,7 +398,7 @@ impl Walker<'_, '_, '_> {
         Expr::other(taints)
     }
 
-    fn string(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn string(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let (text, formatted, taints) = self.string_parts(node, depth);
         self.ctx.python.push_string(StringLit {
             text: text.clone(),
@@ -394,10 +410,10 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Str(text)
         };
-        Expr { value, taints }
+        Expr { value, taints, trail: None }
     }
 
-    fn string_parts(&mut self, node: Node<'_>, depth: u32) -> (String, bool, Taints) {
+    fn string_parts(&mut self, node: Node<'t>, depth: u32) -> (String, bool, Taints) {
         let mut raw = false;
         let mut text = String::new();
         let mut formatted = false;
@@ -427,7 +443,7 @@ impl Walker<'_, '_, '_> {
         (text, formatted, taints)
     }
 
-    fn concatenated_string(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn concatenated_string(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut text = String::new();
         let mut formatted = false;
         let mut taints = Taints::NONE;
@@ -450,10 +466,10 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Str(text)
         };
-        Expr { value, taints }
+        Expr { value, taints, trail: None }
     }
 
-    fn identifier(&mut self, node: Node<'_>) -> Expr {
+    fn identifier(&mut self, node: Node<'t>) -> Expr {
         let name = self.text(node);
         match self.names.get(name) {
             Some(Bound::Var(expr)) => expr.clone(),
@@ -467,7 +483,7 @@ impl Walker<'_, '_, '_> {
 
     /// A reference used as a whole value: a name fact, and the labels of name sources
     /// (`os.environ` passed somewhere whole, not one variable of it).
-    fn name_reference(&mut self, qualified: String, node: Node<'_>, taints: Taints) -> Expr {
+    fn name_reference(&mut self, qualified: String, node: Node<'t>, taints: Taints) -> Expr {
         let labels = self.ctx.rules.name_labels(Language::Python, &qualified);
         if qualified.contains('.') {
             let span = self.span(node);
@@ -479,10 +495,11 @@ impl Walker<'_, '_, '_> {
         Expr {
             value: Value::Name(qualified),
             taints: taints.union(labels),
+            trail: None,
         }
     }
 
-    fn attribute(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn attribute(&mut self, node: Node<'t>, depth: u32) -> Expr {
         // `self.conn` assigned earlier is a variable by its dotted text.
         if let Some(Bound::Var(expr)) = self.names.get(self.text(node)) {
             return expr.clone();
@@ -494,7 +511,7 @@ impl Walker<'_, '_, '_> {
 
     /// The qualified name of an attribute and its evaluated object, without treating the
     /// attribute as used whole.
-    fn reference(&mut self, node: Node<'_>, depth: u32) -> (String, Option<Expr>) {
+    fn reference(&mut self, node: Node<'t>, depth: u32) -> (String, Option<Expr>) {
         let attribute = node
             .child_by_field_name("attribute")
             .map(|a| self.text(a).to_string())
@@ -511,6 +528,7 @@ impl Walker<'_, '_, '_> {
                     Expr {
                         value: Value::Name(q),
                         taints: inner.map_or(Taints::NONE, |i| i.taints),
+                        trail: None,
                     }
                 }
             },
@@ -524,7 +542,7 @@ impl Walker<'_, '_, '_> {
         (format!("{}.{attribute}", type_name(&object)), Some(object))
     }
 
-    fn call(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn call(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let span = self.span(node);
         let (name, receiver) = match node.child_by_field_name("function") {
             Some(f) if f.kind() == "identifier" => {
@@ -592,17 +610,26 @@ impl Walker<'_, '_, '_> {
         }
         self.mark_formatted_receiver(&call);
         let labels = self.ctx.rules.call_labels(Language::Python, &call);
-        let result = self.call_result(&call, node).with_taints(call.taints.union(labels));
+        let mut result = self.call_result(&call, node).with_taints(call.taints.union(labels));
         if let Some(embedded) = self.ctx.rules.embedded(Language::Python, &call) {
             self.extract_embedded(embedded, span);
         }
+        let mut found = self.ctx.rules.effects.python_effects(&call);
+        found.extend(self.writes_to_opened_file(node, &call));
+        let data = self.ctx.record_effects(Language::Python, found);
+        result = result.with_taints(data);
+        self.program.note_call(&call);
+        let followed = self.follow_call(node, &call, depth);
         self.ctx.python.push_call(call);
-        result
+        match followed {
+            Some(returned) => returned.with_taints(result.taints),
+            None => result,
+        }
     }
 
     /// What a call evaluates to. Path builders and module loaders keep enough of their value for
     /// path and name rules to see through them; everything else is "the result of calling X".
-    fn call_result(&mut self, call: &Call, node: Node<'_>) -> Expr {
+    fn call_result(&mut self, call: &Call, node: Node<'t>) -> Expr {
         let first_text = || call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
         match call.name.as_str() {
             "os.path.join"
@@ -640,7 +667,14 @@ impl Walker<'_, '_, '_> {
             },
             "pathlib.Path.home" => Expr::new(Value::Path("~".into())),
             "os.getenv" | "os.environ.get" => match first_text() {
-                Some(var) => Expr::new(Value::Formatted(format!("${var}"))),
+                Some(var) => match self.outside_value("os.environ", &var) {
+                    Some(known) => known,
+                    // `os.environ.get("HOST", "203.0.113.7")`: the default is the value it can take.
+                    None => match call.args.get(1).or_else(|| call.kwarg("default")) {
+                        Some(default) if matches!(default.value, Value::Str(_)) => default.clone(),
+                        _ => Expr::new(Value::Formatted(format!("${var}"))),
+                    },
+                },
                 None => Expr::new(Value::Call(call.name.clone())),
             },
             "getattr" => match (call.args.first(), call.args.get(1).map(|a| &a.value)) {
@@ -701,7 +735,7 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn assignment(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let value = match node.child_by_field_name("right") {
             Some(right) => self.expr(right, depth + 1),
             None => return Expr::other(Taints::NONE),
@@ -712,7 +746,7 @@ impl Walker<'_, '_, '_> {
         value
     }
 
-    fn augmented_assignment(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn augmented_assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let addition = match node.child_by_field_name("right") {
             Some(right) => self.expr(right, depth + 1),
             None => return Expr::other(Taints::NONE),
@@ -731,6 +765,7 @@ impl Walker<'_, '_, '_> {
         let value = Expr {
             value: combined,
             taints: previous.taints.union(addition.taints),
+            trail: None,
         };
         if left.kind() == "identifier" {
             self.names
@@ -739,7 +774,7 @@ impl Walker<'_, '_, '_> {
         value
     }
 
-    fn binary_operator(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn binary_operator(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let (Some(left_node), Some(right_node)) = (node.child_by_field_name("left"), node.child_by_field_name("right"))
         else {
             return self.union_of_children(node, depth);
@@ -777,12 +812,12 @@ impl Walker<'_, '_, '_> {
             ("/", Value::Str(_) | Value::Formatted(_), _) => return join_path(&[&left, &right]),
             _ => Value::Other,
         };
-        Expr { value, taints }
+        Expr { value, taints, trail: None }
     }
 
-    fn comparison(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn comparison(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut cursor = node.walk();
-        let operands: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let operands: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
         let mut taints = Taints::NONE;
         let mut values = Vec::with_capacity(operands.len());
         for operand in &operands {
@@ -807,7 +842,7 @@ impl Walker<'_, '_, '_> {
         Expr::other(taints)
     }
 
-    fn sequence(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn sequence(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut items = Vec::new();
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
@@ -824,12 +859,13 @@ impl Walker<'_, '_, '_> {
         Expr {
             value: Value::Seq(items),
             taints,
+            trail: None,
         }
     }
 
     /// A dict display evaluates to the sequence of its values, so "all literal" and "some value
     /// is tainted" read the same as for a list.
-    fn dictionary(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn dictionary(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut values = Vec::new();
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
@@ -861,10 +897,11 @@ impl Walker<'_, '_, '_> {
         Expr {
             value: Value::Seq(values),
             taints,
+            trail: None,
         }
     }
 
-    fn subscript(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn subscript(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let Some(object_node) = node.child_by_field_name("value") else {
             return self.union_of_children(node, depth);
         };
@@ -876,6 +913,7 @@ impl Walker<'_, '_, '_> {
                     Expr {
                         value: Value::Name(q),
                         taints: inner.map_or(Taints::NONE, |i| i.taints),
+                        trail: None,
                     }
                 }
             },
@@ -904,23 +942,28 @@ impl Walker<'_, '_, '_> {
             call.args.push(key);
             let labels = self.ctx.rules.call_labels(Language::Python, &call);
             self.ctx.python.push_call(call);
+            if let Some(known) = key_text.as_deref().and_then(|k| self.outside_value(q, k)) {
+                return known.with_taints(taints.union(labels));
+            }
             let value = match key_text {
                 Some(k) if q == "os.environ" => Value::Formatted(format!("${k}")),
+                Some(k) if q == "sys.argv" => Value::Formatted(format!("{{sys.argv[{k}]}}")),
                 _ => Value::Other,
             };
             return Expr {
                 value,
                 taints: taints.union(labels),
+                trail: None,
             };
         }
         Expr::other(taints)
     }
 
-    fn comprehension(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    fn comprehension(&mut self, node: Node<'t>, depth: u32) -> Expr {
         // Clauses bind the loop variables the body uses, so they go first.
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
         for clause in children.iter().filter(|c| c.kind() == "for_in_clause") {
             let iterated = match clause.child_by_field_name("right") {
                 Some(right) => self.expr(right, depth + 1),
@@ -993,7 +1036,7 @@ fn join_path(parts: &[&Expr]) -> Expr {
     } else {
         Value::Formatted(text)
     };
-    Expr { value, taints }
+    Expr { value, taints, trail: None }
 }
 
 /// A joined path's value, typed as a pathlib path when it is a literal.
@@ -1002,6 +1045,7 @@ fn as_path(expr: Expr) -> Expr {
         Value::Str(s) => Expr {
             value: Value::Path(s),
             taints: expr.taints,
+            trail: None,
         },
         _ => expr,
     }
