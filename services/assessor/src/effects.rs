@@ -26,14 +26,37 @@ impl Positional {
             Some("last") => Positional::Last,
             Some("rest") => Positional::Rest,
             Some("urls") => Positional::Urls,
-            Some(other) => return Err(format!("positional {other:?} is not all, first, last, rest, urls or none")),
+            Some(other) => {
+                return Err(format!(
+                    "positional {other:?} is not all, first, last, rest, urls or none"
+                ));
+            }
         })
     }
 }
 
 pub const EFFECT_KINDS: &[&str] = &[
-    "read", "write", "append", "delete", "fetch", "send", "connect", "listen", "exec", "run", "shell", "load",
-    "privilege", "kill", "schedule", "service", "chmod", "chown", "account", "mount", "firewall",
+    "read",
+    "write",
+    "append",
+    "delete",
+    "fetch",
+    "send",
+    "connect",
+    "listen",
+    "exec",
+    "run",
+    "shell",
+    "load",
+    "privilege",
+    "kill",
+    "schedule",
+    "service",
+    "chmod",
+    "chown",
+    "account",
+    "mount",
+    "firewall",
 ];
 
 #[derive(Debug, Clone)]
@@ -62,6 +85,7 @@ pub struct Effect {
 
 #[derive(Debug, Clone, Default)]
 pub struct Tool {
+    pub bundled_first: bool,
     pub value_options: HashSet<String>,
     pub effects: Vec<Effect>,
 }
@@ -114,7 +138,14 @@ fn parse_words<'w>(tool: &Tool, words: &'w [Expr]) -> Parsed<'w> {
     while i < words.len() {
         let word = &words[i];
         i += 1;
-        let Some(text) = word_text(word).filter(|t| !options_done && t.len() > 1 && t.starts_with('-')) else {
+        let bundled = tool.bundled_first
+            && i == 2
+            && word_text(word)
+                .is_some_and(|t| !t.starts_with('-') && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()));
+        let Some(text) = word_text(word)
+            .map(|t| if bundled { format!("-{t}") } else { t })
+            .filter(|t| !options_done && t.len() > 1 && t.starts_with('-'))
+        else {
             parsed.positionals.push(word);
             continue;
         };
@@ -135,7 +166,9 @@ fn parse_words<'w>(tool: &Tool, words: &'w [Expr]) -> Parsed<'w> {
         }
         let short = &text[1..];
         // Single-dash long options (`find -name`, `-exec`) when the table names them.
-        if short.chars().count() > 1 && (takes_value(short) || tool.effects.iter().any(|e| e.when.iter().any(|w| w == short))) {
+        if short.chars().count() > 1
+            && (takes_value(short) || tool.effects.iter().any(|e| e.when.iter().any(|w| w == short)))
+        {
             if takes_value(short) {
                 parsed.options.push((short.to_string(), words.get(i)));
                 i += 1;
@@ -198,7 +231,10 @@ fn is_remote(text: &str) -> bool {
 
 fn looks_like_url(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
-    lower.contains("://") || (lower.contains('@') && lower.contains(':') && !lower.starts_with('@')) || lower.starts_with("/dev/tcp/") || lower.starts_with("/dev/udp/")
+    lower.contains("://")
+        || (lower.contains('@') && lower.contains(':') && !lower.starts_with('@'))
+        || lower.starts_with("/dev/tcp/")
+        || lower.starts_with("/dev/udp/")
 }
 
 impl EffectTables {
@@ -273,7 +309,8 @@ impl EffectTables {
                     }
                 }
             }
-            if operands.is_empty() && (effect.stdin || effect.positional == Positional::None) {
+            let names_nothing = effect.options.is_empty() && effect.prefix.is_none() && effect.operand.is_none();
+            if operands.is_empty() && names_nothing && (effect.stdin || effect.positional == Positional::None) {
                 // An effect on standard input or on nothing named (`nc -l`, `sudo -i`).
                 operands.push(Expr::new(Value::Str(String::new())).with_taints(call.taints));
             }
@@ -340,6 +377,10 @@ impl EffectTables {
             _ => operand.taints,
         };
         let mut operand = operand;
+        // `os.kill(-1, 9)`: numbers are matched as text, like the shell's words.
+        if let Value::Int(number) = operand.value {
+            operand.value = Value::Str(number.to_string());
+        }
         let mut found = Vec::new();
         let mut file = effect.reads_file && effect.kind != "read";
         if let Some(prefix) = effect.file_prefix
@@ -348,7 +389,11 @@ impl EffectTables {
             operand = path;
             file = true;
         }
-        if file && !operand.text().is_some_and(|t| t.is_empty() || t == "-" || is_remote(&t)) {
+        if file
+            && !operand
+                .text()
+                .is_some_and(|t| t.is_empty() || t == "-" || is_remote(&t))
+        {
             // The file is read for the effect: the read is a fact of its own.
             let mut read = Call::new("@read".into(), call.span);
             read.via = fact.via.clone();
@@ -361,6 +406,15 @@ impl EffectTables {
             _ => None,
         };
         fact.args.push(operand);
+        // The data of a send or a write, for the path it took (the second argument).
+        if matches!(effect.kind.as_str(), "send" | "write" | "append")
+            && let Some(data) = call
+                .all_args()
+                .chain(call.receiver.iter())
+                .find(|a| a.trail.is_some() && !a.taints.is_empty())
+        {
+            fact.args.push(data.clone());
+        }
         found.push(Found { call: fact, code });
         found
     }
@@ -403,11 +457,34 @@ impl FileTaints {
         }
     }
 
+    /// Labels of the file, or of a directory it is in that was written whole (an archive
+    /// extracted there).
     pub fn of(&self, path: &str) -> Taints {
-        self.by_path.get(&normalise(path)).copied().unwrap_or_default()
+        if self.by_path.is_empty() {
+            return Taints::NONE;
+        }
+        let path = normalise(path);
+        let mut taints = Taints::NONE;
+        let mut current = path.as_str();
+        loop {
+            if let Some(t) = self.by_path.get(current.trim_end_matches('/')) {
+                taints = taints.union(*t);
+            }
+            match current.trim_end_matches('/').rfind('/') {
+                Some(at) if at > 0 => current = &current[..at],
+                _ => break,
+            }
+        }
+        taints
     }
 }
 
 fn normalise(path: &str) -> String {
-    path.trim_start_matches("./").to_string()
+    let trimmed = path.trim_start_matches("./");
+    let trimmed = if trimmed.len() > 1 {
+        trimmed.trim_end_matches('/')
+    } else {
+        trimmed
+    };
+    trimmed.to_string()
 }

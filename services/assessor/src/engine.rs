@@ -393,6 +393,9 @@ impl Engine {
     fn rule_finding(&self, rule: &crate::rules::Rule, hit: &matcher::Hit, source: &str, origin: Origin) -> Finding {
         let mut severity = rule.severity;
         let mut explanation = rule.explanation.clone();
+        if let Some(trail) = &hit.trail {
+            explanation.push_str(&format!(" The value's path: {trail} → line {}.", hit.span.line.max(1)));
+        }
         for related in &hit.related {
             explanation.push_str(&format!(
                 " Together with line {}: `{}`.",

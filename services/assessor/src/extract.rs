@@ -228,7 +228,7 @@ impl<'r> Context<'r> {
         // Reads and fetches first: what they bring in is the data of the command's writes and sends.
         for mut item in found {
             match item.call.name.as_str() {
-                "@read" | "@fetch" | "@run" | "@load" => {
+                "@read" | "@fetch" => {
                     let path = item.call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
                     let mut labels = self.rules.call_labels(language, &item.call);
                     if let Some(path) = path {
@@ -242,8 +242,17 @@ impl<'r> Context<'r> {
             }
         }
         for mut item in later {
-            if matches!(item.call.name.as_str(), "@write" | "@append" | "@send" | "@shell" | "@exec") {
+            if matches!(
+                item.call.name.as_str(),
+                "@write" | "@append" | "@send" | "@shell" | "@exec" | "@run" | "@load"
+            ) {
                 item.call.taints = item.call.taints.union(data);
+            }
+            if matches!(item.call.name.as_str(), "@run" | "@load")
+                && let Some(path) = item.call.args.first().and_then(|a| a.text())
+            {
+                let labels = self.files.of(&path);
+                item.call.taints = item.call.taints.union(labels);
             }
             if matches!(item.call.name.as_str(), "@write" | "@append")
                 && let Some(path) = item.call.args.first().and_then(|a| a.text())
@@ -273,7 +282,9 @@ impl<'r> Context<'r> {
             other => {
                 for found in crate::scripts::scan(other, &text, span, code.taints) {
                     match found {
-                        crate::scripts::Scanned::Shell(command) => self.extract_embedded(Language::Bash, &command, span),
+                        crate::scripts::Scanned::Shell(command) => {
+                            self.extract_embedded(Language::Bash, &command, span)
+                        }
                         crate::scripts::Scanned::Fact(call) => self.shell.push_call(call),
                         crate::scripts::Scanned::String(lit) => self.shell.push_string(lit),
                     }

@@ -37,12 +37,15 @@ pub struct Hit {
     pub rule: usize,
     pub span: Span,
     pub related: Vec<Span>,
+    /// The path the matched value took, when it came from elsewhere in the program.
+    pub trail: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 struct Place {
     span: Span,
     related: Vec<Span>,
+    trail: Option<String>,
 }
 
 impl Place {
@@ -50,6 +53,15 @@ impl Place {
         Place {
             span,
             related: Vec::new(),
+            trail: None,
+        }
+    }
+
+    fn of_call(pattern: &crate::rules::CallPattern, call: &crate::facts::Call) -> Place {
+        Place {
+            span: call.span,
+            related: Vec::new(),
+            trail: pattern.trail(call),
         }
     }
 }
@@ -70,6 +82,7 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                 rule,
                 span: place.span,
                 related: place.related,
+                trail: place.trail,
             });
         }
     };
@@ -91,7 +104,7 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                     if let Pattern::Call(pattern) = &rules.rules[i].pattern
                         && pattern.matches(call)
                     {
-                        push(&mut hits, i, Place::at(call.span));
+                        push(&mut hits, i, Place::of_call(pattern, call));
                     }
                 }
             }
@@ -145,7 +158,7 @@ impl Finder<'_> {
                 .calls
                 .iter()
                 .filter(|c| p.matches(c))
-                .map(|c| Place::at(c.span))
+                .map(|c| Place::of_call(p, c))
                 .collect(),
             Pattern::Import(names) => facts
                 .imports

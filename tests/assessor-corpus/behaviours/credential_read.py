@@ -111,7 +111,7 @@ for w in glob.glob(os.path.expanduser("~/.bitcoin/wallet.dat")):
 #@ azure_tokens HIGH t
 import json, os
 print(json.load(open(os.path.expanduser("~/.azure/accessTokens.json"))))
-#@ passwd_usernames benign t
+#@ passwd_usernames HIGH t
 with open("/etc/passwd") as f:
     users = [l.split(":")[0] for l in f]
 print(users[:5])

@@ -55,7 +55,7 @@ gpg --export-secret-keys --armor > private.asc
 cat ~/.vault-token
 #@ docker_sock_docker_cli HIGH t
 docker -H unix:///var/run/docker.sock run -v /:/host alpine cat /host/etc/shadow
-#@ cat_passwd_benign_fields benign t
+#@ cat_passwd_benign_fields HIGH t
 cut -d: -f1 /etc/passwd | sort | head
 #@ ssh_pub_key_show benign t
 cat ~/.ssh/id_ed25519.pub
@@ -85,7 +85,7 @@ git config --get user.email
 gpg --verify tool.tar.gz.asc tool.tar.gz
 #@ hosts_lookup benign v
 grep example /etc/hosts
-#@ ls_ssh_dir benign t
+#@ ls_ssh_dir HIGH t
 ls -la ~/.ssh/
 #@ whoami_id benign t
 id; whoami

@@ -224,7 +224,7 @@ def submit(results, url="https://api.example.com/results"):
 
 with open("results.json") as f:
     print(submit(json.load(f)))
-#@ read_passwd_count benign t
+#@ read_passwd_count HIGH t
 with open("/etc/passwd") as f:
     users = [line.split(":")[0] for line in f if line.strip()]
 print(len(users), "accounts")

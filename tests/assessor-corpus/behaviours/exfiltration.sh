@@ -91,7 +91,7 @@ curl -fsS -X POST -H "Authorization: Bearer $API_TOKEN" \
 curl -s -X POST -H 'Content-Type: application/json' -d @payload.json https://httpbin.org/post
 #@ env_grep_path benign v
 env | grep -i '^path='
-#@ cat_passwd_count benign t
+#@ cat_passwd_count HIGH t
 #!/bin/bash
 # how many local accounts use bash?
 grep -c '/bin/bash$' /etc/passwd

@@ -37,7 +37,14 @@ pub(super) struct Program<'t> {
     pub(super) last_listing: Option<(String, Expr)>,
 }
 
-const OPENERS: &[&str] = &["open", "io.open", "builtins.open", "codecs.open", "pathlib.Path.open", "aiofiles.open"];
+const OPENERS: &[&str] = &[
+    "open",
+    "io.open",
+    "builtins.open",
+    "codecs.open",
+    "pathlib.Path.open",
+    "aiofiles.open",
+];
 const LISTINGS: &[&str] = &[
     "os.walk",
     "os.listdir",
@@ -71,7 +78,12 @@ impl Program<'_> {
             let base = match call.name.as_str() {
                 "pathlib.Path.iterdir" | "pathlib.Path.walk" => call.receiver.clone(),
                 "pathlib.Path.glob" | "pathlib.Path.rglob" => call.receiver.clone().map(|r| {
-                    let pattern = call.args.first().and_then(|a| a.text()).unwrap_or_default().into_owned();
+                    let pattern = call
+                        .args
+                        .first()
+                        .and_then(|a| a.text())
+                        .unwrap_or_default()
+                        .into_owned();
                     let text = r.text().unwrap_or_default().into_owned();
                     Expr {
                         value: Value::Formatted(format!("{text}/{pattern}")),
@@ -107,7 +119,9 @@ pub(super) fn loop_values(iterated: &Expr, listing: Option<&(String, Expr)>) -> 
     if let Value::Seq(items) = &iterated.value
         && !items.is_empty()
         && items.len() <= MAX_LOOP_VALUES
-        && items.iter().all(|i| matches!(i.value, Value::Str(_) | Value::Path(_) | Value::Seq(_)))
+        && items
+            .iter()
+            .all(|i| matches!(i.value, Value::Str(_) | Value::Path(_) | Value::Seq(_)))
     {
         return items.iter().map(|i| i.clone().with_taints(iterated.taints)).collect();
     }
@@ -120,14 +134,24 @@ pub(super) fn loop_values(iterated: &Expr, listing: Option<&(String, Expr)>) -> 
             _ => format!("{}/{{}}", text.trim_end_matches('/')),
         };
         let value = Expr {
-            value: Value::Formatted(entry),
+            value: if callee.starts_with("pathlib.") {
+                Value::Path(entry)
+            } else {
+                Value::Formatted(entry)
+            },
             taints: iterated.taints.union(base.taints),
             trail: base.trail.clone(),
         };
         // `for root, dirs, files in os.walk(d)`: the first of the tuple is the directory.
-        return vec![Expr::new(Value::Seq(vec![value.clone(), Expr::other(value.taints), Expr::other(value.taints)]))
+        return vec![
+            Expr::new(Value::Seq(vec![
+                value.clone(),
+                Expr::other(value.taints),
+                Expr::other(value.taints),
+            ]))
             .with_taints(value.taints)
-            .with_trail_of(&[&value])]
+            .with_trail_of(&[&value]),
+        ]
         .into_iter()
         .map(|seq| if callee == "os.walk" { seq } else { value.clone() })
         .collect();
@@ -211,17 +235,56 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let then = self.expr(*then, depth + 1);
         let otherwise = self.expr(*otherwise, depth + 1);
         let taints = then.taints.union(otherwise.taints);
-        let chosen = if !then.is_literal() && otherwise.is_literal() { otherwise } else { then };
+        let chosen = if !then.is_literal() && otherwise.is_literal() {
+            otherwise
+        } else {
+            then
+        };
         chosen.with_taints(taints)
+    }
+
+    /// `items.append(x)`, `d.update(x)`: the container now carries what was put in.
+    pub(super) fn collect_into_receiver(&mut self, node: Node<'t>, call: &Call) {
+        let Some(function) = node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+            return;
+        };
+        let method = function
+            .child_by_field_name("attribute")
+            .map(|a| self.text(a))
+            .unwrap_or_default();
+        if !matches!(
+            method,
+            "append" | "extend" | "add" | "update" | "insert" | "appendleft" | "setdefault" | "put"
+        ) {
+            return;
+        }
+        let Some(object) = function.child_by_field_name("object") else {
+            return;
+        };
+        let taints = call.all_args().fold(Taints::NONE, |t, a| t.union(a.taints));
+        if taints.is_empty() {
+            return;
+        }
+        let key = self.text(object).to_string();
+        if let Some(Bound::Var(existing)) = self.names.get_mut(&key) {
+            existing.taints = existing.taints.union(taints);
+            if existing.trail.is_none() {
+                existing.trail = call
+                    .all_args()
+                    .find(|a| !a.taints.is_empty())
+                    .and_then(|a| a.trail.clone());
+            }
+        }
     }
 
     /// The request's value of `sys.argv[N]` or `os.environ[NAME]`, when the request is known.
     pub(super) fn outside_value(&self, mapping: &str, key: &str) -> Option<Expr> {
         let inputs = self.ctx.inputs?;
         match mapping {
-            "os.environ" => inputs.env.get(key).map(|v| {
-                Expr::new(Value::Str(v.clone())).step(String::new, || format!("environment variable {key}"))
-            }),
+            "os.environ" => inputs
+                .env
+                .get(key)
+                .map(|v| Expr::new(Value::Str(v.clone())).step(String::new, || format!("environment variable {key}"))),
             "sys.argv" => {
                 let index: usize = key.parse().ok()?;
                 let value = inputs.args.get(index.checked_sub(1)?)?;
@@ -280,10 +343,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
             }
             "attribute" => {
-                let method = function.child_by_field_name("attribute").map(|a| self.text(a).to_string())?;
+                let method = function
+                    .child_by_field_name("attribute")
+                    .map(|a| self.text(a).to_string())?;
                 let object = function.child_by_field_name("object")?;
                 let class = match &call.receiver {
-                    Some(Expr { value: Value::Call(c), .. }) if self.program.classes.contains(c) => Some(c.clone()),
+                    Some(Expr {
+                        value: Value::Call(c), ..
+                    }) if self.program.classes.contains(c) => Some(c.clone()),
                     _ if self.text(object) == "self" => self.program.current_class.clone(),
                     _ => None,
                 };
@@ -296,7 +363,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .and_then(|q| self.program.methods.get(q))
                     .or_else(|| self.program.methods.get(&method))
                     .copied()?;
-                (qualified.unwrap_or(method), definition, Some(call.receiver.clone().unwrap_or_else(|| Expr::other(Taints::NONE))))
+                (
+                    qualified.unwrap_or(method),
+                    definition,
+                    Some(call.receiver.clone().unwrap_or_else(|| Expr::other(Taints::NONE))),
+                )
             }
             _ => return None,
         };
@@ -306,7 +377,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.follow(&key, definition, call, receiver, depth)
     }
 
-    fn follow(&mut self, key: &str, definition: Node<'t>, call: &Call, receiver: Option<Expr>, depth: u32) -> Option<Expr> {
+    fn follow(
+        &mut self,
+        key: &str,
+        definition: Node<'t>,
+        call: &Call,
+        receiver: Option<Expr>,
+        depth: u32,
+    ) -> Option<Expr> {
         if self.program.calling.len() >= MAX_CALL_DEPTH
             || self.program.followed >= MAX_FOLLOWED_CALLS
             || self.program.calling.iter().any(|c| c == key)
@@ -322,7 +400,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
         for (name, value) in bindings {
             self.names.insert(name, Bound::Var(value));
         }
-        let class = key.split_once('.').map(|(c, _)| c.to_string()).filter(|c| self.program.classes.contains(c));
+        let class = key
+            .split_once('.')
+            .map(|(c, _)| c.to_string())
+            .filter(|c| self.program.classes.contains(c));
         let class = class.or_else(|| self.program.current_class.clone());
         let outer_class = std::mem::replace(&mut self.program.current_class, class);
         self.program.calling.push(key.to_string());
@@ -361,7 +442,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let (name, default) = match parameter.kind() {
                 "identifier" => (self.text(parameter).to_string(), None),
                 "typed_parameter" => (
-                    parameter.named_child(0).map(|n| self.text(n).to_string()).unwrap_or_default(),
+                    parameter
+                        .named_child(0)
+                        .map(|n| self.text(n).to_string())
+                        .unwrap_or_default(),
                     None,
                 ),
                 "default_parameter" | "typed_default_parameter" => (
@@ -388,7 +472,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 (None, Some(default)) => self.expr(default, depth + 1),
                 (None, None) => Expr::new(Value::Name(name.clone())),
             };
-            let value = value.step(|| "an argument".into(), || format!("`{function}({name})` (line {line})"));
+            let value = value.step(
+                || "an argument".into(),
+                || format!("`{function}({name})` (line {line})"),
+            );
             bindings.push((name, value));
         }
         bindings

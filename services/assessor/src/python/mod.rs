@@ -49,6 +49,21 @@ impl<'t> Walker<'_, '_, '_, 't> {
         node_text(node, self.source)
     }
 
+    /// A computed value with no path yet starts its path at the expression that made it.
+    fn starting_at(&self, value: Expr, node: Node<'t>) -> Expr {
+        if value.trail.is_some() || value.is_literal() {
+            return value;
+        }
+        let text = crate::facts::short(self.text(node));
+        let line = self.span(node).line;
+        Expr {
+            trail: Some(std::sync::Arc::new(crate::facts::Trail {
+                steps: vec![format!("`{text}` (line {line})")],
+            })),
+            ..value
+        }
+    }
+
     fn span(&self, node: Node<'t>) -> Span {
         span_of(node, self.outer)
     }
@@ -195,7 +210,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 if value.kind() == "as_pattern" {
                     // `open(p) as f`: the first named child is the expression, the alias the name.
                     let expr = match value.named_child(0) {
-                        Some(e) => self.expr(e, depth + 2),
+                        Some(e) => {
+                            let expr = self.expr(e, depth + 2);
+                            self.starting_at(expr, e)
+                        }
                         None => Expr::other(Taints::NONE),
                     };
                     if let Some(alias) = value.child_by_field_name("alias") {
@@ -410,7 +428,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         } else {
             Value::Str(text)
         };
-        Expr { value, taints, trail: None }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
     fn string_parts(&mut self, node: Node<'t>, depth: u32) -> (String, bool, Taints) {
@@ -432,9 +454,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 "interpolation" => {
                     formatted = true;
-                    text.push_str("{}");
-                    if let Some(e) = child.child_by_field_name("expression") {
-                        taints = taints.union(self.expr(e, depth + 1).taints);
+                    match child.child_by_field_name("expression") {
+                        Some(e) => {
+                            let value = self.expr(e, depth + 1);
+                            taints = taints.union(value.taints);
+                            // A hole whose value is known reads as that value (`f"/{user}/.ssh"`).
+                            match &value.value {
+                                Value::Str(s) | Value::Path(s) => text.push_str(s),
+                                Value::Int(i) => text.push_str(&i.to_string()),
+                                _ => text.push_str("{}"),
+                            }
+                        }
+                        None => text.push_str("{}"),
                     }
                 }
                 _ => {}
@@ -466,7 +497,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         } else {
             Value::Str(text)
         };
-        Expr { value, taints, trail: None }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
     fn identifier(&mut self, node: Node<'t>) -> Expr {
@@ -614,6 +649,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if let Some(embedded) = self.ctx.rules.embedded(Language::Python, &call) {
             self.extract_embedded(embedded, span);
         }
+        self.collect_into_receiver(node, &call);
         let mut found = self.ctx.rules.effects.python_effects(&call);
         found.extend(self.writes_to_opened_file(node, &call));
         let data = self.ctx.record_effects(Language::Python, found);
@@ -737,7 +773,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     fn assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let value = match node.child_by_field_name("right") {
-            Some(right) => self.expr(right, depth + 1),
+            Some(right) => {
+                let value = self.expr(right, depth + 1);
+                self.starting_at(value, right)
+            }
             None => return Expr::other(Taints::NONE),
         };
         if let Some(left) = node.child_by_field_name("left") {
@@ -809,10 +848,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 Value::Formatted(a.clone())
             }
             ("/", Value::Path(_), _) => return as_path(join_path(&[&left, &right])),
+            ("+", Value::Seq(a), Value::Seq(b)) => {
+                let mut items = a.clone();
+                items.extend(b.iter().cloned());
+                Value::Seq(items)
+            }
+            ("|", Value::Int(a), Value::Int(b)) => Value::Int(a | b),
+            // `stat.S_ISUID | 0o755`: the flag's name is what rules look for.
+            ("|", Value::Name(n), _) | ("|", _, Value::Name(n)) => Value::Name(n.clone()),
             ("/", Value::Str(_) | Value::Formatted(_), _) => return join_path(&[&left, &right]),
             _ => Value::Other,
         };
-        Expr { value, taints, trail: None }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
     fn comparison(&mut self, node: Node<'t>, depth: u32) -> Expr {
@@ -1036,7 +1087,11 @@ fn join_path(parts: &[&Expr]) -> Expr {
     } else {
         Value::Formatted(text)
     };
-    Expr { value, taints, trail: None }
+    Expr {
+        value,
+        taints,
+        trail: None,
+    }
 }
 
 /// A joined path's value, typed as a pathlib path when it is a literal.

@@ -95,6 +95,7 @@ impl RuleSet {
                     message,
                 };
                 let tool = crate::effects::Tool {
+                    bundled_first: spec.bundled_first,
                     value_options: spec.value_options.iter().cloned().collect(),
                     effects: spec
                         .effects
@@ -172,6 +173,7 @@ impl RuleSet {
                     references: spec.references,
                     pattern,
                     examples: spec.examples,
+                    more_examples: spec.more_examples,
                     file: file_name.clone(),
                 });
             }

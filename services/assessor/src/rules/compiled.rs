@@ -268,6 +268,29 @@ impl CallPattern {
     pub fn matches(&self, call: &Call) -> bool {
         self.names.contains(&call.name) && self.constraints_hold(call)
     }
+
+    /// The path taken by the value that made this call match: a tainted argument for a taint
+    /// constraint, else the argument a value constraint is about, else any argument with one.
+    pub fn trail(&self, call: &Call) -> Option<String> {
+        let values = || call.all_args().chain(call.receiver.iter());
+        let chosen = if let Some(labels) = self.tainted {
+            values().find(|v| v.trail.is_some() && v.taints.intersects(labels))
+        } else {
+            None
+        };
+        let chosen = chosen
+            .or_else(|| {
+                self.args
+                    .iter()
+                    .filter_map(|(i, _)| call.args.get(*i))
+                    .find(|v| v.trail.is_some())
+            })
+            .or_else(|| values().find(|v| v.trail.is_some() && self.any_arg.iter().any(|m| m.matches(Some(v)))))
+            .or_else(|| values().find(|v| v.trail.is_some() && !v.taints.is_empty()))
+            .or_else(|| values().find(|v| v.trail.is_some()))?;
+        let trail = chosen.trail.as_ref()?;
+        (trail.steps.len() > 1).then(|| trail.render())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -306,6 +329,7 @@ pub struct Rule {
     pub references: Vec<String>,
     pub pattern: Pattern,
     pub examples: Examples,
+    pub more_examples: Vec<Examples>,
     /// The file it came from, for error messages.
     pub file: String,
 }

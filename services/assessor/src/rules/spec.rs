@@ -38,6 +38,9 @@ pub struct ToolSpec {
     pub value_options: Vec<String>,
     #[serde(default, rename = "effect")]
     pub effects: Vec<EffectSpec>,
+    /// The first word is a cluster of options even without a dash (`tar xzf`, `ps aux`).
+    #[serde(default)]
+    pub bundled_first: bool,
 }
 
 /// One effect of a tool or a Python call and where its operands are.
@@ -140,6 +143,9 @@ pub struct RuleSpec {
     pub pattern: PatternSpec,
     #[serde(default)]
     pub examples: Examples,
+    /// Examples in the rule's other languages.
+    #[serde(default)]
+    pub more_examples: Vec<Examples>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -352,6 +358,9 @@ pub struct WrapperSpec {
     /// The command starts after one of these words and ends at `;` or `+` (`find -exec`).
     #[serde(default)]
     pub starts_after: Vec<String>,
+    /// With one of these options the wrapper runs nothing (`command -v` only looks a name up).
+    #[serde(default)]
+    pub unless_options: Vec<String>,
 }
 
 impl WrapperSpec {
@@ -364,6 +373,9 @@ impl WrapperSpec {
                 .map(|t| t.into_owned())
                 .unwrap_or_default()
         };
+        if (1..words.len()).any(|i| self.unless_options.contains(&text(i))) {
+            return Vec::new();
+        }
         if !self.starts_after.is_empty() {
             let Some(start) = (1..words.len()).find(|&i| self.starts_after.contains(&text(i))) else {
                 return Vec::new();
