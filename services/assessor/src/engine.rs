@@ -176,11 +176,10 @@ impl Engine {
     /// Rules from `config.rules_dir` and threats from `config.threats_file` (each falling back to
     /// the compiled-in files when unset).
     pub fn load(config: &EngineConfig) -> Result<Engine, EngineError> {
-        let rule_files = match &config.rules_dir {
-            Some(dir) => read_rule_dir(dir)?,
-            None => builtin::rule_files(),
+        let rules = match &config.rules_dir {
+            Some(dir) => RuleSet::compile(&read_rule_dir(dir)?)?,
+            None => RuleSet::compile_prebuilt(builtin::RULE_FILES)?,
         };
-        let rules = RuleSet::compile(&rule_files)?;
         let threats = match &config.threats_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| EngineError::Io {

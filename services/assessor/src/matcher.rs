@@ -115,10 +115,13 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                     return hits;
                 }
                 // Most strings match nothing: the cheap test first.
-                if !index.set.is_match(&lit.text) {
+                let Some(set) = index.set() else {
+                    break;
+                };
+                if !set.is_match(&lit.text) {
                     continue;
                 }
-                for set_index in index.set.matches(&lit.text).iter() {
+                for set_index in set.matches(&lit.text).iter() {
                     let i = index.rules[set_index];
                     if let Pattern::String { formatted, .. } = &rules.rules[i].pattern
                         && formatted.is_none_or(|f| f == lit.formatted)
@@ -190,7 +193,9 @@ impl Finder<'_> {
                 .map(|spans| spans.iter().copied().map(Place::at).collect())
                 .unwrap_or_default(),
             Pattern::Text(regex) if is_file_language => regex
-                .find_iter(self.input.source)
+                .get()
+                .into_iter()
+                .flat_map(|r| r.find_iter(self.input.source))
                 .take(1000)
                 .map(|m| Place::at(self.lines.span(m.start(), m.end())))
                 .collect(),

@@ -115,6 +115,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "function_definition" => {
                 if let Some(name) = node.child_by_field_name("name") {
                     let name = literal_word(self.text(name));
+                    if let Some(body) = node.child_by_field_name("body")
+                        && self.pipes_into_itself(body, &name)
+                    {
+                        let fact = Call::new("@fork-bomb".into(), self.span(node));
+                        self.ctx.shell.push_call(fact);
+                    }
                     if let Some(body) = node.child_by_field_name("body") {
                         self.functions.insert(name, body);
                     }
@@ -145,6 +151,27 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 output
             }
         }
+    }
+
+    /// A function whose body pipes itself into itself (`:(){ :|:& };:`), the shape of a fork bomb.
+    fn pipes_into_itself(&self, body: Node<'t>, name: &str) -> bool {
+        let mut cursor = body.walk();
+        body.named_children(&mut cursor).any(|child| {
+            let pipeline = match child.kind() {
+                "pipeline" => Some(child),
+                "list" | "background" => child.named_child(0).filter(|c| c.kind() == "pipeline"),
+                _ => None,
+            };
+            pipeline.is_some_and(|p| {
+                let mut stages = p.walk();
+                let names: Vec<String> = p
+                    .named_children(&mut stages)
+                    .filter_map(|s| s.child_by_field_name("name"))
+                    .map(|n| literal_word(self.text(n)))
+                    .collect();
+                names.len() >= 2 && names.iter().all(|n| n == name)
+            })
+        })
     }
 
     /// `for x in a b c`: the body is followed once per literal word (the values a loop over a
@@ -222,8 +249,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .iter()
                     .enumerate()
                     .map(|(i, a)| {
-                        Expr::new(Value::Str(a.clone()))
-                            .step(String::new, || format!("request argument {}", i + 1))
+                        Expr::new(Value::Str(a.clone())).step(String::new, || format!("request argument {}", i + 1))
                     })
                     .collect();
                 &from_request

@@ -200,7 +200,9 @@ fn main() -> ExitCode {
 }
 
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let loading = Instant::now();
     let engine = Engine::builtin()?;
+    let loaded_in = loading.elapsed();
     let examples_dir = options.corpora.join("bandit-examples");
     let baseline = quality::Baseline::load(&options.corpora.join("bandit-1.9.4-baseline.json"))?;
     let scratch = std::env::temp_dir().join(format!("assess-bench-{}", std::process::id()));
@@ -226,6 +228,11 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         engine.threats_version(),
         options.runs,
         if options.bandit { "one run per file" } else { "not run" }
+    );
+    println!();
+    println!(
+        "Engine load (built-in rules, first in this process): {} µs.",
+        micros(loaded_in)
     );
     println!();
     println!("## Speed per file");

@@ -86,9 +86,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             | "if_statement"
             | "elif_clause"
             | "else_clause"
-            | "while_statement"
             | "try_statement"
-            | "except_clause"
             | "finally_clause"
             | "decorated_definition"
             | "match_statement"
@@ -109,6 +107,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             | "global_statement"
             | "nonlocal_statement" => {}
             "with_statement" => self.with_statement(node, depth),
+            "assert_statement" | "except_clause" | "while_statement" => {
+                self.structure_fact(node);
+                self.visit_children(node, depth);
+            }
             "return_statement" => self.return_statement(node, depth),
             "class_definition" => self.class_definition(node, depth),
             "for_statement" => self.for_statement(node, depth),
@@ -126,6 +128,46 @@ impl<'t> Walker<'_, '_, '_, 't> {
             _ => {
                 self.expr(node, depth);
             }
+        }
+    }
+
+    /// Facts about the shape of the code, for rules that are about statements rather than
+    /// values: `@assert`, `@except-pass`, `@except-continue` (an except clause that does only
+    /// that), `@fork-loop` (a `while` whose body forks).
+    fn structure_fact(&mut self, node: Node<'t>) {
+        let name = match node.kind() {
+            "assert_statement" => Some(("@assert", node)),
+            "except_clause" => {
+                let mut cursor = node.walk();
+                let block = node.named_children(&mut cursor).find(|c| c.kind() == "block");
+                block
+                    .filter(|b| b.named_child_count() == 1)
+                    .and_then(|b| b.named_child(0))
+                    .and_then(|only| match only.kind() {
+                        "pass_statement" => Some(("@except-pass", node)),
+                        "continue_statement" => Some(("@except-continue", node)),
+                        _ => None,
+                    })
+            }
+            "while_statement" => node.child_by_field_name("body").and_then(|body| {
+                let mut cursor = body.walk();
+                body.named_children(&mut cursor)
+                    .filter(|s| s.kind() == "expression_statement")
+                    .filter_map(|s| s.named_child(0))
+                    .find(|call| {
+                        call.kind() == "call"
+                            && call
+                                .child_by_field_name("function")
+                                .and_then(|f| f.child_by_field_name("attribute"))
+                                .is_some_and(|a| matches!(self.text(a), "fork" | "forkpty"))
+                    })
+                    .map(|call| ("@fork-loop", call))
+            }),
+            _ => None,
+        };
+        if let Some((name, at)) = name {
+            let call = Call::new(name.to_string(), self.span(at));
+            self.ctx.python.push_call(call);
         }
     }
 

@@ -5,44 +5,122 @@ use crate::facts::{BindingKind, Call, Expr, Value};
 use airlock_protocol::assessment::{Category, Confidence, Level};
 use airlock_protocol::request::Language;
 use regex::{Regex, RegexSet};
+use std::sync::OnceLock;
+
+/// A regular expression checked when the rules load and compiled the first time it is used: a
+/// fresh `airlock assess` compiles only what the file in front of it needs (compiling every
+/// rule's expressions up front took most of a fresh process's time).
+#[derive(Debug, Clone)]
+pub struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    /// Checks the syntax now; the (much costlier) compilation waits.
+    pub fn new(pattern: &str) -> Result<LazyRegex, String> {
+        regex_syntax::Parser::new()
+            .parse(pattern)
+            .map_err(|e| format!("regular expression {pattern:?}: {e}"))?;
+        Ok(LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// A pattern known to be valid (built by the engine, or from rule files checked when the
+    /// binary was built): not even its syntax is checked now.
+    pub fn trusted(pattern: &str) -> LazyRegex {
+        LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Compiles now, for a loader that must refuse what would fail later (size limits).
+    pub fn prepare(&self) -> Result<(), String> {
+        match self.get() {
+            Some(_) => Ok(()),
+            None => Err(format!("regular expression {:?} does not compile", self.pattern)),
+        }
+    }
+
+    pub fn get(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| match Regex::new(&self.pattern) {
+                Ok(regex) => Some(regex),
+                Err(error) => {
+                    tracing::error!(pattern = %self.pattern, %error, "a rule's regular expression does not compile; it matches nothing");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        self.get().is_some_and(|r| r.is_match(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+}
 use std::collections::{HashMap, HashSet};
 
-/// Names with `*` globs, matched as a hash lookup for plain names and one regex for the globs.
+/// Names with `*` globs: plain names are a hash lookup, globs are matched piece by piece (a
+/// regular expression per set cost more to compile than all the matching a request does).
 #[derive(Debug, Clone, Default)]
 pub struct NameSet {
     pub(crate) exact: HashSet<String>,
-    pub(crate) globs: Option<Regex>,
+    /// Each glob split at its `*`s.
+    pub(crate) globs: Vec<Vec<String>>,
 }
 
 impl NameSet {
     pub(crate) fn compile(names: &[String]) -> Result<NameSet, String> {
-        let mut exact = HashSet::new();
-        let mut globs = Vec::new();
+        let mut set = NameSet::default();
         for name in names {
             if name.contains('*') {
-                let escaped: Vec<String> = name.split('*').map(regex::escape).collect();
-                globs.push(escaped.join(".*"));
+                set.globs.push(name.split('*').map(str::to_string).collect());
             } else {
-                exact.insert(name.clone());
+                set.exact.insert(name.clone());
             }
         }
-        let globs = if globs.is_empty() {
-            None
-        } else {
-            Some(Regex::new(&format!("^(?:{})$", globs.join("|"))).map_err(|e| e.to_string())?)
-        };
-        Ok(NameSet { exact, globs })
+        Ok(set)
+    }
+
+    pub fn has_globs(&self) -> bool {
+        !self.globs.is_empty()
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.exact.contains(name) || self.globs.as_ref().is_some_and(|g| g.is_match(name))
+        self.exact.contains(name) || self.globs.iter().any(|pieces| glob_matches(pieces, name))
     }
+}
+
+/// `pieces` is a pattern split at `*`: the first piece starts the text, the last ends it, and
+/// the others appear in order between.
+fn glob_matches(pieces: &[String], text: &str) -> bool {
+    let [first, middle @ .., last] = pieces else {
+        return pieces.first().is_some_and(|only| only == text);
+    };
+    if text.len() < first.len() + last.len() || !text.starts_with(first.as_str()) || !text.ends_with(last.as_str()) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for piece in middle {
+        match rest.find(piece.as_str()) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 #[derive(Debug, Clone)]
 pub struct ValueMatcher {
     pub(crate) present: Option<bool>,
-    pub(crate) regex: Option<Regex>,
+    pub(crate) regex: Option<LazyRegex>,
     pub(crate) equals: Option<Vec<String>>,
     pub(crate) kind: Option<Vec<ValueKind>>,
     pub(crate) truthy: Option<bool>,
@@ -298,18 +376,18 @@ pub enum Pattern {
     Call(Box<CallPattern>),
     Import(NameSet),
     String {
-        regex: Regex,
+        regex: LazyRegex,
         formatted: Option<bool>,
     },
     Binding {
         kinds: Vec<BindingKind>,
-        target: Regex,
+        target: LazyRegex,
         value: Box<ValueMatcher>,
     },
     Name(NameSet),
     /// Index of the query pattern group in the language's combined query.
     Query(usize),
-    Text(Regex),
+    Text(LazyRegex),
     All {
         all: Vec<Pattern>,
         none: Vec<Pattern>,
@@ -414,8 +492,32 @@ pub struct CallIndex {
 
 #[derive(Debug)]
 pub struct StringIndex {
-    pub set: RegexSet,
+    patterns: Vec<String>,
+    set: OnceLock<Option<RegexSet>>,
     pub rules: Vec<usize>,
+}
+
+impl StringIndex {
+    pub fn new(patterns: Vec<String>, rules: Vec<usize>) -> StringIndex {
+        StringIndex {
+            patterns,
+            set: OnceLock::new(),
+            rules,
+        }
+    }
+
+    /// The string rules of a language tested together, compiled at first use.
+    pub fn set(&self) -> Option<&RegexSet> {
+        self.set
+            .get_or_init(|| match RegexSet::new(&self.patterns) {
+                Ok(set) => Some(set),
+                Err(error) => {
+                    tracing::error!(%error, "string rules do not combine; they match nothing");
+                    None
+                }
+            })
+            .as_ref()
+    }
 }
 
 impl RuleSet {
@@ -486,5 +588,42 @@ impl RuleSet {
 
     pub fn rule(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameSet;
+
+    #[test]
+    fn globs_match_like_the_shell() {
+        let set = NameSet::compile(&[
+            "os.exec*".into(),
+            "*.send".into(),
+            "base64.*decode*".into(),
+            "open".into(),
+        ])
+        .unwrap();
+        for yes in [
+            "os.execvp",
+            "os.exec",
+            "socket.socket.send",
+            "base64.b64decode",
+            "base64.urlsafe_b64decode_x",
+            "open",
+        ] {
+            assert!(set.contains(yes), "{yes}");
+        }
+        for no in [
+            "os.system",
+            "socket.socket.sendall",
+            "base64.b64encode",
+            "xbase64.decode",
+            "opener",
+        ] {
+            assert!(!set.contains(no), "{no}");
+        }
+        let star = NameSet::compile(&["*".into()]).unwrap();
+        assert!(star.contains("") && star.contains("anything"));
     }
 }
