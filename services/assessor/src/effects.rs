@@ -5,7 +5,7 @@
 
 use crate::facts::{Call, Expr, Taints, Value};
 use crate::rules::{NameSet, ValueMatcher};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Positional {
@@ -86,6 +86,7 @@ pub struct Effect {
 #[derive(Debug, Clone, Default)]
 pub struct Tool {
     pub bundled_first: bool,
+    /// Options that take a value (those whose values are operands included).
     pub value_options: HashSet<String>,
     pub effects: Vec<Effect>,
 }
@@ -126,9 +127,7 @@ fn word_text(word: &Expr) -> Option<String> {
 }
 
 fn parse_words<'w>(tool: &Tool, words: &'w [Expr]) -> Parsed<'w> {
-    let takes_value = |name: &str| {
-        tool.value_options.contains(name) || tool.effects.iter().any(|e| e.options.iter().any(|o| o == name))
-    };
+    let takes_value = |name: &str| tool.value_options.contains(name);
     let mut parsed = Parsed {
         options: Vec::new(),
         positionals: Vec::new(),

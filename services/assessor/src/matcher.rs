@@ -4,7 +4,7 @@ use crate::extract::Budget;
 use crate::facts::{Facts, Span};
 use crate::rules::{LanguageKey, Pattern, RuleSet};
 use airlock_protocol::request::Language;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::ControlFlow;
 use std::time::Instant;
 use streaming_iterator::StreamingIterator;
@@ -75,7 +75,7 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
         lines: &lines,
     };
     let mut hits = Vec::new();
-    let mut seen: HashSet<(usize, u32)> = HashSet::new();
+    let mut seen: HashSet<(usize, u32)> = HashSet::default();
     let mut push = |hits: &mut Vec<Hit>, rule: usize, place: Place| {
         if seen.insert((rule, place.span.line)) {
             hits.push(Hit {
@@ -241,7 +241,7 @@ impl Finder<'_> {
 /// extraction saw none of the node kinds the queries start at (then no query can match, and the
 /// pass, which costs about as much as parsing, is skipped).
 fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> HashMap<usize, Vec<Span>> {
-    let mut found: HashMap<usize, Vec<Span>> = HashMap::new();
+    let mut found: HashMap<usize, Vec<Span>> = HashMap::default();
     let (Some(tree), Some(combined)) = (input.tree, rules.queries.get(&input.language.into())) else {
         return found;
     };

@@ -12,7 +12,7 @@ use crate::extract::{Context, node_text, span_of, with_stack};
 use crate::facts::{Binding, BindingKind, Call, Expr, Span, StringLit, Taints, Value};
 use crate::rules::Embedded;
 use airlock_protocol::request::Language;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::{Node, Tree};
 
 pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
@@ -20,8 +20,8 @@ pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<S
         ctx,
         source,
         outer,
-        vars: HashMap::new(),
-        functions: HashMap::new(),
+        vars: HashMap::default(),
+        functions: HashMap::default(),
         positional: None,
         calling: Vec::new(),
         followed: 0,
@@ -37,8 +37,8 @@ pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
         ctx,
         source: "",
         outer: Some(span),
-        vars: HashMap::new(),
-        functions: HashMap::new(),
+        vars: HashMap::default(),
+        functions: HashMap::default(),
         positional: None,
         calling: Vec::new(),
         followed: 0,

@@ -7,7 +7,7 @@
 use super::{Bound, Walker};
 use crate::effects::Found;
 use crate::facts::{Call, Expr, Taints, Value};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Calls followed into a function's body per program, and how deep.

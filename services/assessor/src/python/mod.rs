@@ -9,7 +9,7 @@ use crate::extract::{Context, node_text, span_of, with_stack};
 use crate::facts::{Binding, BindingKind, Call, Expr, Import, NameRef, Span, StringLit, Taints, Value};
 use crate::rules::Embedded;
 use airlock_protocol::request::Language;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::{Node, Tree};
 
 /// Sequence displays keep this many elements as values; the rest still yield facts and labels.
@@ -22,7 +22,7 @@ pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<S
         ctx,
         source,
         outer,
-        names: HashMap::new(),
+        names: HashMap::default(),
         program: follow::Program::default(),
     };
     walker.visit(tree.root_node(), 0);

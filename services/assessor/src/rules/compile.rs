@@ -7,8 +7,8 @@ use crate::shell::program_name;
 use airlock_protocol::assessment::{Category, Level};
 use airlock_protocol::request::Language;
 
+use rustc_hash::FxHashMap as HashMap;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 
 impl RuleSet {
     /// Compiles rule files given as (file name, TOML text) pairs, checking every regular
@@ -80,16 +80,16 @@ impl RuleSet {
         }
         let mut compiler = Compiler {
             labels: &labels,
-            query_sources: HashMap::new(),
+            query_sources: HashMap::default(),
             check_regexes,
         };
 
         let mut sources = Vec::new();
         let mut embeds = Vec::new();
-        let mut wrappers = HashMap::new();
+        let mut wrappers = HashMap::default();
         let mut effects = crate::effects::EffectTables::default();
         let mut rules: Vec<Rule> = Vec::new();
-        let mut seen: HashMap<String, String> = HashMap::new();
+        let mut seen: HashMap<String, String> = HashMap::default();
         for (file_name, file) in parsed {
             for spec in file.source {
                 let invalid = |message: String| EngineError::RuleInvalid {
@@ -127,9 +127,16 @@ impl RuleSet {
                     rule: format!("tool {}", spec.names.join("/")),
                     message,
                 };
+                // Options whose values are operands take a value too.
+                let value_options = spec
+                    .value_options
+                    .iter()
+                    .chain(spec.effects.iter().flat_map(|e| e.options.iter()))
+                    .cloned()
+                    .collect();
                 let tool = crate::effects::Tool {
                     bundled_first: spec.bundled_first,
-                    value_options: spec.value_options.iter().cloned().collect(),
+                    value_options,
                     effects: spec
                         .effects
                         .iter()
@@ -216,8 +223,8 @@ impl RuleSet {
         }
 
         let queries = compiler.combined_queries()?;
-        let mut call_index: HashMap<LanguageKey, CallIndex> = HashMap::new();
-        let mut string_patterns: HashMap<LanguageKey, (Vec<String>, Vec<usize>)> = HashMap::new();
+        let mut call_index: HashMap<LanguageKey, CallIndex> = HashMap::default();
+        let mut string_patterns: HashMap<LanguageKey, (Vec<String>, Vec<usize>)> = HashMap::default();
         for (i, rule) in rules.iter().enumerate() {
             for language in &rule.languages {
                 match &rule.pattern {
@@ -244,7 +251,19 @@ impl RuleSet {
             .map(|(language, (patterns, rule_indices))| (language, StringIndex::new(patterns, rule_indices)))
             .collect();
 
+        let mut source_index = CallIndex::default();
+        for (i, source) in sources.iter().enumerate() {
+            if let Pattern::Call(call) = &source.pattern {
+                for name in &call.names.exact {
+                    source_index.by_name.entry(name.clone()).or_default().push(i);
+                }
+                if call.names.has_globs() {
+                    source_index.with_globs.push(i);
+                }
+            }
+        }
         Ok(RuleSet {
+            source_index,
             rules,
             version,
             labels,
@@ -558,7 +577,7 @@ impl Compiler<'_> {
     }
 
     fn combined_queries(&self) -> Result<HashMap<LanguageKey, CombinedQuery>, EngineError> {
-        let mut combined = HashMap::new();
+        let mut combined = HashMap::default();
         for (key, sources) in &self.query_sources {
             let language = match key {
                 LanguageKey::Python => Language::Python,

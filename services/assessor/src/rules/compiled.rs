@@ -65,7 +65,7 @@ impl LazyRegex {
         &self.pattern
     }
 }
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Names with `*` globs: plain names are a hash lookup, globs are matched piece by piece (a
 /// regular expression per set cost more to compile than all the matching a request does).
@@ -458,6 +458,8 @@ pub struct RuleSet {
     pub version: String,
     pub labels: Vec<String>,
     pub(crate) sources: Vec<Source>,
+    /// Call sources by exact callee name, and those with globs.
+    pub(crate) source_index: CallIndex,
     pub(crate) embeds: Vec<Embed>,
     pub(crate) wrappers: HashMap<String, WrapperSpec>,
     /// The tool table and the Python call table: what commands and calls do.
@@ -524,7 +526,17 @@ impl RuleSet {
     /// Data-flow labels a call's result carries.
     pub fn call_labels(&self, language: Language, call: &Call) -> crate::facts::Taints {
         let mut labels = crate::facts::Taints::NONE;
-        for source in &self.sources {
+        let exact = self
+            .source_index
+            .by_name
+            .get(&call.name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for source in exact
+            .iter()
+            .chain(self.source_index.with_globs.iter())
+            .map(|&i| &self.sources[i])
+        {
             if let Pattern::Call(pattern) = &source.pattern
                 && source.languages.contains(&language)
                 && pattern.matches(call)
