@@ -57,6 +57,7 @@ pub const EFFECT_KINDS: &[&str] = &[
     "account",
     "mount",
     "firewall",
+    "install",
 ];
 
 #[derive(Debug, Clone)]

@@ -80,6 +80,23 @@ const FETCHES: &[&str] = &[
     "socket.http",
 ];
 
+/// Calls after which a path literal is written, not read.
+const WRITERS: &[&str] = &[
+    "file_put_contents",
+    "writeFile",
+    "appendFile",
+    "File.write",
+    "File.open",
+    "fopen",
+    "io.open",
+    "open(F, \">",
+    ">\"",
+    "> \"",
+    "'>",
+    "print >",
+    "printf >",
+];
+
 const EVALS: &[&str] = &[
     "eval",
     "include",
@@ -119,12 +136,43 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             out.push(Scanned::Shell(literal.clone()));
         }
     }
+    // vim, ed, less, man, ftp and gdb run what follows `!` (and gdb `shell`) as a shell command.
+    if matches!(language, "vim" | "gdb" | "ed" | "less" | "ftp") {
+        for command in code.split('!').skip(1).chain(code.split("shell ").skip(1)) {
+            let command = command.trim().trim_end_matches(['\'', '"']);
+            if !command.is_empty() {
+                runs_shell |= is_shell_command(command);
+                out.push(Scanned::Shell(command.to_string()));
+            }
+        }
+    }
     // Backticks and qx{} run their contents (perl, ruby, php).
     if language != "node" && language != "awk" {
         for command in delimited(code, '`', '`') {
             runs_shell |= is_shell_command(&command);
             out.push(Scanned::Shell(command));
         }
+    }
+    // Paths the script names: written when a writing call is just before, read otherwise.
+    for (at, literal) in &strings {
+        let path = literal.trim();
+        if !(path.starts_with('/') || path.starts_with("~/")) || path.contains(' ') || path.starts_with("/bin/") {
+            continue;
+        }
+        let before: String = code[..*at]
+            .chars()
+            .rev()
+            .take(24)
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        let writes = WRITERS.iter().any(|w| before.contains(w));
+        let mut call = Call::new(if writes { "@write" } else { "@read" }.to_string(), span);
+        call.via = vec![language.to_string()];
+        call.taints = taints;
+        call.args.push(Expr::new(Value::Str(path.to_string())));
+        out.push(Scanned::Fact(call));
     }
     let connects = CONNECTS.iter().any(|c| code.contains(c));
     let listens = LISTENS.iter().any(|c| code.contains(c));

@@ -301,6 +301,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let name = self.text(name).to_string();
         let line = self.span(node).line;
         let value = value.step(|| "a command's output".into(), || format!("`{name}` (line {line})"));
+        self.preload(&name, &value, self.span(node));
         let binding = Binding {
             kind: BindingKind::Assign,
             target: name.clone(),
@@ -512,7 +513,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .filter(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
         {
             let mut facts = Vec::new();
-            for name in ["@connect", "@send"] {
+            let names = if operator == "<" || operator == "<>" {
+                ["@connect", "@fetch"]
+            } else {
+                ["@connect", "@send"]
+            };
+            for name in names {
                 let mut fact = Call::new(name.to_string(), span);
                 fact.via = vec![operator.to_string()];
                 fact.via.extend(call.pipe_from.iter().cloned());
@@ -607,6 +613,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     if let Some(v) = child.child_by_field_name("value") {
                         let value = self.word(v, depth + 1);
                         stdin = stdin.union(value.taints);
+                        if let Some(name) = child.child_by_field_name("name") {
+                            let name = self.text(name).to_string();
+                            self.preload(&name, &value, span);
+                        }
                     }
                 }
                 "file_redirect" => {
@@ -636,6 +646,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
             to: pipe.to.clone(),
         };
         self.command_from_words(words, span, &pipe, Vec::new())
+    }
+
+    /// `LD_PRELOAD=lib.so cmd`, `export LD_AUDIT=...`: a library loaded into every program run.
+    fn preload(&mut self, name: &str, value: &Expr, span: Span) {
+        if !matches!(
+            name,
+            "LD_PRELOAD" | "LD_AUDIT" | "LD_LIBRARY_PATH" | "DYLD_INSERT_LIBRARIES"
+        ) {
+            return;
+        }
+        let mut fact = Call::new("@load".into(), span);
+        fact.via = vec![name.to_string()];
+        fact.taints = value.taints;
+        fact.args.push(value.clone());
+        self.ctx
+            .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
     }
 
     /// `read -r a b` gives its variables what standard input carries.
