@@ -19,6 +19,9 @@ struct Options {
     only: Option<String>,
     bandit: bool,
     corpora: PathBuf,
+    /// The `airlock` binary, for the whole-corpus comparison as processes (default: beside this
+    /// binary).
+    airlock: Option<PathBuf>,
 }
 
 fn options() -> Result<Options, String> {
@@ -27,6 +30,10 @@ fn options() -> Result<Options, String> {
         only: None,
         bandit: true,
         corpora: quality::shared_corpora(),
+        airlock: std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|dir| dir.join("airlock")))
+            .filter(|path| path.is_file()),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -41,9 +48,10 @@ fn options() -> Result<Options, String> {
             "--no-bandit" => options.bandit = false,
             "--only" => options.only = Some(args.next().ok_or("--only needs a file name part")?),
             "--corpora" => options.corpora = args.next().ok_or("--corpora needs a directory")?.into(),
+            "--airlock" => options.airlock = Some(args.next().ok_or("--airlock needs a path")?.into()),
             other => {
                 return Err(format!(
-                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --corpora DIR)"
+                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --corpora DIR, --airlock PATH)"
                 ));
             }
         }
@@ -182,6 +190,55 @@ fn generated_subjects(dir: &Path) -> std::io::Result<Vec<Subject>> {
     Ok(subjects)
 }
 
+/// The whole bandit corpus through one `airlock assess --json` process and through one `bandit
+/// -r` process, alternated five times in this run: what a user of either command waits for.
+fn whole_corpus_as_processes(
+    airlock: &Path,
+    dir: &Path,
+    examples: &[Subject],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let files: Vec<&Path> = examples.iter().map(|s| s.path.as_path()).collect();
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let status = Command::new(airlock)
+            .args(["assess", "--json", "--lang", "python", "--origin", "external"])
+            .args(&files)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        // Exit 1 and 4 say the worst rating (HIGH, BLOCKED); 2 would be unreadable files.
+        if !matches!(status.code(), Some(0 | 1 | 4)) {
+            return Err(format!("{} assess failed: {status}", airlock.display()).into());
+        }
+        ours.push(started.elapsed());
+        let started = Instant::now();
+        let status = Command::new("bandit")
+            .args(["-q", "-f", "json", "-r"])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        if !matches!(status.code(), Some(0 | 1)) {
+            return Err(format!("bandit failed: {status}").into());
+        }
+        theirs.push(started.elapsed());
+    }
+    ours.sort();
+    theirs.sort();
+    let (ours, theirs) = (percentile(&ours, 50.0), percentile(&theirs, 50.0));
+    println!();
+    println!(
+        "Whole corpus ({} files) as one process each, median of 5 alternated runs: `airlock assess --json` {:.1} ms, `bandit -r` {:.0} ms: {:.0}x.",
+        files.len(),
+        ours.as_secs_f64() * 1e3,
+        theirs.as_secs_f64() * 1e3,
+        theirs.as_secs_f64() / ours.as_secs_f64().max(1e-9)
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let options = match options() {
         Ok(o) => o,
@@ -301,6 +358,10 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
             ratios[ratios.len() / 2],
             ratios[0]
         );
+    }
+
+    if let (true, Some(airlock)) = (options.bandit, &options.airlock) {
+        whole_corpus_as_processes(airlock, &examples_dir, &examples)?;
     }
 
     println!();
