@@ -1,6 +1,7 @@
 //! Converts the built-in rule files (rules/*.toml) to JSON at build time: the engine reads JSON
 //! several times faster than TOML, which is most of a fresh `airlock assess` process's start.
 
+use sha2::{Digest, Sha256};
 use std::path::Path;
 
 fn main() {
@@ -14,6 +15,19 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     entries.sort();
+    // The rules' version, as the engine computes it over the TOML files (name, NUL, text, NUL,
+    // in name order), so a fresh process need not hash them again.
+    let mut hasher = Sha256::new();
+    for path in &entries {
+        let name = path.file_name().expect("a file name").to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).expect("a rule file is readable");
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+    }
+    let version = format!("rules-{}", &hex::encode(hasher.finalize())[..12]);
+    std::fs::write(out.join("version.txt"), version).expect("OUT_DIR is writable");
     for path in entries {
         println!("cargo:rerun-if-changed={}", path.display());
         let text = std::fs::read_to_string(&path).expect("a rule file is readable");

@@ -15,6 +15,11 @@ macro_rules! rule_file {
     };
 }
 
+/// The built-in rules' version, computed by build.rs as [`RuleSet::compile`] computes it.
+///
+/// [`RuleSet::compile`]: crate::rules::RuleSet::compile
+pub const RULES_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/rules-json/version.txt"));
+
 /// (file name, TOML text, JSON text) of each built-in rule file.
 pub const RULE_FILES: &[(&str, &str, &str)] = &[
     rule_file!("bash-general"),
@@ -43,7 +48,7 @@ mod tests {
             .collect();
         // The TOML path checks every regular expression's syntax, which the prebuilt path trusts.
         let checked = RuleSet::compile(&toml).expect("built-in rule files are valid");
-        let prebuilt = RuleSet::compile_prebuilt(RULE_FILES).expect("prebuilt rules load");
+        let prebuilt = RuleSet::compile_prebuilt(RULE_FILES, super::RULES_VERSION).expect("prebuilt rules load");
         assert_eq!(checked.version, prebuilt.version);
         assert_eq!(checked.rules.len(), prebuilt.rules.len());
         assert_eq!(checked.effects.tools.len(), prebuilt.effects.tools.len());

@@ -101,7 +101,8 @@ pub struct Api {
 /// The compiled tool and call tables.
 #[derive(Debug, Default)]
 pub struct EffectTables {
-    pub tools: HashMap<String, Tool>,
+    /// Shared by every name of a tool (`nc`, `ncat`, `netcat`, ...).
+    pub tools: HashMap<String, std::sync::Arc<Tool>>,
     pub apis: Vec<Api>,
     /// Exact Python names to the indices of `apis` that name them; globbed ones are tried always.
     pub api_exact: HashMap<String, Vec<usize>>,
@@ -239,7 +240,7 @@ fn looks_like_url(text: &str) -> bool {
 
 impl EffectTables {
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.tools.get(name)
+        self.tools.get(name).map(|t| &**t)
     }
 
     /// Effects of a shell command (`words[0]` is the program).

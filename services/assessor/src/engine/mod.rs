@@ -133,7 +133,7 @@ impl Engine {
     pub fn load(config: &EngineConfig) -> Result<Engine, EngineError> {
         let rules = match &config.rules_dir {
             Some(dir) => RuleSet::compile(&read_rule_dir(dir)?)?,
-            None => RuleSet::compile_prebuilt(builtin::RULE_FILES)?,
+            None => RuleSet::compile_prebuilt(builtin::RULE_FILES, builtin::RULES_VERSION)?,
         };
         let threats = match &config.threats_file {
             Some(path) => {

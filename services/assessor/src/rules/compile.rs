@@ -36,25 +36,18 @@ impl RuleSet {
     /// Compiles the rule files built into the binary: (file name, TOML text, the same file as
     /// JSON, converted by the build script). JSON reads several times faster than TOML, and the
     /// files' expressions were checked by the tests, so a fresh process starts in milliseconds.
-    /// The version is the same as [`RuleSet::compile`] gives for the TOML files.
-    pub fn compile_prebuilt(files: &[(&str, &str, &str)]) -> Result<RuleSet, EngineError> {
+    /// `version` is what [`RuleSet::compile`] gives for the TOML files (build.rs computes it).
+    pub fn compile_prebuilt(files: &[(&str, &str, &str)], version: &str) -> Result<RuleSet, EngineError> {
         let mut parsed = Vec::new();
-        let mut hasher = Sha256::new();
-        let mut sorted: Vec<&(&str, &str, &str)> = files.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, toml_text, json) in sorted {
-            hasher.update(name.as_bytes());
-            hasher.update([0]);
-            hasher.update(toml_text.as_bytes());
-            hasher.update([0]);
+        for (name, _, json) in files {
             let file: RuleFile = serde_json::from_str(json).map_err(|e| EngineError::RuleSyntax {
                 file: name.to_string(),
                 message: e.to_string(),
             })?;
             parsed.push((name.to_string(), file));
         }
-        let version = format!("rules-{}", &hex::encode(hasher.finalize())[..12]);
-        Self::from_parsed(parsed, version, false)
+        parsed.sort_by(|a, b| a.0.cmp(&b.0));
+        Self::from_parsed(parsed, version.to_string(), false)
     }
 
     fn from_parsed(
@@ -134,7 +127,7 @@ impl RuleSet {
                     .chain(spec.effects.iter().flat_map(|e| e.options.iter()))
                     .cloned()
                     .collect();
-                let tool = crate::effects::Tool {
+                let tool = std::sync::Arc::new(crate::effects::Tool {
                     bundled_first: spec.bundled_first,
                     value_options,
                     effects: spec
@@ -143,9 +136,13 @@ impl RuleSet {
                         .map(|e| compiler.effect(e))
                         .collect::<Result<_, _>>()
                         .map_err(invalid)?,
-                };
+                });
                 for name in &spec.names {
-                    if effects.tools.insert(program_name(name), tool.clone()).is_some() {
+                    if effects
+                        .tools
+                        .insert(program_name(name), std::sync::Arc::clone(&tool))
+                        .is_some()
+                    {
                         return Err(invalid(format!("tool {name} is described twice")));
                     }
                 }
