@@ -120,15 +120,7 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             formatted: false,
             span,
         }));
-        let before = &code[..*at];
-        let tail: String = before
-            .chars()
-            .rev()
-            .take(24)
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect();
+        let tail = tail_before(code, *at);
         let runner = RUNNERS.iter().any(|r| tail.contains(r)) || tail.trim_end().ends_with('`');
         if runner || literal.trim_start().starts_with("/bin/") {
             runs_shell |= is_shell_command(literal);
@@ -159,15 +151,7 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
         if !(path.starts_with('/') || path.starts_with("~/")) || path.contains(' ') || path.starts_with("/bin/") {
             continue;
         }
-        let before: String = code[..*at]
-            .chars()
-            .rev()
-            .take(24)
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect();
-        let writes = WRITERS.iter().any(|w| before.contains(w));
+        let writes = WRITERS.iter().any(|w| tail_before(code, *at).contains(w));
         let mut call = Call::new(if writes { "@write" } else { "@read" }.to_string(), span);
         call.via = vec![language.to_string()];
         call.taints = taints;
@@ -220,6 +204,13 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
         out.push(fetched);
     }
     out
+}
+
+/// The 24 characters before `at`: where the call a string literal is given to is written.
+fn tail_before(code: &str, at: usize) -> &str {
+    let before = &code[..at];
+    let start = before.char_indices().rev().nth(23).map_or(0, |(i, _)| i);
+    &before[start..]
 }
 
 fn is_shell_command(text: &str) -> bool {

@@ -321,6 +321,9 @@ fn pattern_roots(source: &str) -> Option<Vec<String>> {
     Some(roots)
 }
 
+type PositionalMatchers = Vec<(usize, ValueMatcher)>;
+type KeywordMatchers = Vec<(String, ValueMatcher)>;
+
 struct Compiler<'l> {
     labels: &'l [String],
     /// Per language, the source of each query group, in order; `Pattern::Query` holds the index.
@@ -397,17 +400,7 @@ impl Compiler<'_> {
                     NameSet::compile(names).map(Some)
                 }
             };
-            let mut args = Vec::new();
-            for (index, value) in &spec.args {
-                let index: usize = index
-                    .parse()
-                    .map_err(|_| format!("argument index {index:?} is not a number"))?;
-                args.push((index, self.value(value)?));
-            }
-            let mut kwargs = Vec::new();
-            for (key, value) in &spec.kwargs {
-                kwargs.push((key.clone(), self.value(value)?));
-            }
+            let (args, kwargs) = self.arguments(&spec.args, &spec.kwargs)?;
             return Ok(Pattern::Call(Box::new(CallPattern {
                 names: NameSet::compile(names)?,
                 not_names: NameSet::compile(&spec.not_call)?,
@@ -498,6 +491,26 @@ impl Compiler<'_> {
         Err("empty pattern".into())
     }
 
+    /// Constraints on positional arguments (keys are indices) and keyword arguments.
+    fn arguments(
+        &self,
+        args: &std::collections::BTreeMap<String, ValueSpec>,
+        kwargs: &std::collections::BTreeMap<String, ValueSpec>,
+    ) -> Result<(PositionalMatchers, KeywordMatchers), String> {
+        let mut positional = Vec::new();
+        for (index, value) in args {
+            let index: usize = index
+                .parse()
+                .map_err(|_| format!("argument index {index:?} is not a number"))?;
+            positional.push((index, self.value(value)?));
+        }
+        let mut keyword = Vec::new();
+        for (key, value) in kwargs {
+            keyword.push((key.clone(), self.value(value)?));
+        }
+        Ok((positional, keyword))
+    }
+
     fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
         if !crate::effects::EFFECT_KINDS.contains(&spec.kind.as_str()) {
             return Err(format!(
@@ -512,17 +525,7 @@ impl Compiler<'_> {
             Some((Some(c), None)) => Some(c),
             Some(_) => return Err("`file_prefix` is one character".into()),
         };
-        let mut if_args = Vec::new();
-        for (index, value) in &spec.if_args {
-            let index: usize = index
-                .parse()
-                .map_err(|_| format!("argument index {index:?} is not a number"))?;
-            if_args.push((index, self.value(value)?));
-        }
-        let mut if_kwargs = Vec::new();
-        for (key, value) in &spec.if_kwargs {
-            if_kwargs.push((key.clone(), self.value(value)?));
-        }
+        let (if_args, if_kwargs) = self.arguments(&spec.if_args, &spec.if_kwargs)?;
         Ok(crate::effects::Effect {
             kind: spec.kind.clone(),
             options: spec.options.clone(),

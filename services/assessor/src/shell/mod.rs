@@ -16,35 +16,13 @@ use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::{Node, Tree};
 
 pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
-    let mut walker = Walker {
-        ctx,
-        source,
-        outer,
-        vars: HashMap::default(),
-        functions: HashMap::default(),
-        positional: None,
-        calling: Vec::new(),
-        followed: 0,
-        depth: 0,
-        cwd: None,
-    };
+    let mut walker = Walker::new(ctx, source, outer);
     walker.visit(tree.root_node(), 0, &Pipe::default());
 }
 
 /// A command given as an argument vector (`subprocess.run(["rm", "-rf", "/"])`).
 pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
-    let mut walker = Walker {
-        ctx,
-        source: "",
-        outer: Some(span),
-        vars: HashMap::default(),
-        functions: HashMap::default(),
-        positional: None,
-        calling: Vec::new(),
-        followed: 0,
-        depth: 0,
-        cwd: None,
-    };
+    let mut walker = Walker::new(ctx, "", Some(span));
     for word in &argv {
         walker.record_string(word, span);
     }
@@ -87,6 +65,23 @@ mod follow;
 mod words;
 
 use words::literal_word;
+
+impl<'c, 'r, 's> Walker<'c, 'r, 's, '_> {
+    fn new(ctx: &'c mut Context<'r>, source: &'s str, outer: Option<Span>) -> Self {
+        Walker {
+            ctx,
+            source,
+            outer,
+            vars: HashMap::default(),
+            functions: HashMap::default(),
+            positional: None,
+            calling: Vec::new(),
+            followed: 0,
+            depth: 0,
+            cwd: None,
+        }
+    }
+}
 
 impl<'t> Walker<'_, '_, '_, 't> {
     fn text(&self, node: Node<'t>) -> &str {
