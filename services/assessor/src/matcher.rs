@@ -6,7 +6,6 @@ use crate::rules::{LanguageKey, Pattern, RuleSet};
 use airlock_protocol::request::Language;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::ControlFlow;
-use std::time::Instant;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{QueryCursor, QueryCursorOptions, Tree};
 
@@ -252,9 +251,9 @@ fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> 
     {
         return found;
     }
-    let deadline = budget.deadline();
+    let clock = budget.clock();
     let mut give_up = |_: &tree_sitter::QueryCursorState| {
-        if Instant::now() >= deadline {
+        if clock.passed() {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())

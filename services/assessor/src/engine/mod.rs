@@ -27,7 +27,8 @@ pub struct EngineConfig {
     pub threats_file: Option<PathBuf>,
     /// Larger programs are not parsed (they are rated `unanalysed_level`).
     pub max_input_bytes: usize,
-    /// Wall-clock limit for analysing one program, parsing included.
+    /// Limit for analysing one program, parsing included, in CPU time of the analysing thread (a
+    /// loaded host slows the wall clock, not what a request may be given).
     pub analysis_budget_ms: u64,
     /// Syntax nested deeper than this is not analysed (and the program is rated
     /// `unanalysed_level`): no legitimate program needs it, and it bounds the stack.
