@@ -6,10 +6,11 @@
 //! the rules could not be loaded.
 
 use airlock_assessor::{Engine, EngineConfig};
-use airlock_protocol::assessment::Level;
+use airlock_protocol::assessment::{Assessment, Level};
 use airlock_protocol::request::{Language, Origin};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const EXIT_HIGH: u8 = 1;
 const EXIT_UNREADABLE: u8 = 2;
@@ -38,6 +39,49 @@ pub struct AssessArgs {
     pub threats: Option<PathBuf>,
 }
 
+/// Rates every file, on as many threads as there are cores (the engine is shared and immutable),
+/// and returns the results in the files' order.
+fn rate_all(engine: &Engine, args: &AssessArgs) -> Vec<std::io::Result<Assessment>> {
+    let rate = |file: &PathBuf| -> std::io::Result<Assessment> {
+        let code = std::fs::read(file)?;
+        let name = file.to_string_lossy();
+        let language = args
+            .lang
+            .or_else(|| Language::detect(&name, &code))
+            .unwrap_or(Language::Python);
+        Ok(engine.assess(&code, language, args.origin))
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(args.files.len());
+    if threads <= 1 {
+        return args.files.iter().map(rate).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<(usize, std::io::Result<Assessment>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = args.files.get(i) else {
+                            return done;
+                        };
+                        done.push((i, rate(file)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
 fn parse_language(text: &str) -> Result<Language, String> {
     text.parse()
 }
@@ -61,9 +105,9 @@ pub fn run(args: AssessArgs) -> anyhow::Result<ExitCode> {
     };
     let mut worst = Level::Low;
     let mut unreadable = false;
-    for file in &args.files {
-        let code = match std::fs::read(file) {
-            Ok(code) => code,
+    for (file, rated) in args.files.iter().zip(rate_all(&engine, &args)) {
+        let assessment = match rated {
+            Ok(assessment) => assessment,
             Err(e) => {
                 eprintln!("airlock assess: {}: {e}", file.display());
                 unreadable = true;
@@ -71,11 +115,6 @@ pub fn run(args: AssessArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let name = file.to_string_lossy();
-        let language = args
-            .lang
-            .or_else(|| Language::detect(&name, &code))
-            .unwrap_or(Language::Python);
-        let assessment = engine.assess(&code, language, args.origin);
         worst = worst.max(assessment.level);
         if args.json {
             let mut object = serde_json::to_value(&assessment)?;

@@ -5,24 +5,61 @@ use crate::facts::{Facts, Span};
 use crate::rules::RuleSet;
 use airlock_protocol::request::Language;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tree_sitter::{Node, Parser, Tree};
 
 /// Embedded code inside embedded code inside ... is followed this many levels deep.
 pub const MAX_EMBED_LEVEL: u32 = 4;
 
-/// The analysis deadline of one request. Checking the clock on every node would cost more than
-/// the work it guards, so most checks only count.
+/// The analysis budget of one request, in CPU time of the analysing thread: a machine busy with
+/// other work slows the wall clock, not the amount of analysis a request may have (an ordinary
+/// large file must not fail closed because the host is loaded). Checking the clock on every
+/// node would cost more than the work it guards, so most checks only count.
 pub struct Budget {
-    deadline: Instant,
+    /// How far parsing got (bytes) when it gave up.
+    pub parsed_to: usize,
+    clock: CpuClock,
     ticks: u32,
     exhausted: bool,
+}
+
+/// CPU time used by this thread since the clock was started.
+#[derive(Clone, Copy)]
+pub struct CpuClock {
+    start: Duration,
+    limit: Duration,
+}
+
+impl CpuClock {
+    pub fn passed(&self) -> bool {
+        thread_cpu_time().saturating_sub(self.start) >= self.limit
+    }
+}
+
+/// CPU time this thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec it is given; the thread CPU-time clock
+    // exists on every Linux kernel.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    if rc != 0 {
+        // Cannot happen on Linux; an unreadable clock must not make the budget endless.
+        return Duration::MAX;
+    }
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
 }
 
 impl Budget {
     pub fn new(limit: Duration) -> Budget {
         Budget {
-            deadline: Instant::now() + limit,
+            parsed_to: 0,
+            clock: CpuClock {
+                start: thread_cpu_time(),
+                limit,
+            },
             ticks: 0,
             exhausted: false,
         }
@@ -41,14 +78,15 @@ impl Budget {
     }
 
     pub fn check_now(&mut self) -> bool {
-        if !self.exhausted && Instant::now() >= self.deadline {
+        if !self.exhausted && self.clock.passed() {
             self.exhausted = true;
         }
         self.exhausted
     }
 
-    pub fn deadline(&self) -> Instant {
-        self.deadline
+    /// The clock, for callbacks that cannot borrow the budget (tree-sitter's progress).
+    pub fn clock(&self) -> CpuClock {
+        self.clock
     }
 }
 
@@ -67,9 +105,13 @@ pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tr
         tracing::error!(error = %e, "tree-sitter grammar does not match the library");
         return None;
     }
-    let deadline = budget.deadline();
-    let mut give_up = |_: &tree_sitter::ParseState| {
-        if Instant::now() >= deadline {
+    let clock = budget.clock();
+    let mut reached = 0usize;
+    let mut calls = 0u32;
+    let mut give_up = |state: &tree_sitter::ParseState| {
+        reached = reached.max(state.current_byte_offset());
+        calls = calls.wrapping_add(1);
+        if calls.is_multiple_of(16) && clock.passed() {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
@@ -83,6 +125,7 @@ pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tr
     );
     if tree.is_none() {
         budget.check_now();
+        budget.parsed_to = reached;
     }
     tree
 }
@@ -152,6 +195,15 @@ pub struct Context<'r> {
     /// Node kinds visited in the submitted file's tree (not in embedded code), by grammar id:
     /// query rules whose starting kinds never appear need not run.
     pub seen_kinds: Vec<bool>,
+    /// The furthest line of the submitted file the extraction reached, for saying where an
+    /// analysis that ran out of budget stopped.
+    pub reached_line: u32,
+    /// The request's arguments and environment, when the request is known: the values of
+    /// `sys.argv[1:]`, `$1…`, `os.environ[...]` and `$NAME`.
+    pub inputs: Option<&'r airlock_protocol::request::Inputs>,
+    /// Labels of what the program wrote to each file, so reading or running it later carries
+    /// them (a download saved and then run, keys archived and then uploaded).
+    pub files: crate::effects::FileTaints,
     embed_level: u32,
 }
 
@@ -165,6 +217,9 @@ impl<'r> Context<'r> {
             max_depth,
             too_deep: false,
             seen_kinds: Vec::new(),
+            reached_line: 0,
+            inputs: None,
+            files: Default::default(),
             embed_level: 0,
         }
     }
@@ -188,12 +243,97 @@ impl<'r> Context<'r> {
             self.seen_kinds.resize(id + 1, false);
         }
         self.seen_kinds[id] = true;
+        let line = node.start_position().row as u32 + 1;
+        if line > self.reached_line {
+            self.reached_line = line;
+        }
     }
 
     pub fn extract(&mut self, language: Language, tree: &Tree, source: &str, outer: Option<Span>) {
         match language {
             Language::Python => crate::python::extract(self, tree, source, outer),
             Language::Bash => crate::shell::extract(self, tree, source, outer),
+        }
+    }
+
+    /// Records the effects of a command or call (`@read`, `@write`, ...) as facts of `language`
+    /// and returns the labels of the data the command took in (files read, downloads).
+    pub fn record_effects(&mut self, language: Language, found: Vec<crate::effects::Found>) -> crate::facts::Taints {
+        use crate::facts::Taints;
+        let mut data = Taints::NONE;
+        let mut later = Vec::new();
+        // Reads and fetches first: what they bring in is the data of the command's writes and sends.
+        for mut item in found {
+            match item.call.name.as_str() {
+                "@read" | "@fetch" => {
+                    let path = item.call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
+                    let mut labels = self.rules.call_labels(language, &item.call);
+                    if let Some(path) = path {
+                        labels = labels.union(self.files.of(&path));
+                    }
+                    item.call.taints = item.call.taints.union(labels);
+                    data = data.union(labels);
+                    self.facts(language).push_call(item.call);
+                }
+                _ => later.push(item),
+            }
+        }
+        for mut item in later {
+            if matches!(
+                item.call.name.as_str(),
+                "@write" | "@append" | "@send" | "@shell" | "@exec" | "@run" | "@load"
+            ) {
+                item.call.taints = item.call.taints.union(data);
+            }
+            if matches!(item.call.name.as_str(), "@run" | "@load")
+                && let Some(path) = item.call.args.first().and_then(|a| a.text())
+            {
+                let labels = self.files.of(&path);
+                item.call.taints = item.call.taints.union(labels);
+            }
+            if matches!(item.call.name.as_str(), "@write" | "@append")
+                && let Some(path) = item.call.args.first().and_then(|a| a.text())
+            {
+                let path = path.into_owned();
+                self.files.written(&path, item.call.taints);
+            }
+            let labels = self.rules.call_labels(language, &item.call);
+            data = data.union(labels);
+            if let Some((code_language, code)) = item.code.take() {
+                self.inline_code(&code_language, &code, item.call.span);
+            }
+            self.facts(language).push_call(item.call);
+        }
+        data
+    }
+
+    /// Code handed to another interpreter (`perl -e`, `awk '...'`, `node -e`): Python and shell
+    /// are parsed; the others are scanned for the commands they run and the connections they open.
+    pub fn inline_code(&mut self, language: &str, code: &crate::facts::Expr, span: Span) {
+        let Some(text) = code.text().map(|t| t.into_owned()) else {
+            return;
+        };
+        match language {
+            "bash" | "sh" => self.extract_embedded(Language::Bash, &text, span),
+            "python" => self.extract_embedded(Language::Python, &text, span),
+            other => {
+                for found in crate::scripts::scan(other, &text, span, code.taints) {
+                    match found {
+                        crate::scripts::Scanned::Shell(command) => {
+                            self.extract_embedded(Language::Bash, &command, span)
+                        }
+                        crate::scripts::Scanned::Fact(call) => self.shell.push_call(call),
+                        crate::scripts::Scanned::String(lit) => self.shell.push_string(lit),
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn facts(&mut self, language: Language) -> &mut crate::facts::Facts {
+        match language {
+            Language::Python => &mut self.python,
+            Language::Bash => &mut self.shell,
         }
     }
 

@@ -6,6 +6,12 @@
 //! so one matcher serves both languages and a rule never needs Rust code of its own.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// A value's text cut for a trail step.
+pub fn short(text: &str) -> String {
+    crate::engine::shorten_to(text.trim(), 60)
+}
 
 /// Data-flow labels carried by values, one bit per label declared by the rule set's sources.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -64,11 +70,28 @@ pub enum Value {
     Other,
 }
 
-/// A value with the data-flow labels that reach it.
+/// A value with the data-flow labels that reach it, and the way it came (for explanations).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
     pub value: Value,
     pub taints: Taints,
+    pub trail: Option<Arc<Trail>>,
+}
+
+/// The path a value took through the program: where it started and each name, parameter or
+/// command it went through ("`/etc/gshadow` → `body` (line 11) → `send(body)` (line 12)").
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Trail {
+    pub steps: Vec<String>,
+}
+
+/// Steps kept per trail: the start and the latest ones.
+const MAX_TRAIL_STEPS: usize = 8;
+
+impl Trail {
+    pub fn render(&self) -> String {
+        self.steps.join(" → ")
+    }
 }
 
 impl Expr {
@@ -76,6 +99,7 @@ impl Expr {
         Expr {
             value,
             taints: Taints::NONE,
+            trail: None,
         }
     }
 
@@ -83,11 +107,48 @@ impl Expr {
         Expr {
             value: Value::Other,
             taints,
+            trail: None,
         }
     }
 
     pub fn with_taints(mut self, taints: Taints) -> Expr {
         self.taints = self.taints.union(taints);
+        self
+    }
+
+    /// This value, having gone through one more place. A value with no trail yet starts one at
+    /// its own text (a literal path, a URL) or at `origin` (the call or name it came from).
+    pub fn step(mut self, origin: impl FnOnce() -> String, step: impl FnOnce() -> String) -> Expr {
+        let mut trail = match self.trail.take() {
+            Some(t) => Arc::unwrap_or_clone(t),
+            None => {
+                let start = match &self.value {
+                    Value::Str(s) | Value::Path(s) if !s.is_empty() => format!("`{}`", short(s)),
+                    _ => origin(),
+                };
+                Trail { steps: vec![start] }
+            }
+        };
+        let step = step();
+        if trail.steps.last() != Some(&step) {
+            if trail.steps.len() >= MAX_TRAIL_STEPS {
+                trail.steps.remove(1);
+            }
+            trail.steps.push(step);
+        }
+        self.trail = Some(Arc::new(trail));
+        self
+    }
+
+    /// The trail of the first of `parts` that has one (for values computed from several).
+    pub fn with_trail_of(mut self, parts: &[&Expr]) -> Expr {
+        if self.trail.is_none() {
+            self.trail = parts
+                .iter()
+                .find(|p| p.trail.is_some() && !p.taints.is_empty())
+                .or_else(|| parts.iter().find(|p| p.trail.is_some()))
+                .and_then(|p| p.trail.clone());
+        }
         self
     }
 

@@ -7,18 +7,22 @@
 //! rules and threats without a restart.
 
 pub mod engine;
+#[cfg(feature = "service")]
 pub mod intake;
 pub mod quality;
 pub mod rules;
+#[cfg(feature = "service")]
 pub mod service;
 pub mod shared;
 
 mod builtin;
+mod effects;
 mod extract;
 mod facts;
 mod input;
 mod matcher;
 mod python;
+mod scripts;
 mod shell;
 mod summary;
 mod threats;

@@ -4,9 +4,8 @@ use crate::extract::Budget;
 use crate::facts::{Facts, Span};
 use crate::rules::{LanguageKey, Pattern, RuleSet};
 use airlock_protocol::request::Language;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::ControlFlow;
-use std::time::Instant;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{QueryCursor, QueryCursorOptions, Tree};
 
@@ -37,12 +36,15 @@ pub struct Hit {
     pub rule: usize,
     pub span: Span,
     pub related: Vec<Span>,
+    /// The path the matched value took, when it came from elsewhere in the program.
+    pub trail: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 struct Place {
     span: Span,
     related: Vec<Span>,
+    trail: Option<String>,
 }
 
 impl Place {
@@ -50,6 +52,15 @@ impl Place {
         Place {
             span,
             related: Vec::new(),
+            trail: None,
+        }
+    }
+
+    fn of_call(pattern: &crate::rules::CallPattern, call: &crate::facts::Call) -> Place {
+        Place {
+            span: call.span,
+            related: Vec::new(),
+            trail: pattern.trail(call),
         }
     }
 }
@@ -63,13 +74,14 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
         lines: &lines,
     };
     let mut hits = Vec::new();
-    let mut seen: HashSet<(usize, u32)> = HashSet::new();
+    let mut seen: HashSet<(usize, u32)> = HashSet::default();
     let mut push = |hits: &mut Vec<Hit>, rule: usize, place: Place| {
         if seen.insert((rule, place.span.line)) {
             hits.push(Hit {
                 rule,
                 span: place.span,
                 related: place.related,
+                trail: place.trail,
             });
         }
     };
@@ -91,7 +103,7 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                     if let Pattern::Call(pattern) = &rules.rules[i].pattern
                         && pattern.matches(call)
                     {
-                        push(&mut hits, i, Place::at(call.span));
+                        push(&mut hits, i, Place::of_call(pattern, call));
                     }
                 }
             }
@@ -102,10 +114,13 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                     return hits;
                 }
                 // Most strings match nothing: the cheap test first.
-                if !index.set.is_match(&lit.text) {
+                let Some(set) = index.set() else {
+                    break;
+                };
+                if !set.is_match(&lit.text) {
                     continue;
                 }
-                for set_index in index.set.matches(&lit.text).iter() {
+                for set_index in set.matches(&lit.text).iter() {
                     let i = index.rules[set_index];
                     if let Pattern::String { formatted, .. } = &rules.rules[i].pattern
                         && formatted.is_none_or(|f| f == lit.formatted)
@@ -145,7 +160,7 @@ impl Finder<'_> {
                 .calls
                 .iter()
                 .filter(|c| p.matches(c))
-                .map(|c| Place::at(c.span))
+                .map(|c| Place::of_call(p, c))
                 .collect(),
             Pattern::Import(names) => facts
                 .imports
@@ -177,7 +192,9 @@ impl Finder<'_> {
                 .map(|spans| spans.iter().copied().map(Place::at).collect())
                 .unwrap_or_default(),
             Pattern::Text(regex) if is_file_language => regex
-                .find_iter(self.input.source)
+                .get()
+                .into_iter()
+                .flat_map(|r| r.find_iter(self.input.source))
                 .take(1000)
                 .map(|m| Place::at(self.lines.span(m.start(), m.end())))
                 .collect(),
@@ -223,7 +240,7 @@ impl Finder<'_> {
 /// extraction saw none of the node kinds the queries start at (then no query can match, and the
 /// pass, which costs about as much as parsing, is skipped).
 fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> HashMap<usize, Vec<Span>> {
-    let mut found: HashMap<usize, Vec<Span>> = HashMap::new();
+    let mut found: HashMap<usize, Vec<Span>> = HashMap::default();
     let (Some(tree), Some(combined)) = (input.tree, rules.queries.get(&input.language.into())) else {
         return found;
     };
@@ -234,9 +251,9 @@ fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> 
     {
         return found;
     }
-    let deadline = budget.deadline();
+    let clock = budget.clock();
     let mut give_up = |_: &tree_sitter::QueryCursorState| {
-        if Instant::now() >= deadline {
+        if clock.passed() {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())

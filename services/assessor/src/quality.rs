@@ -178,6 +178,263 @@ pub struct CorpusCase {
 #[serde(deny_unknown_fields)]
 struct Manifest {
     case: Vec<CorpusCase>,
+    #[serde(default)]
+    collection: Vec<Collection>,
+}
+
+/// A file of many short cases of one behaviour in one language, each headed by a line
+/// `#@ NAME EXPECTED SPLIT [generated]`: EXPECTED is `BLOCKED`, `HIGH` (the least level that
+/// counts as caught) or `benign` (caught as a false alarm at HIGH or above), SPLIT is `t`
+/// (training: rules may be written while looking at it) or `v` (validation: kept aside).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Collection {
+    pub file: String,
+    pub language: Language,
+    pub behaviour: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Split {
+    Training,
+    Validation,
+}
+
+impl Split {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Split::Training => "training",
+            Split::Validation => "validation",
+        }
+    }
+}
+
+/// One case of a collection.
+#[derive(Debug, Clone)]
+pub struct BehaviourCase {
+    pub name: String,
+    pub behaviour: String,
+    pub language: Language,
+    pub origin: Origin,
+    /// `None` for a benign look-alike.
+    pub expected: Option<Level>,
+    pub split: Split,
+    pub code: String,
+}
+
+#[derive(Debug)]
+pub struct BehaviourOutcome {
+    pub case: BehaviourCase,
+    pub actual: Level,
+    pub summary: String,
+}
+
+impl BehaviourOutcome {
+    /// A risky case rated at least its level; a benign one rated at most MEDIUM.
+    pub fn correct(&self) -> bool {
+        match self.case.expected {
+            Some(level) => self.actual >= level,
+            None => self.actual <= Level::Medium,
+        }
+    }
+}
+
+fn parse_collection(collection: &Collection, text: &str, path: &Path) -> Result<Vec<BehaviourCase>, QualityError> {
+    let mut cases: Vec<BehaviourCase> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let Some(header) = line.strip_prefix("#@ ") else {
+            if let Some(case) = cases.last_mut() {
+                case.code.push_str(line);
+                case.code.push('\n');
+            }
+            continue;
+        };
+        let bad = |message: &str| QualityError::Format {
+            path: path.to_path_buf(),
+            message: format!("line {}: {message}: {line:?}", number + 1),
+        };
+        let fields: Vec<&str> = header.split_whitespace().collect();
+        let [name, expected, split, rest @ ..] = fields.as_slice() else {
+            return Err(bad("a case header is `#@ NAME EXPECTED SPLIT [generated]`"));
+        };
+        let expected = match *expected {
+            "benign" => None,
+            level => Some(level.parse::<Level>().map_err(|e| bad(&e))?),
+        };
+        let split = match *split {
+            "t" => Split::Training,
+            "v" => Split::Validation,
+            _ => return Err(bad("the split is `t` or `v`")),
+        };
+        let origin = match rest {
+            [] => Origin::External,
+            ["generated"] => Origin::Generated,
+            _ => return Err(bad("only `generated` may follow the split")),
+        };
+        cases.push(BehaviourCase {
+            name: name.to_string(),
+            behaviour: collection.behaviour.clone(),
+            language: collection.language,
+            origin,
+            expected,
+            split,
+            code: String::new(),
+        });
+    }
+    Ok(cases)
+}
+
+/// Recall and false alarms of one behaviour, language and split.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct BehaviourScore {
+    pub risky: usize,
+    pub caught: usize,
+    pub benign: usize,
+    pub false_alarms: usize,
+}
+
+#[derive(Debug)]
+pub struct BehaviourReport {
+    pub outcomes: Vec<BehaviourOutcome>,
+}
+
+impl BehaviourReport {
+    /// Scores keyed by (split, behaviour, language name).
+    pub fn scores(&self) -> BTreeMap<(Split, String, &'static str), BehaviourScore> {
+        let mut scores: BTreeMap<(Split, String, &'static str), BehaviourScore> = BTreeMap::new();
+        for outcome in &self.outcomes {
+            let case = &outcome.case;
+            let score = scores
+                .entry((case.split, case.behaviour.clone(), case.language.as_str()))
+                .or_default();
+            match case.expected {
+                Some(_) => {
+                    score.risky += 1;
+                    score.caught += usize::from(outcome.correct());
+                }
+                None => {
+                    score.benign += 1;
+                    score.false_alarms += usize::from(!outcome.correct());
+                }
+            }
+        }
+        scores
+    }
+
+    /// Totals of one split.
+    pub fn total(&self, split: Split) -> BehaviourScore {
+        let mut total = BehaviourScore::default();
+        for ((s, _, _), score) in self.scores() {
+            if s == split {
+                total.risky += score.risky;
+                total.caught += score.caught;
+                total.benign += score.benign;
+                total.false_alarms += score.false_alarms;
+            }
+        }
+        total
+    }
+
+    /// `matrix[expected][actual]` of one split, rows LOW (benign), HIGH, BLOCKED as labelled.
+    pub fn confusion(&self, split: Split) -> [[usize; 4]; 4] {
+        let mut matrix = [[0; 4]; 4];
+        for outcome in self.outcomes.iter().filter(|o| o.case.split == split) {
+            let expected = outcome.case.expected.unwrap_or(Level::Low);
+            matrix[level_index(expected)][level_index(outcome.actual)] += 1;
+        }
+        matrix
+    }
+
+    /// Markdown: the confusion matrix of a split, then recall and false alarms per behaviour.
+    pub fn render(&self, split: Split) -> String {
+        let matrix = self.confusion(split);
+        let mut out = format!(
+            "{} split: labelled (benign as LOW) \\ rated\n\n| labelled \\ rated | LOW | MEDIUM | HIGH | BLOCKED |\n|---|---|---|---|---|\n",
+            split.as_str()
+        );
+        for (i, level) in LEVELS.iter().enumerate() {
+            if matrix[i].iter().sum::<usize>() > 0 {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    if i == 0 {
+                        "benign".to_string()
+                    } else {
+                        level.to_string()
+                    },
+                    matrix[i][0],
+                    matrix[i][1],
+                    matrix[i][2],
+                    matrix[i][3]
+                ));
+            }
+        }
+        out.push_str(
+            "\n| behaviour | language | caught at its level | false alarms (benign rated HIGH+) |\n|---|---|---|---|\n",
+        );
+        for ((s, behaviour, language), score) in self.scores() {
+            if s != split {
+                continue;
+            }
+            out.push_str(&format!(
+                "| {behaviour} | {language} | {}/{} | {}/{} |\n",
+                score.caught, score.risky, score.false_alarms, score.benign
+            ));
+        }
+        let total = self.total(split);
+        out.push_str(&format!(
+            "| all | both | {}/{} ({:.0}%) | {}/{} ({:.1}%) |\n",
+            total.caught,
+            total.risky,
+            percent(total.caught, total.risky),
+            total.false_alarms,
+            total.benign,
+            percent(total.false_alarms, total.benign)
+        ));
+        out
+    }
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Reads every collection of `dir/manifest.toml`.
+pub fn behaviour_cases(dir: &Path) -> Result<Vec<BehaviourCase>, QualityError> {
+    let manifest = read_manifest(dir)?;
+    let mut cases = Vec::new();
+    for collection in &manifest.collection {
+        let path = dir.join(&collection.file);
+        cases.extend(parse_collection(collection, &read(&path)?, &path)?);
+    }
+    Ok(cases)
+}
+
+/// Rates every case of every collection of `dir/manifest.toml`.
+pub fn evaluate_behaviours(engine: &Engine, dir: &Path) -> Result<BehaviourReport, QualityError> {
+    let outcomes = behaviour_cases(dir)?
+        .into_iter()
+        .map(|case| {
+            let assessment = engine.assess(case.code.as_bytes(), case.language, case.origin);
+            BehaviourOutcome {
+                actual: assessment.level,
+                summary: assessment.summary,
+                case,
+            }
+        })
+        .collect();
+    Ok(BehaviourReport { outcomes })
+}
+
+fn read_manifest(dir: &Path) -> Result<Manifest, QualityError> {
+    let manifest_path = dir.join("manifest.toml");
+    toml::from_str(&read(&manifest_path)?).map_err(|e| QualityError::Format {
+        path: manifest_path.clone(),
+        message: e.to_string(),
+    })
 }
 
 #[derive(Debug)]
@@ -232,11 +489,7 @@ pub fn level_index(level: Level) -> usize {
 
 /// Rates every case of `dir/manifest.toml`.
 pub fn evaluate_corpus(engine: &Engine, dir: &Path) -> Result<CorpusReport, QualityError> {
-    let manifest_path = dir.join("manifest.toml");
-    let manifest: Manifest = toml::from_str(&read(&manifest_path)?).map_err(|e| QualityError::Format {
-        path: manifest_path.clone(),
-        message: e.to_string(),
-    })?;
+    let manifest = read_manifest(dir)?;
     let mut outcomes = Vec::new();
     for case in manifest.case {
         let path = dir.join(&case.file);

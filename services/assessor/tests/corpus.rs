@@ -71,3 +71,50 @@ fn agreement_with_bandit_stays_above_its_floor() {
         "{covered} of {checks} bandit checks matched at least once"
     );
 }
+
+/// The behaviour collections of issue 10: every behaviour has at least 20 risky cases in each
+/// language, a third kept aside as validation, and both splits stay above their floors. The
+/// floors are regression floors set from a measured run; `assess-bench` prints the figures.
+#[test]
+fn behaviour_collections_stay_above_their_floors() {
+    use quality::Split;
+    let engine = Engine::builtin().unwrap();
+    let report = quality::evaluate_behaviours(&engine, &quality::assessor_corpus()).expect("collections load");
+    let scores = report.scores();
+    let mut per_behaviour: std::collections::BTreeMap<(String, &str), usize> = Default::default();
+    for ((_, behaviour, language), score) in &scores {
+        *per_behaviour.entry((behaviour.clone(), language)).or_default() += score.risky;
+    }
+    assert_eq!(
+        per_behaviour.len(),
+        20,
+        "ten behaviours in two languages: {per_behaviour:?}"
+    );
+    for ((behaviour, language), risky) in &per_behaviour {
+        assert!(*risky >= 20, "{behaviour} in {language} has {risky} risky cases");
+    }
+    let validation = report.total(Split::Validation);
+    let training = report.total(Split::Training);
+    assert!(
+        validation.risky * 4 >= (validation.risky + training.risky),
+        "the validation split holds about a third"
+    );
+    let rendered = format!(
+        "{}\n{}",
+        report.render(Split::Training),
+        report.render(Split::Validation)
+    );
+    let recall = |s: &quality::BehaviourScore| s.caught as f64 / s.risky.max(1) as f64;
+    let alarms = |s: &quality::BehaviourScore| s.false_alarms as f64 / s.benign.max(1) as f64;
+    assert!(recall(&training) >= TRAINING_RECALL_FLOOR, "{rendered}");
+    assert!(recall(&validation) >= VALIDATION_RECALL_FLOOR, "{rendered}");
+    assert!(alarms(&training) <= TRAINING_FALSE_ALARM_CEILING, "{rendered}");
+    assert!(alarms(&validation) <= VALIDATION_FALSE_ALARM_CEILING, "{rendered}");
+}
+
+// Measured 2026-11-23 with the behaviour rules: training 311/311 caught, 0/236 false alarms;
+// validation 133/141 caught, 2/111 false alarms. (Before them: 55% caught, 6.6% / 4.5%.)
+const TRAINING_RECALL_FLOOR: f64 = 0.95;
+const VALIDATION_RECALL_FLOOR: f64 = 0.90;
+const TRAINING_FALSE_ALARM_CEILING: f64 = 0.02;
+const VALIDATION_FALSE_ALARM_CEILING: f64 = 0.03;

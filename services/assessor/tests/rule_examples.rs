@@ -11,20 +11,22 @@ fn every_rule_matches_its_examples_and_only_them() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for rule in &engine.rules().rules {
-        let language = rule.examples.language.unwrap_or(rule.languages[0]);
-        for example in &rule.examples.matching {
-            checked += 1;
-            let assessment = engine.assess(example.as_bytes(), language, Origin::External);
-            if !assessment.findings.iter().any(|f| f.rule_id == rule.id) {
-                let found: Vec<&str> = assessment.findings.iter().map(|f| f.rule_id.as_str()).collect();
-                failures.push(format!("{} should match {example:?} (found {found:?})", rule.id));
+        for examples in std::iter::once(&rule.examples).chain(rule.more_examples.iter()) {
+            let language = examples.language.unwrap_or(rule.languages[0]);
+            for example in &examples.matching {
+                checked += 1;
+                let assessment = engine.assess(example.as_bytes(), language, Origin::External);
+                if !assessment.findings.iter().any(|f| f.rule_id == rule.id) {
+                    let found: Vec<&str> = assessment.findings.iter().map(|f| f.rule_id.as_str()).collect();
+                    failures.push(format!("{} should match {example:?} (found {found:?})", rule.id));
+                }
             }
-        }
-        for example in &rule.examples.no_match {
-            checked += 1;
-            let assessment = engine.assess(example.as_bytes(), language, Origin::External);
-            if assessment.findings.iter().any(|f| f.rule_id == rule.id) {
-                failures.push(format!("{} should not match {example:?}", rule.id));
+            for example in &examples.no_match {
+                checked += 1;
+                let assessment = engine.assess(example.as_bytes(), language, Origin::External);
+                if assessment.findings.iter().any(|f| f.rule_id == rule.id) {
+                    failures.push(format!("{} should not match {example:?}", rule.id));
+                }
             }
         }
     }

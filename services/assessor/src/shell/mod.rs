@@ -12,27 +12,17 @@ use crate::extract::{Context, node_text, span_of, with_stack};
 use crate::facts::{Binding, BindingKind, Call, Expr, Span, StringLit, Taints, Value};
 use crate::rules::Embedded;
 use airlock_protocol::request::Language;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::{Node, Tree};
 
 pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
-    let mut walker = Walker {
-        ctx,
-        source,
-        outer,
-        vars: HashMap::new(),
-    };
+    let mut walker = Walker::new(ctx, source, outer);
     walker.visit(tree.root_node(), 0, &Pipe::default());
 }
 
 /// A command given as an argument vector (`subprocess.run(["rm", "-rf", "/"])`).
 pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
-    let mut walker = Walker {
-        ctx,
-        source: "",
-        outer: Some(span),
-        vars: HashMap::new(),
-    };
+    let mut walker = Walker::new(ctx, "", Some(span));
     for word in &argv {
         walker.record_string(word, span);
     }
@@ -47,31 +37,71 @@ struct Pipe {
     to: Vec<String>,
 }
 
-struct Walker<'c, 'r, 's> {
+struct Walker<'c, 'r, 's, 't> {
     ctx: &'c mut Context<'r>,
     source: &'s str,
     outer: Option<Span>,
     vars: HashMap<String, Expr>,
+    /// Shell functions defined so far, by name: a call runs the body with `$1…` bound.
+    functions: HashMap<String, Node<'t>>,
+    /// `$1…` of the function being followed; `None` at the top level (the request's arguments).
+    positional: Option<Vec<Expr>>,
+    /// Functions being followed (no recursion) and how many calls were followed in all.
+    calling: Vec<String>,
+    followed: usize,
+    /// Nesting depth of the statement being visited (for functions followed from a command).
+    depth: u32,
+    /// The directory of the latest literal `cd`, against which relative operands are read.
+    cwd: Option<String>,
 }
 
-impl Walker<'_, '_, '_> {
-    fn text(&self, node: Node<'_>) -> &str {
+/// Calls of shell functions followed into their bodies, per program, and how deep.
+const MAX_FOLLOWED_CALLS: usize = 64;
+const MAX_CALL_DEPTH: usize = 4;
+/// A `for` loop over literal words is followed once per word, up to this many.
+const MAX_LOOP_VALUES: usize = 8;
+
+mod follow;
+mod words;
+
+use words::literal_word;
+
+impl<'c, 'r, 's> Walker<'c, 'r, 's, '_> {
+    fn new(ctx: &'c mut Context<'r>, source: &'s str, outer: Option<Span>) -> Self {
+        Walker {
+            ctx,
+            source,
+            outer,
+            vars: HashMap::default(),
+            functions: HashMap::default(),
+            positional: None,
+            calling: Vec::new(),
+            followed: 0,
+            depth: 0,
+            cwd: None,
+        }
+    }
+}
+
+impl<'t> Walker<'_, '_, '_, 't> {
+    fn text(&self, node: Node<'t>) -> &str {
         node_text(node, self.source)
     }
 
-    fn span(&self, node: Node<'_>) -> Span {
+    fn span(&self, node: Node<'t>) -> Span {
         span_of(node, self.outer)
     }
 
     /// Visits a statement; returns the labels of what it writes to standard output.
-    fn visit(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn visit(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         with_stack(|| self.visit_node(node, depth, pipe))
     }
 
-    fn visit_node(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn visit_node(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         if self.ctx.stop_at(depth) {
             return Taints::NONE;
         }
+        self.depth = depth;
         self.ctx.saw(node, self.outer);
         match node.kind() {
             "command" => self.command(node, depth, pipe),
@@ -82,6 +112,26 @@ impl Walker<'_, '_, '_> {
                 Taints::NONE
             }
             "declaration_command" | "unset_command" => self.declaration(node, depth, pipe),
+            "function_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    let name = literal_word(self.text(name));
+                    if let Some(body) = node.child_by_field_name("body")
+                        && self.pipes_into_itself(body, &name)
+                    {
+                        let fact = Call::new("@fork-bomb".into(), self.span(node));
+                        self.ctx.shell.push_call(fact);
+                    }
+                    if let Some(body) = node.child_by_field_name("body") {
+                        self.functions.insert(name, body);
+                    }
+                }
+                // The body once as written (parameters unknown), for what it does whoever calls it.
+                match node.child_by_field_name("body") {
+                    Some(body) => self.visit(body, depth + 1, pipe),
+                    None => Taints::NONE,
+                }
+            }
+            "for_statement" => self.for_statement(node, depth, pipe),
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Taints::NONE,
             "string"
             | "word"
@@ -103,7 +153,7 @@ impl Walker<'_, '_, '_> {
         }
     }
 
-    fn assignment(&mut self, node: Node<'_>, depth: u32) {
+    fn assignment(&mut self, node: Node<'t>, depth: u32) {
         let Some(name) = node.child_by_field_name("name") else {
             return;
         };
@@ -112,6 +162,9 @@ impl Walker<'_, '_, '_> {
             None => Expr::new(Value::Str(String::new())),
         };
         let name = self.text(name).to_string();
+        let line = self.span(node).line;
+        let value = value.step(|| "a command's output".into(), || format!("`{name}` (line {line})"));
+        self.preload(&name, &value, self.span(node));
         let binding = Binding {
             kind: BindingKind::Assign,
             target: name.clone(),
@@ -124,7 +177,7 @@ impl Walker<'_, '_, '_> {
 
     /// `export A=b`, `local x`, `unset HISTFILE`: assignments, and a command named after the
     /// keyword whose arguments are the words as written (`HISTFILE=/dev/null`).
-    fn declaration(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn declaration(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let keyword = node.child(0).map(|k| self.text(k).to_string()).unwrap_or_default();
         let span = self.span(node);
         let mut words = vec![Expr::new(Value::Str(keyword))];
@@ -150,6 +203,7 @@ impl Walker<'_, '_, '_> {
                             Value::Formatted(text)
                         },
                         taints: value.taints,
+                        trail: None,
                     };
                     self.record_string(&word, span);
                     words.push(word);
@@ -165,9 +219,9 @@ impl Walker<'_, '_, '_> {
         self.command_from_words(words, span, pipe, Vec::new())
     }
 
-    fn pipeline(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn pipeline(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let mut cursor = node.walk();
-        let stages: Vec<Node<'_>> = node
+        let stages: Vec<Node<'t>> = node
             .named_children(&mut cursor)
             .filter(|n| n.kind() != "comment")
             .collect();
@@ -185,7 +239,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// The program a pipeline stage runs, for `pipe_from` / `pipe_to`.
-    fn stage_name(&self, stage: Node<'_>) -> String {
+    fn stage_name(&self, stage: Node<'t>) -> String {
         let command = match stage.kind() {
             "redirected_statement" => stage.child_by_field_name("body"),
             _ => Some(stage),
@@ -197,7 +251,7 @@ impl Walker<'_, '_, '_> {
             .unwrap_or_default()
     }
 
-    fn redirected(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn redirected(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let body = node.child_by_field_name("body");
         let body_name = body.map(|b| self.stage_name(b)).unwrap_or_default();
         let mut stdin = pipe.stdin;
@@ -259,7 +313,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// `2>&1` and friends duplicate descriptors and name no file: `None` for those.
-    fn file_redirect(&mut self, redirect: Node<'_>, depth: u32) -> Option<(String, Expr)> {
+    fn file_redirect(&mut self, redirect: Node<'t>, depth: u32) -> Option<(String, Expr)> {
         let mut operator = String::new();
         let mut target = None;
         let mut cursor = redirect.walk();
@@ -293,7 +347,7 @@ impl Walker<'_, '_, '_> {
         &mut self,
         operator: &str,
         target: Expr,
-        node: Node<'_>,
+        node: Node<'t>,
         writer: &str,
         written: Taints,
     ) -> Taints {
@@ -306,11 +360,59 @@ impl Walker<'_, '_, '_> {
             call.pipe_from.push(writer.to_string());
         }
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
+        // A redirection is a read, a write or an append of its file, like any tool's.
+        let kind = match operator {
+            ">" => Some("@write"),
+            ">>" => Some("@append"),
+            "<" | "<>" => Some("@read"),
+            _ => None,
+        };
+        let mut read = Taints::NONE;
+        // `> /dev/tcp/host/port` sends what is written to the network.
+        if let Some(target) = call
+            .args
+            .first()
+            .and_then(|a| a.text())
+            .filter(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
+        {
+            let mut facts = Vec::new();
+            let names = if operator == "<" || operator == "<>" {
+                ["@connect", "@fetch"]
+            } else {
+                ["@connect", "@send"]
+            };
+            for name in names {
+                let mut fact = Call::new(name.to_string(), span);
+                fact.via = vec![operator.to_string()];
+                fact.via.extend(call.pipe_from.iter().cloned());
+                fact.taints = call.taints;
+                fact.args
+                    .push(Expr::new(Value::Str(target.to_string())).with_taints(call.taints));
+                facts.push(crate::effects::Found { call: fact, code: None });
+            }
+            read = read.union(self.ctx.record_effects(Language::Bash, facts));
+        }
+        if let Some(kind) = kind
+            && !call
+                .args
+                .first()
+                .and_then(|a| a.text())
+                .is_some_and(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") || t == "/dev/null")
+        {
+            let mut fact = Call::new(kind.to_string(), span);
+            fact.via = vec![operator.to_string()];
+            fact.via.extend(call.pipe_from.iter().cloned());
+            fact.taints = call.taints;
+            fact.args = call.args.clone();
+            read = self
+                .ctx
+                .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
+        }
         self.ctx.shell.push_call(call);
-        labels
+        labels.union(read)
     }
 
-    fn heredoc_content(&mut self, redirect: Node<'_>, depth: u32) -> Expr {
+    fn heredoc_content(&mut self, redirect: Node<'t>, depth: u32) -> Expr {
         let mut text = String::new();
         let mut literal = true;
         let mut taints = Taints::NONE;
@@ -355,10 +457,14 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Formatted(text)
         };
-        Expr { value, taints }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
-    fn command(&mut self, node: Node<'_>, depth: u32, pipe: &Pipe) -> Taints {
+    fn command(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
         let span = self.span(node);
         let mut words = Vec::new();
         let mut cursor = node.walk();
@@ -370,6 +476,10 @@ impl Walker<'_, '_, '_> {
                     if let Some(v) = child.child_by_field_name("value") {
                         let value = self.word(v, depth + 1);
                         stdin = stdin.union(value.taints);
+                        if let Some(name) = child.child_by_field_name("name") {
+                            let name = self.text(name).to_string();
+                            self.preload(&name, &value, span);
+                        }
                     }
                 }
                 "file_redirect" => {
@@ -416,7 +526,11 @@ impl Walker<'_, '_, '_> {
         let Some(first) = words.first() else {
             return pipe.stdin;
         };
-        let name = program_name(&first.text().unwrap_or_default());
+        let mut name = program_name(&first.text().unwrap_or_default());
+        // `subprocess.run([sys.executable, ...])` runs Python.
+        if name == "sys.executable" {
+            name = "python3".into();
+        }
         let mut call = Call::new(name.clone(), span);
         call.taints = pipe.stdin.union(first.taints);
         call.pipe_from = pipe.from.clone();
@@ -443,10 +557,54 @@ impl Walker<'_, '_, '_> {
             call.args.push(word.clone());
         }
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
-        let output = call.taints.union(labels);
+        let mut output = call.taints.union(labels);
         let embedded = self.ctx.rules.embedded(Language::Bash, &call);
         let inner = self.ctx.rules.wrapper(&name).map(|w| w.inner_command(&words));
+        if name == "read" {
+            self.read_into_variables(&words, &call);
+        }
+        if name == "cd" {
+            self.cwd = match words.get(1).map(|w| &w.value) {
+                None => Some("~".into()),
+                Some(Value::Str(dir)) if dir != "-" => Some(match &self.cwd {
+                    Some(cwd) if !dir.starts_with(['/', '~', '$']) => format!("{}/{dir}", cwd.trim_end_matches('/')),
+                    _ => dir.clone(),
+                }),
+                _ => None,
+            };
+        }
+        let mut found = self.ctx.rules.effects.shell_effects(&name, &words, &call);
+        if let Some(cwd) = &self.cwd {
+            for item in &mut found {
+                if let Some(operand) = item.call.args.first_mut()
+                    && let Value::Str(path) = &operand.value
+                    && !path.is_empty()
+                    && !path.starts_with(['/', '~', '$', '-'])
+                    && !path.contains("://")
+                {
+                    let relative = path.trim_start_matches("./");
+                    operand.value = Value::Str(format!("{}/{relative}", cwd.trim_end_matches('/')));
+                }
+            }
+        }
+        // A program run by its path (`./agent`, `/tmp/x`, `"$job"`) runs that file.
+        if let Some(path) = first.text().filter(|t| t.contains('/')) {
+            let mut fact = Call::new("@run".into(), span);
+            fact.via = vec![name.clone()];
+            fact.taints = first.taints;
+            fact.args.push(Expr {
+                value: Value::Str(path.into_owned()),
+                taints: first.taints,
+                trail: first.trail.clone(),
+            });
+            found.push(crate::effects::Found { call: fact, code: None });
+        }
+        output = output.union(self.ctx.record_effects(Language::Bash, found));
         self.ctx.shell.push_call(call);
+        let depth = self.depth;
+        if let Some(function_output) = self.follow_function(&name, &words, span, pipe, depth) {
+            output = output.union(function_output);
+        }
         match embedded {
             Some(Embedded::Source(language, code)) => self.ctx.extract_embedded(language, &code, span),
             Some(Embedded::Argv(argv)) => {
@@ -463,276 +621,10 @@ impl Walker<'_, '_, '_> {
         }
         output
     }
-
-    /// The value of a shell word; expansions of known variables are substituted.
-    fn word(&mut self, node: Node<'_>, depth: u32) -> Expr {
-        if self.ctx.stop_at(depth) {
-            return Expr::other(Taints::NONE);
-        }
-        match node.kind() {
-            "word" | "number" | "extglob_pattern" | "regex" | "special_variable_name" => {
-                Expr::new(Value::Str(literal_word(self.text(node))))
-            }
-            "raw_string" => {
-                let text = self.text(node);
-                let inner = text
-                    .strip_prefix('\'')
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
-                Expr::new(Value::Str(inner.to_string()))
-            }
-            "ansi_c_string" => {
-                let text = self.text(node);
-                let inner = text
-                    .strip_prefix("$'")
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
-                Expr::new(Value::Str(ansi_c_unescape(inner)))
-            }
-            "string" | "concatenation" | "command_name" | "translated_string" => self.compound_word(node, depth),
-            "simple_expansion" | "expansion" => self.expansion(node, depth),
-            "command_substitution" | "process_substitution" => {
-                let mut output = Taints::NONE;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    output = output.union(self.visit(child, depth + 1, &Pipe::default()));
-                }
-                let inner: String = self.text(node).chars().take(200).collect();
-                Expr {
-                    value: Value::Formatted(inner),
-                    taints: output,
-                }
-            }
-            _ => {
-                let mut taints = Taints::NONE;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    taints = taints.union(self.word(child, depth + 1).taints);
-                }
-                Expr {
-                    value: Value::Formatted(self.text(node).to_string()),
-                    taints,
-                }
-            }
-        }
-    }
-
-    fn compound_word(&mut self, node: Node<'_>, depth: u32) -> Expr {
-        let quoted = node.kind() == "string";
-        let mut text = String::new();
-        let mut literal = true;
-        let mut taints = Taints::NONE;
-        let mut last_end = if quoted {
-            node.start_byte() + 1
-        } else {
-            node.start_byte()
-        };
-        let end = if quoted {
-            node.end_byte().saturating_sub(1)
-        } else {
-            node.end_byte()
-        };
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            // Text between named children (a `$` alone, spaces in a string) is literal too.
-            if child.start_byte() > last_end
-                && let Some(gap) = self.source.get(last_end..child.start_byte())
-            {
-                text.push_str(gap);
-            }
-            last_end = child.end_byte();
-            match child.kind() {
-                "string_content" => text.push_str(&unescape_double_quoted(self.text(child))),
-                _ => {
-                    let part = self.word(child, depth + 1);
-                    taints = taints.union(part.taints);
-                    match &part.value {
-                        Value::Str(s) => text.push_str(s),
-                        Value::Formatted(s) => {
-                            literal = false;
-                            text.push_str(s);
-                        }
-                        _ => {
-                            literal = false;
-                            text.push_str(self.text(child));
-                        }
-                    }
-                }
-            }
-        }
-        if end > last_end
-            && let Some(gap) = self.source.get(last_end..end)
-        {
-            text.push_str(gap);
-        }
-        let value = if literal {
-            Value::Str(text)
-        } else {
-            Value::Formatted(text)
-        };
-        Expr { value, taints }
-    }
-
-    fn expansion(&mut self, node: Node<'_>, depth: u32) -> Expr {
-        let mut cursor = node.walk();
-        let mut name = None;
-        let mut taints = Taints::NONE;
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "variable_name" | "special_variable_name" if name.is_none() => {
-                    name = Some(self.text(child).to_string());
-                }
-                _ => taints = taints.union(self.word(child, depth + 1).taints),
-            }
-        }
-        let Some(name) = name else {
-            return Expr {
-                value: Value::Formatted(self.text(node).to_string()),
-                taints,
-            };
-        };
-        match self.vars.get(&name) {
-            // `${X:-default}` and other operators may change the value: keep only the labels.
-            Some(bound) if node.kind() == "simple_expansion" || node.named_child_count() == 1 => {
-                bound.clone().with_taints(taints)
-            }
-            Some(bound) => Expr {
-                value: Value::Formatted(format!("${name}")),
-                taints: taints.union(bound.taints),
-            },
-            None => Expr {
-                value: Value::Formatted(format!("${name}")),
-                taints,
-            },
-        }
-    }
 }
 
 /// `/usr/bin/rm` and `\rm` both run `rm`.
 pub fn program_name(word: &str) -> String {
     let base = word.rsplit('/').next().unwrap_or(word);
     base.trim_start_matches('\\').to_string()
-}
-
-/// An unquoted word with its backslash escapes removed.
-fn literal_word(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('\n') => {}
-                Some(next) => out.push(next),
-                None => out.push('\\'),
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn unescape_double_quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\'
-            && let Some(&next) = chars.peek()
-            && matches!(next, '"' | '\\' | '$' | '`' | '\n')
-        {
-            chars.next();
-            if next != '\n' {
-                out.push(next);
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `$'\x2fetc\x2fshadow'` as `/etc/shadow`.
-fn ansi_c_unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        i += 1;
-        if c != '\\' || i >= chars.len() {
-            out.push(c);
-            continue;
-        }
-        let e = chars[i];
-        i += 1;
-        match e {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            'e' | 'E' => out.push('\u{1b}'),
-            'a' => out.push('\u{7}'),
-            '\\' | '\'' | '"' => out.push(e),
-            'x' | 'u' | 'U' => {
-                let max = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let digits: String = chars[i..]
-                    .iter()
-                    .take(max)
-                    .take_while(|c| c.is_ascii_hexdigit())
-                    .collect();
-                i += digits.len();
-                match u32::from_str_radix(&digits, 16).ok().and_then(char::from_u32) {
-                    Some(decoded) => out.push(decoded),
-                    None => {
-                        out.push('\\');
-                        out.push(e);
-                    }
-                }
-            }
-            '0'..='7' => {
-                let digits: String = std::iter::once(e)
-                    .chain(
-                        chars[i..]
-                            .iter()
-                            .copied()
-                            .take(2)
-                            .take_while(|c| ('0'..='7').contains(c)),
-                    )
-                    .collect();
-                i += digits.len() - 1;
-                match u32::from_str_radix(&digits, 8).ok().and_then(char::from_u32) {
-                    Some(decoded) => out.push(decoded),
-                    None => out.push_str(&digits),
-                }
-            }
-            other => {
-                out.push('\\');
-                out.push(other);
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn program_names_lose_their_directory() {
-        assert_eq!(program_name("/usr/bin/rm"), "rm");
-        assert_eq!(program_name("\\rm"), "rm");
-        assert_eq!(program_name("curl"), "curl");
-    }
-
-    #[test]
-    fn ansi_c_strings_are_decoded() {
-        assert_eq!(ansi_c_unescape(r"\x2fetc\x2fshadow"), "/etc/shadow");
-        assert_eq!(ansi_c_unescape(r"\057bin\057sh"), "/bin/sh");
-        assert_eq!(ansi_c_unescape(r"a\qb"), "a\\qb");
-        assert_eq!(ansi_c_unescape("\\"), "\\");
-    }
 }

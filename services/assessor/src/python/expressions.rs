@@ -1,312 +1,19 @@
-//! Python syntax tree to facts.
-//!
-//! One pass in source order. Names are resolved through a single table that imports and
-//! assignments both write, so later bindings shadow earlier ones the way they do at run time
-//! (closely enough for a static look: scopes are not modelled). Values keep the data-flow labels
-//! of everything they were computed from.
+//! Python expressions to values: literals and strings (with escapes decoded), names resolved
+//! through imports and assignments, operators that build strings and paths, containers,
+//! subscripts such as `os.environ["KEY"]` and `sys.argv[1]`.
 
-use crate::extract::{Context, node_text, span_of, with_stack};
-use crate::facts::{Binding, BindingKind, Call, Expr, Import, NameRef, Span, StringLit, Taints, Value};
-use crate::rules::Embedded;
+use super::{Bound, MAX_SEQ_VALUES, Walker};
+use crate::extract::with_stack;
+use crate::facts::{Binding, BindingKind, Call, Expr, NameRef, StringLit, Taints, Value};
 use airlock_protocol::request::Language;
-use std::collections::HashMap;
-use tree_sitter::{Node, Tree};
+use tree_sitter::Node;
 
-/// Sequence displays keep this many elements as values; the rest still yield facts and labels.
-const MAX_SEQ_VALUES: usize = 256;
-
-pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
-    let mut walker = Walker {
-        ctx,
-        source,
-        outer,
-        names: HashMap::new(),
-    };
-    walker.visit(tree.root_node(), 0);
-}
-
-enum Bound {
-    /// An imported module or member, by qualified name.
-    Module(String),
-    Var(Expr),
-}
-
-struct Walker<'c, 'r, 's> {
-    ctx: &'c mut Context<'r>,
-    source: &'s str,
-    outer: Option<Span>,
-    names: HashMap<String, Bound>,
-}
-
-impl Walker<'_, '_, '_> {
-    fn text(&self, node: Node<'_>) -> &str {
-        node_text(node, self.source)
-    }
-
-    fn span(&self, node: Node<'_>) -> Span {
-        span_of(node, self.outer)
-    }
-
-    // ---- statements -------------------------------------------------------------------------
-
-    fn visit(&mut self, node: Node<'_>, depth: u32) {
-        with_stack(|| self.visit_node(node, depth))
-    }
-
-    fn visit_node(&mut self, node: Node<'_>, depth: u32) {
-        if self.ctx.stop_at(depth) {
-            return;
-        }
-        self.ctx.saw(node, self.outer);
-        match node.kind() {
-            "module"
-            | "block"
-            | "expression_statement"
-            | "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "while_statement"
-            | "try_statement"
-            | "except_clause"
-            | "finally_clause"
-            | "decorated_definition"
-            | "class_definition"
-            | "match_statement"
-            | "case_clause"
-            | "return_statement"
-            | "raise_statement"
-            | "delete_statement"
-            | "print_statement"
-            | "ERROR"
-            | "with_clause"
-            | "except_group_clause" => self.visit_children(node, depth),
-            "import_statement" => self.import(node),
-            "import_from_statement" => self.import_from(node),
-            "future_import_statement"
-            | "comment"
-            | "pass_statement"
-            | "break_statement"
-            | "continue_statement"
-            | "global_statement"
-            | "nonlocal_statement" => {}
-            "with_statement" => self.with_statement(node, depth),
-            "for_statement" => self.for_statement(node, depth),
-            "function_definition" => self.function_definition(node, depth),
-            "exec_statement" => {
-                // Python 2's `exec code`: a call to exec by another spelling.
-                let mut call = Call::new("exec".into(), self.span(node));
-                if let Some(code) = node.child_by_field_name("code") {
-                    let arg = self.expr(code, depth + 1);
-                    call.taints = arg.taints;
-                    call.args.push(arg);
-                }
-                self.ctx.python.push_call(call);
-            }
-            _ => {
-                self.expr(node, depth);
-            }
-        }
-    }
-
-    fn visit_children(&mut self, node: Node<'_>, depth: u32) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            self.visit(child, depth + 1);
-        }
-    }
-
-    fn import(&mut self, node: Node<'_>) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "dotted_name" => {
-                    let name = self.text(child).to_string();
-                    let first = name.split('.').next().unwrap_or_default().to_string();
-                    self.names.insert(first.clone(), Bound::Module(first));
-                    self.record_import(name, child);
-                }
-                "aliased_import" => {
-                    let (Some(name), Some(alias)) =
-                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
-                    else {
-                        continue;
-                    };
-                    let name = self.text(name).to_string();
-                    self.names
-                        .insert(self.text(alias).to_string(), Bound::Module(name.clone()));
-                    self.record_import(name, child);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn import_from(&mut self, node: Node<'_>) {
-        let Some(module) = node.child_by_field_name("module_name") else {
-            return;
-        };
-        let module = self.text(module).to_string();
-        self.record_import(module.clone(), node);
-        let mut cursor = node.walk();
-        for child in node.children_by_field_name("name", &mut cursor) {
-            let (name, local) = match child.kind() {
-                "aliased_import" => {
-                    let (Some(name), Some(alias)) =
-                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
-                    else {
-                        continue;
-                    };
-                    (self.text(name).to_string(), self.text(alias).to_string())
-                }
-                _ => {
-                    let name = self.text(child).to_string();
-                    (name.clone(), name)
-                }
-            };
-            let qualified = format!("{module}.{name}");
-            self.names.insert(local, Bound::Module(qualified.clone()));
-            self.record_import(qualified, child);
-        }
-    }
-
-    fn record_import(&mut self, name: String, node: Node<'_>) {
-        let span = self.span(node);
-        self.ctx.python.imports.push(Import { name, span });
-    }
-
-    fn with_statement(&mut self, node: Node<'_>, depth: u32) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if child.kind() != "with_clause" {
-                self.visit(child, depth + 1);
-                continue;
-            }
-            let mut items = child.walk();
-            for item in child.named_children(&mut items) {
-                let Some(value) = item.child_by_field_name("value") else {
-                    continue;
-                };
-                if value.kind() == "as_pattern" {
-                    // `open(p) as f`: the first named child is the expression, the alias the name.
-                    let expr = match value.named_child(0) {
-                        Some(e) => self.expr(e, depth + 2),
-                        None => Expr::other(Taints::NONE),
-                    };
-                    if let Some(alias) = value.child_by_field_name("alias") {
-                        self.bind_target(alias, expr, depth + 2);
-                    }
-                } else {
-                    self.expr(value, depth + 2);
-                }
-            }
-        }
-    }
-
-    fn for_statement(&mut self, node: Node<'_>, depth: u32) {
-        let iterated = match node.child_by_field_name("right") {
-            Some(right) => self.expr(right, depth + 1),
-            None => Expr::other(Taints::NONE),
-        };
-        if let Some(left) = node.child_by_field_name("left") {
-            self.bind_target(left, Expr::other(iterated.taints), depth + 1);
-        }
-        for field in ["body", "alternative"] {
-            if let Some(block) = node.child_by_field_name(field) {
-                self.visit(block, depth + 1);
-            }
-        }
-    }
-
-    fn function_definition(&mut self, node: Node<'_>, depth: u32) {
-        if let Some(parameters) = node.child_by_field_name("parameters") {
-            let mut cursor = parameters.walk();
-            for parameter in parameters.named_children(&mut cursor) {
-                if !matches!(parameter.kind(), "default_parameter" | "typed_default_parameter") {
-                    continue;
-                }
-                let (Some(name), Some(value)) = (
-                    parameter.child_by_field_name("name"),
-                    parameter.child_by_field_name("value"),
-                ) else {
-                    continue;
-                };
-                let value = self.expr(value, depth + 1);
-                let binding = Binding {
-                    kind: BindingKind::Default,
-                    target: self.text(name).to_string(),
-                    value,
-                    span: self.span(parameter),
-                };
-                self.ctx.python.push_binding(binding);
-            }
-        }
-        if let Some(body) = node.child_by_field_name("body") {
-            self.visit(body, depth + 1);
-        }
-    }
-
-    /// Gives `value` to an assignment target and records the binding.
-    fn bind_target(&mut self, target: Node<'_>, value: Expr, depth: u32) {
-        if self.ctx.stop_at(depth) {
-            return;
-        }
-        match target.kind() {
-            "identifier" | "attribute" => {
-                let name = self.text(target).to_string();
-                if target.kind() == "attribute"
-                    && let Some(object) = target.child_by_field_name("object")
-                {
-                    self.expr(object, depth + 1);
-                }
-                let binding = Binding {
-                    kind: BindingKind::Assign,
-                    target: name.clone(),
-                    value: value.clone(),
-                    span: self.span(target),
-                };
-                self.ctx.python.push_binding(binding);
-                self.names.insert(name, Bound::Var(value));
-            }
-            "as_pattern_target" | "parenthesized_expression" => {
-                if let Some(inner) = target.named_child(0) {
-                    self.bind_target(inner, value, depth + 1);
-                }
-            }
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
-                let mut cursor = target.walk();
-                let targets: Vec<Node<'_>> = target.named_children(&mut cursor).collect();
-                let parts = match &value.value {
-                    Value::Seq(items) if items.len() == targets.len() => Some(items.clone()),
-                    _ => None,
-                };
-                for (i, t) in targets.into_iter().enumerate() {
-                    let part = parts
-                        .as_ref()
-                        .and_then(|p| p.get(i).cloned())
-                        .unwrap_or_else(|| Expr::other(value.taints));
-                    self.bind_target(t, part, depth + 1);
-                }
-            }
-            "subscript" => {
-                // `d[k] = secret` makes d carry the label.
-                if let Some(object) = target.child_by_field_name("value") {
-                    let key = self.text(object).to_string();
-                    if let Some(Bound::Var(existing)) = self.names.get_mut(&key) {
-                        existing.taints = existing.taints.union(value.taints);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    // ---- expressions ------------------------------------------------------------------------
-
-    fn expr(&mut self, node: Node<'_>, depth: u32) -> Expr {
+impl<'t> Walker<'_, '_, '_, 't> {
+    pub(super) fn expr(&mut self, node: Node<'t>, depth: u32) -> Expr {
         with_stack(|| self.expr_node(node, depth))
     }
 
-    fn expr_node(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn expr_node(&mut self, node: Node<'t>, depth: u32) -> Expr {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
@@ -359,6 +66,7 @@ impl Walker<'_, '_, '_> {
             "list_comprehension" | "set_comprehension" | "generator_expression" | "dictionary_comprehension" => {
                 self.comprehension(node, depth)
             }
+            "conditional_expression" => self.conditional(node, depth),
             "keyword_argument" => match node.child_by_field_name("value") {
                 Some(v) => self.expr(v, depth + 1),
                 None => Expr::other(Taints::NONE),
@@ -369,7 +77,7 @@ impl Walker<'_, '_, '_> {
     }
 
     /// Anything without a value of its own: still visit it for the calls and labels inside.
-    fn union_of_children(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn union_of_children(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -382,7 +90,7 @@ impl Walker<'_, '_, '_> {
         Expr::other(taints)
     }
 
-    fn string(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn string(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let (text, formatted, taints) = self.string_parts(node, depth);
         self.ctx.python.push_string(StringLit {
             text: text.clone(),
@@ -394,10 +102,14 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Str(text)
         };
-        Expr { value, taints }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
-    fn string_parts(&mut self, node: Node<'_>, depth: u32) -> (String, bool, Taints) {
+    pub(super) fn string_parts(&mut self, node: Node<'t>, depth: u32) -> (String, bool, Taints) {
         let mut raw = false;
         let mut text = String::new();
         let mut formatted = false;
@@ -416,9 +128,18 @@ impl Walker<'_, '_, '_> {
                 }
                 "interpolation" => {
                     formatted = true;
-                    text.push_str("{}");
-                    if let Some(e) = child.child_by_field_name("expression") {
-                        taints = taints.union(self.expr(e, depth + 1).taints);
+                    match child.child_by_field_name("expression") {
+                        Some(e) => {
+                            let value = self.expr(e, depth + 1);
+                            taints = taints.union(value.taints);
+                            // A hole whose value is known reads as that value (`f"/{user}/.ssh"`).
+                            match &value.value {
+                                Value::Str(s) | Value::Path(s) => text.push_str(s),
+                                Value::Int(i) => text.push_str(&i.to_string()),
+                                _ => text.push_str("{}"),
+                            }
+                        }
+                        None => text.push_str("{}"),
                     }
                 }
                 _ => {}
@@ -427,7 +148,7 @@ impl Walker<'_, '_, '_> {
         (text, formatted, taints)
     }
 
-    fn concatenated_string(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn concatenated_string(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut text = String::new();
         let mut formatted = false;
         let mut taints = Taints::NONE;
@@ -450,10 +171,14 @@ impl Walker<'_, '_, '_> {
         } else {
             Value::Str(text)
         };
-        Expr { value, taints }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
-    fn identifier(&mut self, node: Node<'_>) -> Expr {
+    pub(super) fn identifier(&mut self, node: Node<'t>) -> Expr {
         let name = self.text(node);
         match self.names.get(name) {
             Some(Bound::Var(expr)) => expr.clone(),
@@ -467,7 +192,7 @@ impl Walker<'_, '_, '_> {
 
     /// A reference used as a whole value: a name fact, and the labels of name sources
     /// (`os.environ` passed somewhere whole, not one variable of it).
-    fn name_reference(&mut self, qualified: String, node: Node<'_>, taints: Taints) -> Expr {
+    pub(super) fn name_reference(&mut self, qualified: String, node: Node<'t>, taints: Taints) -> Expr {
         let labels = self.ctx.rules.name_labels(Language::Python, &qualified);
         if qualified.contains('.') {
             let span = self.span(node);
@@ -479,10 +204,11 @@ impl Walker<'_, '_, '_> {
         Expr {
             value: Value::Name(qualified),
             taints: taints.union(labels),
+            trail: None,
         }
     }
 
-    fn attribute(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn attribute(&mut self, node: Node<'t>, depth: u32) -> Expr {
         // `self.conn` assigned earlier is a variable by its dotted text.
         if let Some(Bound::Var(expr)) = self.names.get(self.text(node)) {
             return expr.clone();
@@ -494,7 +220,7 @@ impl Walker<'_, '_, '_> {
 
     /// The qualified name of an attribute and its evaluated object, without treating the
     /// attribute as used whole.
-    fn reference(&mut self, node: Node<'_>, depth: u32) -> (String, Option<Expr>) {
+    pub(super) fn reference(&mut self, node: Node<'t>, depth: u32) -> (String, Option<Expr>) {
         let attribute = node
             .child_by_field_name("attribute")
             .map(|a| self.text(a).to_string())
@@ -511,6 +237,7 @@ impl Walker<'_, '_, '_> {
                     Expr {
                         value: Value::Name(q),
                         taints: inner.map_or(Taints::NONE, |i| i.taints),
+                        trail: None,
                     }
                 }
             },
@@ -524,186 +251,12 @@ impl Walker<'_, '_, '_> {
         (format!("{}.{attribute}", type_name(&object)), Some(object))
     }
 
-    fn call(&mut self, node: Node<'_>, depth: u32) -> Expr {
-        let span = self.span(node);
-        let (name, receiver) = match node.child_by_field_name("function") {
-            Some(f) if f.kind() == "identifier" => {
-                let name = match self.names.get(self.text(f)) {
-                    Some(Bound::Module(q)) => q.clone(),
-                    Some(Bound::Var(e)) => match &e.value {
-                        Value::Name(q) => q.clone(),
-                        _ => self.text(f).to_string(),
-                    },
-                    None => self.text(f).to_string(),
-                };
-                (name, None)
-            }
-            Some(f) if f.kind() == "attribute" => {
-                let (name, object) = self.reference(f, depth + 1);
-                (name, object)
-            }
-            Some(f) => {
-                let callee = self.expr(f, depth + 1);
-                (type_name(&callee), None)
-            }
-            None => (String::from("?"), None),
-        };
-        let mut call = Call::new(name, span);
-        if let Some(r) = &receiver {
-            call.taints = r.taints;
-        }
-        call.receiver = receiver;
-        if let Some(arguments) = node.child_by_field_name("arguments") {
-            if arguments.kind() == "generator_expression" {
-                let arg = self.expr(arguments, depth + 1);
-                call.taints = call.taints.union(arg.taints);
-                call.args.push(arg);
-            } else {
-                let mut cursor = arguments.walk();
-                for argument in arguments.named_children(&mut cursor) {
-                    match argument.kind() {
-                        "comment" => {}
-                        "keyword_argument" => {
-                            let Some(key) = argument.child_by_field_name("name") else {
-                                continue;
-                            };
-                            let key = self.text(key).to_string();
-                            let value = match argument.child_by_field_name("value") {
-                                Some(v) => self.expr(v, depth + 1),
-                                None => Expr::other(Taints::NONE),
-                            };
-                            call.taints = call.taints.union(value.taints);
-                            self.ctx.python.push_binding(Binding {
-                                kind: BindingKind::Kwarg,
-                                target: key.clone(),
-                                value: value.clone(),
-                                span: self.span(argument),
-                            });
-                            call.kwargs.push((key, value));
-                        }
-                        _ => {
-                            let value = self.expr(argument, depth + 1);
-                            call.taints = call.taints.union(value.taints);
-                            call.args.push(value);
-                        }
-                    }
-                }
-            }
-        }
-        self.mark_formatted_receiver(&call);
-        let labels = self.ctx.rules.call_labels(Language::Python, &call);
-        let result = self.call_result(&call, node).with_taints(call.taints.union(labels));
-        if let Some(embedded) = self.ctx.rules.embedded(Language::Python, &call) {
-            self.extract_embedded(embedded, span);
-        }
-        self.ctx.python.push_call(call);
-        result
-    }
-
-    /// What a call evaluates to. Path builders and module loaders keep enough of their value for
-    /// path and name rules to see through them; everything else is "the result of calling X".
-    fn call_result(&mut self, call: &Call, node: Node<'_>) -> Expr {
-        let first_text = || call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
-        match call.name.as_str() {
-            "os.path.join"
-            | "posixpath.join"
-            | "pathlib.Path"
-            | "pathlib.PurePath"
-            | "pathlib.PosixPath"
-            | "pathlib.Path.joinpath"
-            | "os.path.abspath"
-            | "os.path.realpath"
-            | "os.path.normpath"
-            | "os.fspath"
-            | "str" => {
-                let mut parts: Vec<&Expr> = Vec::new();
-                if call.name == "pathlib.Path.joinpath"
-                    && let Some(r) = &call.receiver
-                {
-                    parts.push(r);
-                }
-                parts.extend(call.args.iter());
-                let joined = join_path(&parts);
-                if call.name.starts_with("pathlib.") {
-                    as_path(joined)
-                } else {
-                    joined
-                }
-            }
-            "os.path.expanduser" => match first_text() {
-                Some(t) => Expr::new(Value::Str(t)),
-                None => Expr::new(Value::Formatted("~".into())),
-            },
-            "pathlib.Path.expanduser" | "pathlib.Path.resolve" | "pathlib.Path.absolute" => match &call.receiver {
-                Some(r) => as_path(r.clone()),
-                None => Expr::new(Value::Call(call.name.clone())),
-            },
-            "pathlib.Path.home" => Expr::new(Value::Path("~".into())),
-            "os.getenv" | "os.environ.get" => match first_text() {
-                Some(var) => Expr::new(Value::Formatted(format!("${var}"))),
-                None => Expr::new(Value::Call(call.name.clone())),
-            },
-            "getattr" => match (call.args.first(), call.args.get(1).map(|a| &a.value)) {
-                (Some(object), Some(Value::Str(attribute))) => {
-                    Expr::new(Value::Name(format!("{}.{attribute}", type_name(object))))
-                }
-                _ => Expr::new(Value::Call(call.name.clone())),
-            },
-            // A dynamic import of a literal module name is an import of that module.
-            "__import__" | "importlib.import_module" | "importlib.__import__" => match first_text().or_else(|| {
-                call.kwargs
-                    .iter()
-                    .find(|(name, _)| name == "name")
-                    .and_then(|(_, value)| value.text())
-                    .map(|t| t.into_owned())
-            }) {
-                Some(module) => {
-                    self.record_import(module.clone(), node);
-                    Expr::new(Value::Name(module))
-                }
-                None => Expr::new(Value::Call(call.name.clone())),
-            },
-            _ => Expr::new(Value::Call(call.name.clone())),
-        }
-    }
-
-    /// `"SELECT ... {}".format(x)` builds a string: its literal counts as formatted.
-    fn mark_formatted_receiver(&mut self, call: &Call) {
-        if !call.name.ends_with(".format") || call.args.is_empty() && call.kwargs.is_empty() {
-            return;
-        }
-        if let Some(Expr {
-            value: Value::Str(text),
-            ..
-        }) = &call.receiver
-        {
-            self.mark_formatted(text.clone(), call.span);
-        }
-    }
-
-    /// Marks the most recent string fact with this text as formatted.
-    fn mark_formatted(&mut self, text: String, near: Span) {
-        let strings = &mut self.ctx.python.strings;
-        if let Some(lit) = strings
-            .iter_mut()
-            .rev()
-            .take(64)
-            .find(|s| s.text == text && s.span.line >= near.line.saturating_sub(50))
-        {
-            lit.formatted = true;
-        }
-    }
-
-    fn extract_embedded(&mut self, embedded: Embedded, span: Span) {
-        match embedded {
-            Embedded::Source(language, code) => self.ctx.extract_embedded(language, &code, span),
-            Embedded::Argv(argv) => crate::shell::command_from_argv(self.ctx, argv, span),
-        }
-    }
-
-    fn assignment(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let value = match node.child_by_field_name("right") {
-            Some(right) => self.expr(right, depth + 1),
+            Some(right) => {
+                let value = self.expr(right, depth + 1);
+                self.starting_at(value, right)
+            }
             None => return Expr::other(Taints::NONE),
         };
         if let Some(left) = node.child_by_field_name("left") {
@@ -712,7 +265,7 @@ impl Walker<'_, '_, '_> {
         value
     }
 
-    fn augmented_assignment(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn augmented_assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let addition = match node.child_by_field_name("right") {
             Some(right) => self.expr(right, depth + 1),
             None => return Expr::other(Taints::NONE),
@@ -731,6 +284,7 @@ impl Walker<'_, '_, '_> {
         let value = Expr {
             value: combined,
             taints: previous.taints.union(addition.taints),
+            trail: None,
         };
         if left.kind() == "identifier" {
             self.names
@@ -739,7 +293,7 @@ impl Walker<'_, '_, '_> {
         value
     }
 
-    fn binary_operator(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn binary_operator(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let (Some(left_node), Some(right_node)) = (node.child_by_field_name("left"), node.child_by_field_name("right"))
         else {
             return self.union_of_children(node, depth);
@@ -774,15 +328,27 @@ impl Walker<'_, '_, '_> {
                 Value::Formatted(a.clone())
             }
             ("/", Value::Path(_), _) => return as_path(join_path(&[&left, &right])),
+            ("+", Value::Seq(a), Value::Seq(b)) => {
+                let mut items = a.clone();
+                items.extend(b.iter().cloned());
+                Value::Seq(items)
+            }
+            ("|", Value::Int(a), Value::Int(b)) => Value::Int(a | b),
+            // `stat.S_ISUID | 0o755`: the flag's name is what rules look for.
+            ("|", Value::Name(n), _) | ("|", _, Value::Name(n)) => Value::Name(n.clone()),
             ("/", Value::Str(_) | Value::Formatted(_), _) => return join_path(&[&left, &right]),
             _ => Value::Other,
         };
-        Expr { value, taints }
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
     }
 
-    fn comparison(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn comparison(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut cursor = node.walk();
-        let operands: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let operands: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
         let mut taints = Taints::NONE;
         let mut values = Vec::with_capacity(operands.len());
         for operand in &operands {
@@ -807,7 +373,7 @@ impl Walker<'_, '_, '_> {
         Expr::other(taints)
     }
 
-    fn sequence(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn sequence(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut items = Vec::new();
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
@@ -824,12 +390,13 @@ impl Walker<'_, '_, '_> {
         Expr {
             value: Value::Seq(items),
             taints,
+            trail: None,
         }
     }
 
     /// A dict display evaluates to the sequence of its values, so "all literal" and "some value
     /// is tainted" read the same as for a list.
-    fn dictionary(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn dictionary(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let mut values = Vec::new();
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
@@ -861,10 +428,11 @@ impl Walker<'_, '_, '_> {
         Expr {
             value: Value::Seq(values),
             taints,
+            trail: None,
         }
     }
 
-    fn subscript(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn subscript(&mut self, node: Node<'t>, depth: u32) -> Expr {
         let Some(object_node) = node.child_by_field_name("value") else {
             return self.union_of_children(node, depth);
         };
@@ -876,6 +444,7 @@ impl Walker<'_, '_, '_> {
                     Expr {
                         value: Value::Name(q),
                         taints: inner.map_or(Taints::NONE, |i| i.taints),
+                        trail: None,
                     }
                 }
             },
@@ -904,23 +473,28 @@ impl Walker<'_, '_, '_> {
             call.args.push(key);
             let labels = self.ctx.rules.call_labels(Language::Python, &call);
             self.ctx.python.push_call(call);
+            if let Some(known) = key_text.as_deref().and_then(|k| self.outside_value(q, k)) {
+                return known.with_taints(taints.union(labels));
+            }
             let value = match key_text {
                 Some(k) if q == "os.environ" => Value::Formatted(format!("${k}")),
+                Some(k) if q == "sys.argv" => Value::Formatted(format!("{{sys.argv[{k}]}}")),
                 _ => Value::Other,
             };
             return Expr {
                 value,
                 taints: taints.union(labels),
+                trail: None,
             };
         }
         Expr::other(taints)
     }
 
-    fn comprehension(&mut self, node: Node<'_>, depth: u32) -> Expr {
+    pub(super) fn comprehension(&mut self, node: Node<'t>, depth: u32) -> Expr {
         // Clauses bind the loop variables the body uses, so they go first.
         let mut taints = Taints::NONE;
         let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
         for clause in children.iter().filter(|c| c.kind() == "for_in_clause") {
             let iterated = match clause.child_by_field_name("right") {
                 Some(right) => self.expr(right, depth + 1),
@@ -938,7 +512,7 @@ impl Walker<'_, '_, '_> {
     }
 }
 
-fn is_statement(kind: &str) -> bool {
+pub(super) fn is_statement(kind: &str) -> bool {
     kind.ends_with("_statement")
         || matches!(
             kind,
@@ -947,7 +521,7 @@ fn is_statement(kind: &str) -> bool {
 }
 
 /// The qualified name an expression gives to attributes looked up on it.
-fn type_name(expr: &Expr) -> String {
+pub(super) fn type_name(expr: &Expr) -> String {
     match &expr.value {
         Value::Name(q) | Value::Call(q) => q.clone(),
         Value::Path(_) => "pathlib.Path".into(),
@@ -962,7 +536,7 @@ fn type_name(expr: &Expr) -> String {
 }
 
 /// `os.path.join("~", ".ssh", "id_rsa")` as the path text `~/.ssh/id_rsa`.
-fn join_path(parts: &[&Expr]) -> Expr {
+pub(super) fn join_path(parts: &[&Expr]) -> Expr {
     let mut text = String::new();
     let mut literal = true;
     let mut taints = Taints::NONE;
@@ -993,21 +567,26 @@ fn join_path(parts: &[&Expr]) -> Expr {
     } else {
         Value::Formatted(text)
     };
-    Expr { value, taints }
+    Expr {
+        value,
+        taints,
+        trail: None,
+    }
 }
 
 /// A joined path's value, typed as a pathlib path when it is a literal.
-fn as_path(expr: Expr) -> Expr {
+pub(super) fn as_path(expr: Expr) -> Expr {
     match expr.value {
         Value::Str(s) => Expr {
             value: Value::Path(s),
             taints: expr.taints,
+            trail: None,
         },
         _ => expr,
     }
 }
 
-fn parse_int(text: &str) -> Option<i64> {
+pub(super) fn parse_int(text: &str) -> Option<i64> {
     let cleaned: String = text.chars().filter(|c| *c != '_').collect();
     let lower = cleaned.to_ascii_lowercase();
     let lower = lower.trim_end_matches('l');
@@ -1027,7 +606,7 @@ fn parse_int(text: &str) -> Option<i64> {
 
 /// Decodes the escapes that matter for reading paths and commands hidden in strings
 /// (`"\x2fetc\x2fshadow"`); anything unusual is kept as written.
-fn unescape_into(content: &str, out: &mut String) {
+pub(super) fn unescape_into(content: &str, out: &mut String) {
     let mut chars = content.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {

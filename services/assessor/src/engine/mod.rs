@@ -7,13 +7,15 @@ use crate::rules::RuleSet;
 use crate::threats::ThreatList;
 use crate::{builtin, input, summary};
 use airlock_protocol::assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
-use airlock_protocol::request::{Language, MAX_CODE_BYTES, Origin};
+use airlock_protocol::request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Findings kept per assessment; the rest are counted in the summary.
-pub const MAX_FINDINGS: usize = 100;
+mod findings;
+
+pub use findings::{MAX_EXPLANATION_CHARS, MAX_FINDINGS, MAX_SNIPPET_CHARS};
+pub(crate) use findings::{is_interpreter_start_variable, shorten_to};
 
 /// The `[assessor]` section of the stack's configuration. Every field has a default.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -25,7 +27,8 @@ pub struct EngineConfig {
     pub threats_file: Option<PathBuf>,
     /// Larger programs are not parsed (they are rated `unanalysed_level`).
     pub max_input_bytes: usize,
-    /// Wall-clock limit for analysing one program, parsing included.
+    /// Limit for analysing one program, parsing included, in CPU time of the analysing thread (a
+    /// loaded host slows the wall clock, not what a request may be given).
     pub analysis_budget_ms: u64,
     /// Syntax nested deeper than this is not analysed (and the program is rated
     /// `unanalysed_level`): no legitimate program needs it, and it bounds the stack.
@@ -129,11 +132,10 @@ impl Engine {
     /// Rules from `config.rules_dir` and threats from `config.threats_file` (each falling back to
     /// the compiled-in files when unset).
     pub fn load(config: &EngineConfig) -> Result<Engine, EngineError> {
-        let rule_files = match &config.rules_dir {
-            Some(dir) => read_rule_dir(dir)?,
-            None => builtin::rule_files(),
+        let rules = match &config.rules_dir {
+            Some(dir) => RuleSet::compile(&read_rule_dir(dir)?)?,
+            None => RuleSet::compile_prebuilt(builtin::RULE_FILES, builtin::RULES_VERSION)?,
         };
-        let rules = RuleSet::compile(&rule_files)?;
         let threats = match &config.threats_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| EngineError::Io {
@@ -175,18 +177,34 @@ impl Engine {
 
     /// Rates a program. Never panics and returns within about the configured analysis budget,
     /// whatever the bytes.
-    /// Rates a whole request: its code, in the light of its inputs.
-    pub fn assess_request(&self, request: &airlock_protocol::ExecutionRequest) -> Assessment {
-        self.assess(&request.code, request.language, request.origin)
+    pub fn assess(&self, code: &[u8], language: Language, origin: Origin) -> Assessment {
+        self.assess_with_inputs(code, language, origin, None)
     }
 
-    pub fn assess(&self, code: &[u8], language: Language, origin: Origin) -> Assessment {
+    /// Rates a whole request: the program, with its arguments and environment as the known values
+    /// of `sys.argv[1:]` / `$1…` and `os.environ[...]` / `$NAME`, and those values themselves
+    /// (an interpreter-start variable such as `BASH_ENV` or `LD_PRELOAD` is code the program's
+    /// text does not show).
+    pub fn assess_request(&self, request: &ExecutionRequest) -> Assessment {
+        self.assess_with_inputs(&request.code, request.language, request.origin, Some(&request.inputs))
+    }
+
+    fn assess_with_inputs(
+        &self,
+        code: &[u8],
+        language: Language,
+        origin: Origin,
+        inputs: Option<&Inputs>,
+    ) -> Assessment {
         let started = Instant::now();
         let mut findings = Vec::new();
         for hit in self.threats.scan(code) {
             findings.push(self.threat_finding(code, &hit));
         }
-        let (parse, facts_summary) = self.analyse(code, language, origin, &mut findings);
+        if let Some(inputs) = inputs {
+            self.rate_inputs(inputs, origin, &mut findings);
+        }
+        let (parse, facts_summary) = self.analyse(code, language, origin, inputs, &mut findings);
         findings.sort_by(|a, b| {
             b.severity
                 .cmp(&a.severity)
@@ -224,6 +242,7 @@ impl Engine {
         code: &[u8],
         language: Language,
         origin: Origin,
+        inputs: Option<&Inputs>,
         findings: &mut Vec<Finding>,
     ) -> (ParseStatus, summary::FactsSummary) {
         let mut facts_summary = summary::FactsSummary::default();
@@ -233,7 +252,7 @@ impl Engine {
                 code.len(),
                 self.config.max_input_bytes
             );
-            findings.push(self.input_finding("AIR-INPUT-TOO-LARGE", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-TOO-LARGE", &reason, origin));
             return (ParseStatus::Unparsed { reason }, facts_summary);
         }
         let text = match input::decode(code) {
@@ -262,11 +281,13 @@ impl Engine {
         };
         let mut budget = Budget::new(Duration::from_millis(self.config.analysis_budget_ms));
         let Some(tree) = extract::parse(language, &text, &mut budget) else {
+            let reached = text.get(..budget.parsed_to).map_or(0, |t| t.lines().count()).max(1);
             let reason = format!(
-                "parsing did not finish within the analysis budget of {} ms",
-                self.config.analysis_budget_ms
+                "parsing did not finish within the analysis budget of {} ms; it stopped near line {reached} of {}",
+                self.config.analysis_budget_ms,
+                text.lines().count().max(1)
             );
-            findings.push(self.input_finding("AIR-INPUT-BUDGET", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
             return (ParseStatus::Unparsed { reason }, facts_summary);
         };
         let errors = extract::syntax_errors(&tree, &mut budget);
@@ -279,6 +300,15 @@ impl Engine {
             }
         };
         let mut ctx = Context::new(&self.rules, budget, self.config.max_nesting_depth);
+        ctx.inputs = inputs;
+        if let Some(inputs) = inputs {
+            // Values that an interpreter runs as code at start-up are analysed as code.
+            for (name, value) in &inputs.env {
+                if is_interpreter_start_variable(name) {
+                    ctx.extract_embedded(Language::Bash, &format!("echo {value}"), Span::default());
+                }
+            }
+        }
         ctx.extract(language, &tree, &text, None);
         let input = MatchInput {
             language,
@@ -295,102 +325,24 @@ impl Engine {
                 findings.push(self.rule_finding(rule, &hit, &text, origin));
             }
         }
+        let total_lines = text.lines().count().max(1);
         if ctx.too_deep {
             let reason = format!(
-                "syntax nested deeper than {} levels was not analysed",
-                self.config.max_nesting_depth
+                "syntax nested deeper than {} levels was not analysed (first past the limit near line {})",
+                self.config.max_nesting_depth,
+                ctx.reached_line.max(1)
             );
-            findings.push(self.input_finding("AIR-INPUT-TOO-DEEP", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
         }
         if ctx.budget.check_now() {
             let reason = format!(
-                "analysis stopped at its budget of {} ms; the rest of the code was not checked",
-                self.config.analysis_budget_ms
+                "analysis stopped at its budget of {} ms near line {} of {total_lines}; the rest of the code was not checked",
+                self.config.analysis_budget_ms,
+                ctx.reached_line.max(1)
             );
-            findings.push(self.input_finding("AIR-INPUT-BUDGET", &reason, Span::default(), ""));
+            findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
         }
         (parse, facts_summary)
-    }
-
-    fn rule_finding(&self, rule: &crate::rules::Rule, hit: &matcher::Hit, source: &str, origin: Origin) -> Finding {
-        let mut severity = rule.severity;
-        let mut explanation = rule.explanation.clone();
-        for related in &hit.related {
-            explanation.push_str(&format!(
-                " Together with line {}: `{}`.",
-                related.line,
-                snippet(source, *related)
-            ));
-        }
-        if rule.category == Category::MaliciousIntent && origin == Origin::Generated && severity > Level::High {
-            severity = Level::High;
-            explanation.push_str(
-                " Rated HIGH rather than BLOCKED because Mai generated this code: behavioural patterns \
-                 block only external code.",
-            );
-        }
-        if severity == Level::Blocked && rule.confidence < self.config.blocked_min_confidence {
-            severity = Level::High;
-            explanation
-                .push_str(" Rated HIGH rather than BLOCKED: the rule's confidence is below the configured minimum.");
-        }
-        Finding {
-            rule_id: rule.id.clone(),
-            category: rule.category,
-            severity,
-            confidence: rule.confidence,
-            line: hit.span.line.max(1),
-            column: hit.span.column.max(1),
-            snippet: snippet(source, hit.span),
-            explanation,
-            references: rule.references.clone(),
-        }
-    }
-
-    fn threat_finding(&self, code: &[u8], hit: &crate::threats::ThreatHit) -> Finding {
-        let (line, column, snippet) = if hit.end > hit.start {
-            let before = code.get(..hit.start).unwrap_or_default();
-            let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-            let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-            let line_end = code[hit.start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(code.len(), |p| hit.start + p);
-            let text = String::from_utf8_lossy(&code[line_start..line_end]);
-            (line, (hit.start - line_start) as u32 + 1, shorten(text.trim()))
-        } else {
-            (1, 1, String::new())
-        };
-        Finding {
-            rule_id: hit.kind.rule_id().into(),
-            category: Category::KnownThreat,
-            severity: Level::Blocked,
-            confidence: Confidence::High,
-            line,
-            column,
-            snippet,
-            explanation: format!(
-                "On the operators' threat list (version {}): {} ({}).",
-                self.threats.version, hit.description, hit.value
-            ),
-            references: vec![],
-        }
-    }
-
-    fn input_finding(&self, id: &str, reason: &str, span: Span, snippet: &str) -> Finding {
-        Finding {
-            rule_id: id.into(),
-            category: Category::Input,
-            severity: self.config.unanalysed_level,
-            confidence: Confidence::High,
-            line: span.line.max(1),
-            column: span.column.max(1),
-            snippet: snippet.into(),
-            explanation: format!(
-                "The code could not be fully analysed: {reason}. A human should look at it before it runs."
-            ),
-            references: vec![],
-        }
     }
 
     /// The most severe finding's level, raised by the weight of many lesser ones.
@@ -442,26 +394,4 @@ fn read_rule_dir(dir: &Path) -> Result<Vec<(String, String)>, EngineError> {
         return Err(EngineError::NoRuleFiles(dir.to_path_buf()));
     }
     Ok(files)
-}
-
-/// The source line of a span, trimmed and shortened for a chat message.
-fn snippet(source: &str, span: Span) -> String {
-    let bytes = source.as_bytes();
-    let at = span.start_byte.min(bytes.len());
-    let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    let end = bytes[at..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |p| at + p);
-    shorten(String::from_utf8_lossy(&bytes[start..end]).trim())
-}
-
-fn shorten(text: &str) -> String {
-    const LIMIT: usize = 120;
-    if text.chars().count() <= LIMIT {
-        return text.to_string();
-    }
-    let mut short: String = text.chars().take(LIMIT - 1).collect();
-    short.push('…');
-    short
 }

@@ -1,0 +1,491 @@
+//! What commands and calls do, from the tool table (`[[tool]]`) and the Python call table
+//! (`[[api]]`): each effect becomes a fact named `@KIND` (`@read`, `@write`, `@send`, ...) whose
+//! first argument is the operand, so that a behaviour ("sends a local file over the network",
+//! "writes under /etc") is one rule whichever tool or library shows it.
+
+use crate::facts::{Call, Expr, Taints, Value};
+use crate::rules::{NameSet, ValueMatcher};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Positional {
+    None,
+    All,
+    First,
+    Last,
+    Rest,
+    Urls,
+}
+
+impl Positional {
+    pub fn parse(text: Option<&str>) -> Result<Positional, String> {
+        Ok(match text {
+            None | Some("none") => Positional::None,
+            Some("all") => Positional::All,
+            Some("first") => Positional::First,
+            Some("last") => Positional::Last,
+            Some("rest") => Positional::Rest,
+            Some("urls") => Positional::Urls,
+            Some(other) => {
+                return Err(format!(
+                    "positional {other:?} is not all, first, last, rest, urls or none"
+                ));
+            }
+        })
+    }
+}
+
+pub const EFFECT_KINDS: &[&str] = &[
+    "read",
+    "write",
+    "append",
+    "delete",
+    "fetch",
+    "send",
+    "connect",
+    "listen",
+    "exec",
+    "run",
+    "shell",
+    "load",
+    "privilege",
+    "kill",
+    "schedule",
+    "service",
+    "chmod",
+    "chown",
+    "account",
+    "mount",
+    "firewall",
+    "install",
+];
+
+#[derive(Debug, Clone)]
+pub struct Effect {
+    pub kind: String,
+    pub options: Vec<String>,
+    pub positional: Positional,
+    pub prefix: Option<String>,
+    pub when: Vec<String>,
+    pub unless: Vec<String>,
+    pub verbs: Vec<String>,
+    pub verb_at: usize,
+    pub file_prefix: Option<char>,
+    pub reads_file: bool,
+    pub operand: Option<String>,
+    pub last_remote: Option<bool>,
+    pub stdin: bool,
+    pub language: Option<String>,
+    pub arg: Option<usize>,
+    pub kwarg: Option<String>,
+    pub receiver: bool,
+    pub if_args: Vec<(usize, ValueMatcher)>,
+    pub if_kwargs: Vec<(String, ValueMatcher)>,
+    pub unless_kwargs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Tool {
+    pub bundled_first: bool,
+    /// Options that take a value (those whose values are operands included).
+    pub value_options: HashSet<String>,
+    pub effects: Vec<Effect>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Api {
+    pub names: NameSet,
+    pub effects: Vec<Effect>,
+}
+
+/// The compiled tool and call tables.
+#[derive(Debug, Default)]
+pub struct EffectTables {
+    /// Shared by every name of a tool (`nc`, `ncat`, `netcat`, ...).
+    pub tools: HashMap<String, std::sync::Arc<Tool>>,
+    pub apis: Vec<Api>,
+    /// Exact Python names to the indices of `apis` that name them; globbed ones are tried always.
+    pub api_exact: HashMap<String, Vec<usize>>,
+    pub api_globs: Vec<usize>,
+}
+
+/// One effect found: the `@KIND` fact, plus inline code to analyse for `shell` effects.
+pub struct Found {
+    pub call: Call,
+    pub code: Option<(String, Expr)>,
+}
+
+/// A shell command's words split into options (with their values) and other words.
+struct Parsed<'w> {
+    options: Vec<(String, Option<&'w Expr>)>,
+    positionals: Vec<&'w Expr>,
+}
+
+fn word_text(word: &Expr) -> Option<String> {
+    match &word.value {
+        Value::Str(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn parse_words<'w>(tool: &Tool, words: &'w [Expr]) -> Parsed<'w> {
+    let takes_value = |name: &str| tool.value_options.contains(name);
+    let mut parsed = Parsed {
+        options: Vec::new(),
+        positionals: Vec::new(),
+    };
+    let mut i = 1;
+    let mut options_done = false;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        let bundled = tool.bundled_first
+            && i == 2
+            && word_text(word)
+                .is_some_and(|t| !t.starts_with('-') && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()));
+        let Some(text) = word_text(word)
+            .map(|t| if bundled { format!("-{t}") } else { t })
+            .filter(|t| !options_done && t.len() > 1 && t.starts_with('-'))
+        else {
+            parsed.positionals.push(word);
+            continue;
+        };
+        if text == "--" {
+            options_done = true;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((name, _)) => parsed.options.push((name.to_string(), Some(word))),
+                None if takes_value(long) => {
+                    parsed.options.push((long.to_string(), words.get(i)));
+                    i += 1;
+                }
+                None => parsed.options.push((long.to_string(), None)),
+            }
+            continue;
+        }
+        let short = &text[1..];
+        // Single-dash long options (`find -name`, `-exec`) when the table names them.
+        if short.chars().count() > 1
+            && (takes_value(short) || tool.effects.iter().any(|e| e.when.iter().any(|w| w == short)))
+        {
+            if takes_value(short) {
+                parsed.options.push((short.to_string(), words.get(i)));
+                i += 1;
+            } else {
+                parsed.options.push((short.to_string(), None));
+            }
+            continue;
+        }
+        let chars: Vec<char> = short.chars().collect();
+        for (k, c) in chars.iter().enumerate() {
+            let name = c.to_string();
+            if takes_value(&name) {
+                if k + 1 < chars.len() {
+                    // `-ofile`: the value is attached; keep it as the whole word's tail.
+                    parsed.options.push((name, Some(word)));
+                } else {
+                    parsed.options.push((name, words.get(i)));
+                    i += 1;
+                }
+                break;
+            }
+            parsed.options.push((name, None));
+        }
+    }
+    parsed
+}
+
+/// The value of an option written `--name=value` or `-ovalue` (the whole word was kept).
+fn option_value(name: &str, word: &Expr) -> Expr {
+    let Value::Str(text) = &word.value else {
+        return word.clone();
+    };
+    let stripped = if let Some(long) = text.strip_prefix("--") {
+        long.split_once('=').map(|(_, v)| v.to_string())
+    } else if text.starts_with('-') && !text.starts_with("--") && text.len() > 2 {
+        text.find(name).map(|at| text[at + name.len()..].to_string())
+    } else {
+        None
+    };
+    match stripped {
+        Some(v) => Expr {
+            value: Value::Str(v),
+            taints: word.taints,
+            trail: word.trail.clone(),
+        },
+        None => word.clone(),
+    }
+}
+
+/// `host:path`, `user@host:path` or a URL: a place on another machine.
+fn is_remote(text: &str) -> bool {
+    if text.contains("://") {
+        return true;
+    }
+    match text.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/') && !host.starts_with('-'),
+        None => false,
+    }
+}
+
+fn looks_like_url(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("://")
+        || (lower.contains('@') && lower.contains(':') && !lower.starts_with('@'))
+        || lower.starts_with("/dev/tcp/")
+        || lower.starts_with("/dev/udp/")
+}
+
+impl EffectTables {
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name).map(|t| &**t)
+    }
+
+    /// Effects of a shell command (`words[0]` is the program).
+    pub fn shell_effects(&self, name: &str, words: &[Expr], call: &Call) -> Vec<Found> {
+        let Some(tool) = self.tools.get(name) else {
+            return Vec::new();
+        };
+        let parsed = parse_words(tool, words);
+        let present: HashSet<&str> = parsed.options.iter().map(|(n, _)| n.as_str()).collect();
+        let mut found = Vec::new();
+        for effect in &tool.effects {
+            if !effect.when.is_empty() && !effect.when.iter().any(|w| present.contains(w.as_str())) {
+                continue;
+            }
+            if effect.unless.iter().any(|w| present.contains(w.as_str())) {
+                continue;
+            }
+            let mut positionals: Vec<&Expr> = parsed.positionals.clone();
+            if !effect.verbs.is_empty() {
+                let verb = positionals.get(effect.verb_at).and_then(|w| word_text(w));
+                if !verb.is_some_and(|v| effect.verbs.contains(&v)) {
+                    continue;
+                }
+                positionals.remove(effect.verb_at);
+            }
+            if let Some(remote) = effect.last_remote {
+                let last_is_remote = positionals.last().and_then(|w| w.text()).is_some_and(|t| is_remote(&t));
+                if last_is_remote != remote {
+                    continue;
+                }
+            }
+            let mut operands: Vec<Expr> = Vec::new();
+            if let Some(constant) = &effect.operand {
+                operands.push(Expr::new(Value::Str(constant.clone())));
+            }
+            for (option, value) in &parsed.options {
+                if effect.options.contains(option)
+                    && let Some(value) = value
+                {
+                    operands.push(option_value(option, value));
+                }
+            }
+            let chosen: Vec<&Expr> = match effect.positional {
+                Positional::None => Vec::new(),
+                Positional::All => positionals.clone(),
+                Positional::First => positionals.first().copied().into_iter().collect(),
+                Positional::Last => positionals.last().copied().into_iter().collect(),
+                Positional::Rest => positionals.iter().skip(1).copied().collect(),
+                Positional::Urls => positionals
+                    .iter()
+                    .copied()
+                    .filter(|w| w.text().is_some_and(|t| looks_like_url(&t)))
+                    .collect(),
+            };
+            operands.extend(chosen.into_iter().cloned());
+            if let Some(prefix) = &effect.prefix {
+                for word in &words[1..] {
+                    if let Some(text) = word.text()
+                        && let Some(rest) = text.strip_prefix(prefix.as_str())
+                    {
+                        let mut operand = word.clone();
+                        operand.value = match &word.value {
+                            Value::Str(_) => Value::Str(rest.to_string()),
+                            _ => Value::Formatted(rest.to_string()),
+                        };
+                        operands.push(operand);
+                    }
+                }
+            }
+            let names_nothing = effect.options.is_empty() && effect.prefix.is_none() && effect.operand.is_none();
+            if operands.is_empty() && names_nothing && (effect.stdin || effect.positional == Positional::None) {
+                // An effect on standard input or on nothing named (`nc -l`, `sudo -i`).
+                operands.push(Expr::new(Value::Str(String::new())).with_taints(call.taints));
+            }
+            for operand in operands {
+                found.extend(self.found(effect, name, operand, call));
+            }
+        }
+        found
+    }
+
+    /// Effects of a Python call.
+    pub fn python_effects(&self, call: &Call) -> Vec<Found> {
+        let mut found = Vec::new();
+        let exact = self.api_exact.get(&call.name).map(Vec::as_slice).unwrap_or_default();
+        for &index in exact.iter().chain(self.api_globs.iter()) {
+            let api = &self.apis[index];
+            if !api.names.contains(&call.name) {
+                continue;
+            }
+            for effect in &api.effects {
+                if effect.if_args.iter().any(|(i, m)| !m.matches(call.args.get(*i))) {
+                    continue;
+                }
+                if effect.if_kwargs.iter().any(|(k, m)| !m.matches(call.kwarg(k))) {
+                    continue;
+                }
+                if effect.unless_kwargs.iter().any(|k| call.kwarg(k).is_some()) {
+                    continue;
+                }
+                let operand = if let Some(constant) = &effect.operand {
+                    Some(Expr::new(Value::Str(constant.clone())))
+                } else if effect.receiver {
+                    call.receiver.clone()
+                } else {
+                    effect
+                        .arg
+                        .and_then(|i| call.args.get(i))
+                        .or_else(|| effect.kwarg.as_deref().and_then(|k| call.kwarg(k)))
+                        .cloned()
+                };
+                let operand = match operand {
+                    Some(o) => o,
+                    None if effect.arg.is_none() && effect.kwarg.is_none() && !effect.receiver => {
+                        Expr::new(Value::Str(String::new()))
+                    }
+                    None => continue,
+                };
+                found.extend(self.found(effect, &call.name, operand, call));
+            }
+        }
+        found
+    }
+
+    fn found(&self, effect: &Effect, via: &str, operand: Expr, call: &Call) -> Vec<Found> {
+        let mut fact = Call::new(format!("@{}", effect.kind), call.span);
+        fact.via = vec![via.to_string()];
+        fact.via.extend(call.via.iter().cloned());
+        fact.flags = call.flags.clone();
+        fact.pipe_from = call.pipe_from.clone();
+        fact.pipe_to = call.pipe_to.clone();
+        // The data of a send or a write is everything the command takes in.
+        fact.taints = match effect.kind.as_str() {
+            "send" | "write" | "append" | "exec" | "shell" => operand.taints.union(call.taints),
+            _ => operand.taints,
+        };
+        let mut operand = operand;
+        // `os.kill(-1, 9)`: numbers are matched as text, like the shell's words.
+        if let Value::Int(number) = operand.value {
+            operand.value = Value::Str(number.to_string());
+        }
+        let mut found = Vec::new();
+        let mut file = effect.reads_file && effect.kind != "read";
+        if let Some(prefix) = effect.file_prefix
+            && let Some(path) = file_operand(&operand, prefix)
+        {
+            operand = path;
+            file = true;
+        }
+        if file
+            && !operand
+                .text()
+                .is_some_and(|t| t.is_empty() || t == "-" || is_remote(&t))
+        {
+            // The file is read for the effect: the read is a fact of its own.
+            let mut read = Call::new("@read".into(), call.span);
+            read.via = fact.via.clone();
+            read.taints = operand.taints;
+            read.args.push(operand.clone());
+            found.push(Found { call: read, code: None });
+        }
+        let code = match (&effect.language, effect.kind.as_str()) {
+            (Some(language), "shell") => Some((language.clone(), operand.clone())),
+            _ => None,
+        };
+        fact.args.push(operand);
+        // The data of a send or a write, for the path it took (the second argument).
+        if matches!(effect.kind.as_str(), "send" | "write" | "append")
+            && let Some(data) = call
+                .all_args()
+                .chain(call.receiver.iter())
+                .find(|a| a.trail.is_some() && !a.taints.is_empty())
+        {
+            fact.args.push(data.clone());
+        }
+        found.push(Found { call: fact, code });
+        found
+    }
+}
+
+/// `@/etc/passwd`, `file=@/etc/passwd`: the file a data option names.
+fn file_operand(operand: &Expr, prefix: char) -> Option<Expr> {
+    let text = operand.text()?;
+    let at = text.find(prefix)?;
+    if at > 0 && !text[..at].ends_with('=') {
+        return None;
+    }
+    let path = text[at + prefix.len_utf8()..].to_string();
+    let path = path.split(';').next().unwrap_or_default().to_string();
+    if path.is_empty() || path == "-" {
+        return None;
+    }
+    Some(Expr {
+        value: if matches!(operand.value, Value::Str(_)) {
+            Value::Str(path)
+        } else {
+            Value::Formatted(path)
+        },
+        taints: operand.taints,
+        trail: operand.trail.clone(),
+    })
+}
+
+/// Taints of files written earlier in the same program, by literal path.
+#[derive(Debug, Default)]
+pub struct FileTaints {
+    by_path: HashMap<String, Taints>,
+}
+
+impl FileTaints {
+    pub fn written(&mut self, path: &str, taints: Taints) {
+        if !taints.is_empty() && !path.is_empty() && self.by_path.len() < 4096 {
+            let entry = self.by_path.entry(normalise(path)).or_default();
+            *entry = entry.union(taints);
+        }
+    }
+
+    /// Labels of the file, or of a directory it is in that was written whole (an archive
+    /// extracted there).
+    pub fn of(&self, path: &str) -> Taints {
+        if self.by_path.is_empty() {
+            return Taints::NONE;
+        }
+        let path = normalise(path);
+        let mut taints = Taints::NONE;
+        let mut current = path.as_str();
+        loop {
+            if let Some(t) = self.by_path.get(current.trim_end_matches('/')) {
+                taints = taints.union(*t);
+            }
+            match current.trim_end_matches('/').rfind('/') {
+                Some(at) if at > 0 => current = &current[..at],
+                _ => break,
+            }
+        }
+        taints
+    }
+}
+
+fn normalise(path: &str) -> String {
+    let trimmed = path.trim_start_matches("./");
+    let trimmed = if trimmed.len() > 1 {
+        trimmed.trim_end_matches('/')
+    } else {
+        trimmed
+    };
+    trimmed.to_string()
+}

@@ -1,0 +1,483 @@
+//! Following values through a Python program: calls of the file's own functions and methods
+//! (arguments bound to parameters, keyword and default arguments included, each call site on
+//! its own), return values, loops over literal lists and directory listings, files opened and
+//! then written, and the request's arguments and environment as the values of `sys.argv` and
+//! `os.environ`.
+
+use super::{Bound, Walker};
+use crate::effects::Found;
+use crate::facts::{Call, Expr, Taints, Value};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use tree_sitter::Node;
+
+/// Calls followed into a function's body per program, and how deep.
+const MAX_FOLLOWED_CALLS: usize = 64;
+const MAX_CALL_DEPTH: usize = 4;
+/// A loop over a literal list is followed once per element, up to this many.
+const MAX_LOOP_VALUES: usize = 8;
+
+#[derive(Default)]
+pub(super) struct Program<'t> {
+    functions: HashMap<String, Node<'t>>,
+    classes: HashSet<String>,
+    /// Methods by `Class.method` and by bare name.
+    methods: HashMap<String, Node<'t>>,
+    /// What each function returns when its parameters are unknown.
+    summaries: HashMap<String, Expr>,
+    /// Return values of the functions being walked, innermost last.
+    returns: Vec<Option<Expr>>,
+    calling: Vec<String>,
+    followed: usize,
+    current_class: Option<String>,
+    /// Variables holding a file opened for writing, with its path.
+    opened: HashMap<String, Expr>,
+    /// The path of the latest `open(...)` call, for the assignment or `with` that names it.
+    last_open: Option<(String, Expr)>,
+    /// The latest directory listing call (`os.walk`, `glob.glob`, `Path.iterdir`) and its base.
+    pub(super) last_listing: Option<(String, Expr)>,
+}
+
+const OPENERS: &[&str] = &[
+    "open",
+    "io.open",
+    "builtins.open",
+    "codecs.open",
+    "pathlib.Path.open",
+    "aiofiles.open",
+];
+const LISTINGS: &[&str] = &[
+    "os.walk",
+    "os.listdir",
+    "os.scandir",
+    "glob.glob",
+    "glob.iglob",
+    "pathlib.Path.iterdir",
+    "pathlib.Path.glob",
+    "pathlib.Path.rglob",
+    "pathlib.Path.walk",
+];
+
+impl Program<'_> {
+    pub(super) fn note_call(&mut self, call: &Call) {
+        if OPENERS.contains(&call.name.as_str()) {
+            let path = if call.name == "pathlib.Path.open" {
+                call.receiver.clone()
+            } else {
+                call.args.first().cloned().or_else(|| call.kwarg("file").cloned())
+            };
+            let writes = if call.name == "pathlib.Path.open" {
+                call.args.first()
+            } else {
+                call.args.get(1).or_else(|| call.kwarg("mode"))
+            }
+            .and_then(|m| m.text())
+            .is_some_and(|m| m.contains(['w', 'a', 'x']));
+            self.last_open = path.filter(|_| writes).map(|p| (call.name.clone(), p));
+        }
+        if LISTINGS.contains(&call.name.as_str()) {
+            let base = match call.name.as_str() {
+                "pathlib.Path.iterdir" | "pathlib.Path.walk" => call.receiver.clone(),
+                "pathlib.Path.glob" | "pathlib.Path.rglob" => call.receiver.clone().map(|r| {
+                    let pattern = call
+                        .args
+                        .first()
+                        .and_then(|a| a.text())
+                        .unwrap_or_default()
+                        .into_owned();
+                    let text = r.text().unwrap_or_default().into_owned();
+                    Expr {
+                        value: Value::Formatted(format!("{text}/{pattern}")),
+                        taints: r.taints,
+                        trail: r.trail.clone(),
+                    }
+                }),
+                _ => call.args.first().cloned(),
+            };
+            self.last_listing = base.map(|b| (call.name.clone(), b));
+        }
+    }
+
+    pub(super) fn note_opened(&mut self, name: &str, value: &Expr) {
+        match &value.value {
+            Value::Call(callee) if OPENERS.contains(&callee.as_str()) => {
+                if let Some((opener, path)) = self.last_open.take()
+                    && opener == *callee
+                {
+                    self.opened.insert(name.to_string(), path);
+                }
+            }
+            _ => {
+                self.opened.remove(name);
+            }
+        }
+    }
+}
+
+/// The values a loop variable takes: each element of a short literal list, an entry of a
+/// listed directory, or "something from the iterated value" (its labels only).
+pub(super) fn loop_values(iterated: &Expr, listing: Option<&(String, Expr)>) -> Vec<Expr> {
+    if let Value::Seq(items) = &iterated.value
+        && !items.is_empty()
+        && items.len() <= MAX_LOOP_VALUES
+        && items
+            .iter()
+            .all(|i| matches!(i.value, Value::Str(_) | Value::Path(_) | Value::Seq(_)))
+    {
+        return items.iter().map(|i| i.clone().with_taints(iterated.taints)).collect();
+    }
+    if let (Value::Call(callee), Some((listed, base))) = (&iterated.value, listing)
+        && callee == listed
+        && let Some(text) = base.text()
+    {
+        let entry = match callee.as_str() {
+            "glob.glob" | "glob.iglob" | "pathlib.Path.glob" | "pathlib.Path.rglob" => text.into_owned(),
+            _ => format!("{}/{{}}", text.trim_end_matches('/')),
+        };
+        let value = Expr {
+            value: if callee.starts_with("pathlib.") {
+                Value::Path(entry)
+            } else {
+                Value::Formatted(entry)
+            },
+            taints: iterated.taints.union(base.taints),
+            trail: base.trail.clone(),
+        };
+        // `for root, dirs, files in os.walk(d)`: the first of the tuple is the directory.
+        return vec![
+            Expr::new(Value::Seq(vec![
+                value.clone(),
+                Expr::other(value.taints),
+                Expr::other(value.taints),
+            ]))
+            .with_taints(value.taints)
+            .with_trail_of(&[&value]),
+        ]
+        .into_iter()
+        .map(|seq| if callee == "os.walk" { seq } else { value.clone() })
+        .collect();
+    }
+    vec![Expr::other(iterated.taints).with_trail_of(&[iterated])]
+}
+
+impl<'t> Walker<'_, '_, '_, 't> {
+    /// Records a `def` and walks its body once with its parameters unknown, keeping what it
+    /// returns then as the value of calls that bind nothing.
+    pub(super) fn define_function(&mut self, node: Node<'t>, depth: u32) {
+        let Some(name) = node.child_by_field_name("name").map(|n| self.text(n).to_string()) else {
+            return;
+        };
+        match &self.program.current_class {
+            Some(class) if self.program.calling.is_empty() => {
+                self.program.methods.insert(format!("{class}.{name}"), node);
+                self.program.methods.entry(name.clone()).or_insert(node);
+            }
+            Some(_) => {}
+            None => {
+                self.program.functions.insert(name.clone(), node);
+                // A local function shadows a module member of the same name.
+                self.names.remove(&name);
+            }
+        }
+        if let Some(body) = node.child_by_field_name("body") {
+            self.program.returns.push(None);
+            self.visit(body, depth + 1);
+            if let Some(Some(returned)) = self.program.returns.pop()
+                && self.program.current_class.is_none()
+            {
+                self.program.summaries.insert(name, returned);
+            }
+        }
+    }
+
+    pub(super) fn class_definition(&mut self, node: Node<'t>, depth: u32) {
+        let name = node.child_by_field_name("name").map(|n| self.text(n).to_string());
+        if let Some(name) = &name {
+            self.program.classes.insert(name.clone());
+        }
+        let outer = std::mem::replace(&mut self.program.current_class, name);
+        self.visit_children(node, depth);
+        self.program.current_class = outer;
+    }
+
+    pub(super) fn return_statement(&mut self, node: Node<'t>, depth: u32) {
+        let mut returned: Option<Expr> = None;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            let value = self.expr(child, depth + 1);
+            returned = Some(match returned {
+                None => value,
+                Some(previous) => Expr::other(previous.taints.union(value.taints)).with_trail_of(&[&previous, &value]),
+            });
+        }
+        if let (Some(slot), Some(value)) = (self.program.returns.last_mut(), returned) {
+            *slot = Some(match slot.take() {
+                None => value,
+                // Several returns: keep the first literal-looking one, with every label.
+                Some(previous) => {
+                    let taints = previous.taints.union(value.taints);
+                    if previous.is_literal() { previous } else { value }.with_taints(taints)
+                }
+            });
+        }
+    }
+
+    /// `a if cond else b`: a literal branch is the value the expression can take (a default
+    /// path beside `sys.argv[1]`); both branches' labels are kept.
+    pub(super) fn conditional(&mut self, node: Node<'t>, depth: u32) -> Expr {
+        let mut cursor = node.walk();
+        let parts: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        let (Some(then), Some(otherwise)) = (parts.first(), parts.get(2)) else {
+            return self.union_of_children(node, depth);
+        };
+        if let Some(condition) = parts.get(1) {
+            self.expr(*condition, depth + 1);
+        }
+        let then = self.expr(*then, depth + 1);
+        let otherwise = self.expr(*otherwise, depth + 1);
+        let taints = then.taints.union(otherwise.taints);
+        let chosen = if !then.is_literal() && otherwise.is_literal() {
+            otherwise
+        } else {
+            then
+        };
+        chosen.with_taints(taints)
+    }
+
+    /// `items.append(x)`, `d.update(x)`: the container now carries what was put in.
+    pub(super) fn collect_into_receiver(&mut self, node: Node<'t>, call: &Call) {
+        let Some(function) = node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+            return;
+        };
+        let method = function
+            .child_by_field_name("attribute")
+            .map(|a| self.text(a))
+            .unwrap_or_default();
+        if !matches!(
+            method,
+            "append" | "extend" | "add" | "update" | "insert" | "appendleft" | "setdefault" | "put"
+        ) {
+            return;
+        }
+        let Some(object) = function.child_by_field_name("object") else {
+            return;
+        };
+        let taints = call.all_args().fold(Taints::NONE, |t, a| t.union(a.taints));
+        if taints.is_empty() {
+            return;
+        }
+        let key = self.text(object).to_string();
+        if let Some(Bound::Var(existing)) = self.names.get_mut(&key) {
+            existing.taints = existing.taints.union(taints);
+            if existing.trail.is_none() {
+                existing.trail = call
+                    .all_args()
+                    .find(|a| !a.taints.is_empty())
+                    .and_then(|a| a.trail.clone());
+            }
+        }
+    }
+
+    /// The request's value of `sys.argv[N]` or `os.environ[NAME]`, when the request is known.
+    pub(super) fn outside_value(&self, mapping: &str, key: &str) -> Option<Expr> {
+        let inputs = self.ctx.inputs?;
+        match mapping {
+            "os.environ" => inputs
+                .env
+                .get(key)
+                .map(|v| Expr::new(Value::Str(v.clone())).step(String::new, || format!("environment variable {key}"))),
+            "sys.argv" => {
+                let index: usize = key.parse().ok()?;
+                let value = inputs.args.get(index.checked_sub(1)?)?;
+                Some(Expr::new(Value::Str(value.clone())).step(String::new, || format!("sys.argv[{index}]")))
+            }
+            _ => None,
+        }
+    }
+
+    /// `f.write(data)` where `f` holds a file opened for writing: a write of that data to the
+    /// file's path.
+    pub(super) fn writes_to_opened_file(&mut self, node: Node<'t>, call: &Call) -> Vec<Found> {
+        let Some(function) = node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+            return Vec::new();
+        };
+        let method = function
+            .child_by_field_name("attribute")
+            .map(|a| self.text(a))
+            .unwrap_or_default();
+        if !matches!(method, "write" | "writelines") {
+            return Vec::new();
+        }
+        let path = match function.child_by_field_name("object") {
+            Some(object) if object.kind() == "identifier" => self.program.opened.get(self.text(object)).cloned(),
+            Some(object) if object.kind() == "call" => self.program.last_open.as_ref().map(|(_, p)| p.clone()),
+            _ => None,
+        };
+        let Some(path) = path else {
+            return Vec::new();
+        };
+        let mut fact = Call::new("@write".into(), call.span);
+        fact.via = vec!["open".into()];
+        fact.taints = call.taints;
+        fact.args.push(path);
+        vec![Found { call: fact, code: None }]
+    }
+
+    /// Follows a call of the file's own function, method or class into its body with the
+    /// call's arguments bound to the parameters; returns what it returns.
+    pub(super) fn follow_call(&mut self, node: Node<'t>, call: &Call, depth: u32) -> Option<Expr> {
+        let function = node.child_by_field_name("function")?;
+        let (key, definition, receiver) = match function.kind() {
+            "identifier" => {
+                let name = self.text(function).to_string();
+                if let Some(definition) = self.program.functions.get(&name) {
+                    (name, *definition, None)
+                } else if self.program.classes.contains(&name) {
+                    let init = self.program.methods.get(&format!("{name}.__init__")).copied();
+                    let instance = Expr::new(Value::Call(name.clone()));
+                    if let Some(init) = init {
+                        self.follow(&format!("{name}.__init__"), init, call, Some(instance.clone()), depth);
+                    }
+                    return Some(instance);
+                } else {
+                    return None;
+                }
+            }
+            "attribute" => {
+                let method = function
+                    .child_by_field_name("attribute")
+                    .map(|a| self.text(a).to_string())?;
+                let object = function.child_by_field_name("object")?;
+                let class = match &call.receiver {
+                    Some(Expr {
+                        value: Value::Call(c), ..
+                    }) if self.program.classes.contains(c) => Some(c.clone()),
+                    _ if self.text(object) == "self" => self.program.current_class.clone(),
+                    _ => None,
+                };
+                if class.is_none() && self.text(object) != "self" {
+                    return None;
+                }
+                let qualified = class.map(|c| format!("{c}.{method}"));
+                let definition = qualified
+                    .as_ref()
+                    .and_then(|q| self.program.methods.get(q))
+                    .or_else(|| self.program.methods.get(&method))
+                    .copied()?;
+                (
+                    qualified.unwrap_or(method),
+                    definition,
+                    Some(call.receiver.clone().unwrap_or_else(|| Expr::other(Taints::NONE))),
+                )
+            }
+            _ => return None,
+        };
+        if call.args.is_empty() && call.kwargs.is_empty() && receiver.is_none() {
+            return self.program.summaries.get(&key).cloned();
+        }
+        self.follow(&key, definition, call, receiver, depth)
+    }
+
+    fn follow(
+        &mut self,
+        key: &str,
+        definition: Node<'t>,
+        call: &Call,
+        receiver: Option<Expr>,
+        depth: u32,
+    ) -> Option<Expr> {
+        if self.program.calling.len() >= MAX_CALL_DEPTH
+            || self.program.followed >= MAX_FOLLOWED_CALLS
+            || self.program.calling.iter().any(|c| c == key)
+        {
+            return None;
+        }
+        let body = definition.child_by_field_name("body")?;
+        self.program.followed += 1;
+        let line = call.span.line;
+        let short_name = key.rsplit('.').next().unwrap_or(key).to_string();
+        let bindings = self.bind_parameters(definition, call, receiver, &short_name, line, depth);
+        let saved = self.names.clone();
+        for (name, value) in bindings {
+            self.names.insert(name, Bound::Var(value));
+        }
+        let class = key
+            .split_once('.')
+            .map(|(c, _)| c.to_string())
+            .filter(|c| self.program.classes.contains(c));
+        let class = class.or_else(|| self.program.current_class.clone());
+        let outer_class = std::mem::replace(&mut self.program.current_class, class);
+        self.program.calling.push(key.to_string());
+        self.program.returns.push(None);
+        self.visit(body, depth + 1);
+        let returned = self.program.returns.pop().flatten();
+        self.program.calling.pop();
+        self.program.current_class = outer_class;
+        // Locals end with the call; attributes set on `self` outlive it.
+        let inner = std::mem::replace(&mut self.names, saved);
+        for (name, bound) in inner {
+            if name.starts_with("self.") {
+                self.names.insert(name, bound);
+            }
+        }
+        returned
+    }
+
+    fn bind_parameters(
+        &mut self,
+        definition: Node<'t>,
+        call: &Call,
+        receiver: Option<Expr>,
+        function: &str,
+        line: u32,
+        depth: u32,
+    ) -> Vec<(String, Expr)> {
+        let mut bindings = Vec::new();
+        let Some(parameters) = definition.child_by_field_name("parameters") else {
+            return bindings;
+        };
+        let mut positional = call.args.iter();
+        let mut receiver = receiver;
+        let mut cursor = parameters.walk();
+        for parameter in parameters.named_children(&mut cursor) {
+            let (name, default) = match parameter.kind() {
+                "identifier" => (self.text(parameter).to_string(), None),
+                "typed_parameter" => (
+                    parameter
+                        .named_child(0)
+                        .map(|n| self.text(n).to_string())
+                        .unwrap_or_default(),
+                    None,
+                ),
+                "default_parameter" | "typed_default_parameter" => (
+                    parameter
+                        .child_by_field_name("name")
+                        .map(|n| self.text(n).to_string())
+                        .unwrap_or_default(),
+                    parameter.child_by_field_name("value"),
+                ),
+                _ => continue,
+            };
+            if name.is_empty() {
+                continue;
+            }
+            let given = if let Some(instance) = receiver.take() {
+                Some(instance)
+            } else if let Some(value) = call.kwarg(&name) {
+                Some(value.clone())
+            } else {
+                positional.next().cloned()
+            };
+            let value = match (given, default) {
+                (Some(value), _) => value,
+                (None, Some(default)) => self.expr(default, depth + 1),
+                (None, None) => Expr::new(Value::Name(name.clone())),
+            };
+            let value = value.step(
+                || "an argument".into(),
+                || format!("`{function}({name})` (line {line})"),
+            );
+            bindings.push((name, value));
+        }
+        bindings
+    }
+}

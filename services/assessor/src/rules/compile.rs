@@ -1,0 +1,650 @@
+//! Compiling rule files into a [`RuleSet`]: parsing, checking and indexing.
+
+use super::compiled::*;
+use super::spec::*;
+use crate::engine::EngineError;
+use crate::shell::program_name;
+use airlock_protocol::assessment::{Category, Level};
+use airlock_protocol::request::Language;
+
+use rustc_hash::FxHashMap as HashMap;
+use sha2::{Digest, Sha256};
+
+impl RuleSet {
+    /// Compiles rule files given as (file name, TOML text) pairs, checking every regular
+    /// expression's syntax now (each is compiled at its first use).
+    pub fn compile(files: &[(String, String)]) -> Result<RuleSet, EngineError> {
+        let mut parsed = Vec::new();
+        let mut hasher = Sha256::new();
+        let mut sorted: Vec<&(String, String)> = files.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, text) in sorted {
+            hasher.update(name.as_bytes());
+            hasher.update([0]);
+            hasher.update(text.as_bytes());
+            hasher.update([0]);
+            let file: RuleFile = toml::from_str(text).map_err(|e| EngineError::RuleSyntax {
+                file: name.clone(),
+                message: e.to_string(),
+            })?;
+            parsed.push((name.clone(), file));
+        }
+        let version = format!("rules-{}", &hex::encode(hasher.finalize())[..12]);
+        Self::from_parsed(parsed, version, true)
+    }
+
+    /// Compiles the rule files built into the binary: (file name, TOML text, the same file as
+    /// JSON, converted by the build script). JSON reads several times faster than TOML, and the
+    /// files' expressions were checked by the tests, so a fresh process starts in milliseconds.
+    /// `version` is what [`RuleSet::compile`] gives for the TOML files (build.rs computes it).
+    pub fn compile_prebuilt(files: &[(&str, &str, &str)], version: &str) -> Result<RuleSet, EngineError> {
+        let mut parsed = Vec::new();
+        for (name, _, json) in files {
+            let file: RuleFile = serde_json::from_str(json).map_err(|e| EngineError::RuleSyntax {
+                file: name.to_string(),
+                message: e.to_string(),
+            })?;
+            parsed.push((name.to_string(), file));
+        }
+        parsed.sort_by(|a, b| a.0.cmp(&b.0));
+        Self::from_parsed(parsed, version.to_string(), false)
+    }
+
+    fn from_parsed(
+        parsed: Vec<(String, RuleFile)>,
+        version: String,
+        check_regexes: bool,
+    ) -> Result<RuleSet, EngineError> {
+        // Labels first: rules refer to them.
+        let mut labels: Vec<String> = Vec::new();
+        for (_, file) in &parsed {
+            for source in &file.source {
+                if !labels.contains(&source.label) {
+                    labels.push(source.label.clone());
+                }
+            }
+        }
+        if labels.len() > 64 {
+            return Err(EngineError::RuleInvalid {
+                file: String::new(),
+                rule: String::new(),
+                message: format!("{} data-flow labels; at most 64 are supported", labels.len()),
+            });
+        }
+        let mut compiler = Compiler {
+            labels: &labels,
+            query_sources: HashMap::default(),
+            check_regexes,
+        };
+
+        let mut sources = Vec::new();
+        let mut embeds = Vec::new();
+        let mut wrappers = HashMap::default();
+        let mut effects = crate::effects::EffectTables::default();
+        let mut rules: Vec<Rule> = Vec::new();
+        let mut seen: HashMap<String, String> = HashMap::default();
+        for (file_name, file) in parsed {
+            for spec in file.source {
+                let invalid = |message: String| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: format!("source {}", spec.label),
+                    message,
+                };
+                let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(invalid)?;
+                if !matches!(pattern, Pattern::Call(_) | Pattern::Name(_)) {
+                    return Err(invalid("a source's match must be a `call` or a `name` pattern".into()));
+                }
+                let bit = labels.iter().position(|l| *l == spec.label).unwrap_or(0);
+                sources.push(Source {
+                    label: crate::facts::Taints(1 << bit),
+                    languages: spec.languages,
+                    pattern,
+                });
+            }
+            for spec in file.embed {
+                let names = NameSet::compile(&spec.call).map_err(|message| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: "embed".into(),
+                    message,
+                })?;
+                embeds.push(Embed { spec, names });
+            }
+            for spec in file.wrapper {
+                for name in &spec.name {
+                    wrappers.insert(program_name(name), spec.clone());
+                }
+            }
+            for spec in file.tool {
+                let invalid = |message: String| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: format!("tool {}", spec.names.join("/")),
+                    message,
+                };
+                // Options whose values are operands take a value too.
+                let value_options = spec
+                    .value_options
+                    .iter()
+                    .chain(spec.effects.iter().flat_map(|e| e.options.iter()))
+                    .cloned()
+                    .collect();
+                let tool = std::sync::Arc::new(crate::effects::Tool {
+                    bundled_first: spec.bundled_first,
+                    value_options,
+                    effects: spec
+                        .effects
+                        .iter()
+                        .map(|e| compiler.effect(e))
+                        .collect::<Result<_, _>>()
+                        .map_err(invalid)?,
+                });
+                for name in &spec.names {
+                    if effects
+                        .tools
+                        .insert(program_name(name), std::sync::Arc::clone(&tool))
+                        .is_some()
+                    {
+                        return Err(invalid(format!("tool {name} is described twice")));
+                    }
+                }
+            }
+            for spec in file.api {
+                let invalid = |message: String| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: format!("api {}", spec.names.join("/")),
+                    message,
+                };
+                let api = crate::effects::Api {
+                    names: NameSet::compile(&spec.names).map_err(invalid)?,
+                    effects: spec
+                        .effects
+                        .iter()
+                        .map(|e| compiler.effect(e))
+                        .collect::<Result<_, _>>()
+                        .map_err(invalid)?,
+                };
+                let index = effects.apis.len();
+                if api.names.has_globs() {
+                    effects.api_globs.push(index);
+                }
+                for name in &api.names.exact {
+                    effects.api_exact.entry(name.clone()).or_default().push(index);
+                }
+                effects.apis.push(api);
+            }
+            for spec in file.rule {
+                if let Some(first_file) = seen.insert(spec.id.clone(), file_name.clone()) {
+                    return Err(EngineError::DuplicateRule {
+                        id: spec.id,
+                        first_file,
+                        second_file: file_name,
+                    });
+                }
+                let invalid = |message: String| EngineError::RuleInvalid {
+                    file: file_name.clone(),
+                    rule: spec.id.clone(),
+                    message,
+                };
+                if spec.languages.is_empty() {
+                    return Err(invalid("`languages` is empty".into()));
+                }
+                if spec.explanation.trim().is_empty() {
+                    return Err(invalid("`explanation` is empty".into()));
+                }
+                if spec.severity == Level::Blocked && spec.category != Category::MaliciousIntent {
+                    return Err(invalid(
+                        "BLOCKED is reserved for malicious_intent rules (and the threat list)".into(),
+                    ));
+                }
+                if spec.examples.matching.is_empty() {
+                    return Err(invalid("at least one `examples.match` is required".into()));
+                }
+                let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(invalid)?;
+                rules.push(Rule {
+                    action: spec.action.clone().unwrap_or_else(|| spec.id.clone()),
+                    id: spec.id,
+                    category: spec.category,
+                    severity: spec.severity,
+                    confidence: spec.confidence,
+                    languages: spec.languages,
+                    explanation: spec.explanation.trim().to_string(),
+                    references: spec.references,
+                    pattern,
+                    examples: spec.examples,
+                    more_examples: spec.more_examples,
+                    file: file_name.clone(),
+                });
+            }
+        }
+        if rules.is_empty() {
+            return Err(EngineError::NoRules);
+        }
+
+        let queries = compiler.combined_queries()?;
+        let mut call_index: HashMap<LanguageKey, CallIndex> = HashMap::default();
+        let mut string_patterns: HashMap<LanguageKey, (Vec<String>, Vec<usize>)> = HashMap::default();
+        for (i, rule) in rules.iter().enumerate() {
+            for language in &rule.languages {
+                match &rule.pattern {
+                    Pattern::Call(call) => {
+                        let index = call_index.entry((*language).into()).or_default();
+                        for name in &call.names.exact {
+                            index.by_name.entry(name.clone()).or_default().push(i);
+                        }
+                        if call.names.has_globs() {
+                            index.with_globs.push(i);
+                        }
+                    }
+                    Pattern::String { regex, .. } => {
+                        let entry = string_patterns.entry((*language).into()).or_default();
+                        entry.0.push(regex.as_str().to_string());
+                        entry.1.push(i);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let string_index = string_patterns
+            .into_iter()
+            .map(|(language, (patterns, rule_indices))| (language, StringIndex::new(patterns, rule_indices)))
+            .collect();
+
+        let mut source_index = CallIndex::default();
+        for (i, source) in sources.iter().enumerate() {
+            if let Pattern::Call(call) = &source.pattern {
+                for name in &call.names.exact {
+                    source_index.by_name.entry(name.clone()).or_default().push(i);
+                }
+                if call.names.has_globs() {
+                    source_index.with_globs.push(i);
+                }
+            }
+        }
+        Ok(RuleSet {
+            source_index,
+            rules,
+            version,
+            labels,
+            sources,
+            embeds,
+            wrappers,
+            effects,
+            queries,
+            call_index,
+            string_index,
+        })
+    }
+}
+
+/// The node kind each top-level pattern of a query starts with (`(assert_statement) @m` gives
+/// `assert_statement`); `None` when a pattern starts with a wildcard, an alternation or a string.
+fn pattern_roots(source: &str) -> Option<Vec<String>> {
+    let mut roots = Vec::new();
+    let mut depth = 0usize;
+    let mut chars = source.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ';' => {
+                for skipped in chars.by_ref() {
+                    if skipped == '\n' {
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                if depth == 0 {
+                    return None;
+                }
+                let mut escaped = false;
+                for inner in chars.by_ref() {
+                    if inner == '"' && !escaped {
+                        break;
+                    }
+                    escaped = inner == '\\' && !escaped;
+                }
+            }
+            '(' => {
+                if depth == 0 {
+                    let name: String =
+                        std::iter::from_fn(|| chars.next_if(|c| c.is_alphanumeric() || *c == '_')).collect();
+                    if name.is_empty() || name == "_" {
+                        return None;
+                    }
+                    roots.push(name);
+                }
+                depth += 1;
+            }
+            ')' => depth = depth.saturating_sub(1),
+            '[' if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    Some(roots)
+}
+
+type PositionalMatchers = Vec<(usize, ValueMatcher)>;
+type KeywordMatchers = Vec<(String, ValueMatcher)>;
+
+struct Compiler<'l> {
+    labels: &'l [String],
+    /// Per language, the source of each query group, in order; `Pattern::Query` holds the index.
+    query_sources: HashMap<LanguageKey, Vec<String>>,
+    /// Check each regular expression's syntax now (rule files from outside the binary).
+    check_regexes: bool,
+}
+
+impl Compiler<'_> {
+    fn labels(&self, names: &[String]) -> Result<crate::facts::Taints, String> {
+        let mut taints = crate::facts::Taints::NONE;
+        for name in names {
+            let Some(bit) = self.labels.iter().position(|l| l == name) else {
+                return Err(format!(
+                    "label {name:?} is produced by no `[[source]]` (known: {})",
+                    self.labels.join(", ")
+                ));
+            };
+            taints = taints.union(crate::facts::Taints(1 << bit));
+        }
+        Ok(taints)
+    }
+
+    fn regex(&self, pattern: &str) -> Result<LazyRegex, String> {
+        if self.check_regexes {
+            LazyRegex::new(pattern)
+        } else {
+            Ok(LazyRegex::trusted(pattern))
+        }
+    }
+
+    fn pattern(&mut self, spec: &PatternSpec, languages: &[Language]) -> Result<Pattern, String> {
+        let subjects = [
+            spec.call.is_some(),
+            spec.import.is_some(),
+            spec.string.is_some(),
+            spec.binding.is_some(),
+            spec.name.is_some(),
+            spec.query.is_some(),
+            spec.text.is_some(),
+            spec.all.is_some(),
+            spec.any.is_some(),
+        ];
+        if subjects.iter().filter(|s| **s).count() != 1 {
+            return Err(
+                "a pattern needs exactly one of call, import, string, binding, name, query, text, all, any".into(),
+            );
+        }
+        let call_constraints = !spec.not_call.is_empty()
+            || !spec.args.is_empty()
+            || !spec.kwargs.is_empty()
+            || spec.any_arg.is_some()
+            || spec.receiver.is_some()
+            || !spec.flags.is_empty()
+            || !spec.any_flag.is_empty()
+            || !spec.tainted.is_empty()
+            || !spec.pipe_from.is_empty()
+            || !spec.pipe_to.is_empty()
+            || !spec.via.is_empty();
+        if call_constraints && spec.call.is_none() {
+            return Err("argument, flag, pipe and taint constraints apply to `call` patterns only".into());
+        }
+        if spec.formatted.is_some() && spec.string.is_none() {
+            return Err("`formatted` applies to `string` patterns only".into());
+        }
+        if !spec.none.is_empty() && spec.all.is_none() {
+            return Err("`none` applies to `all` patterns only".into());
+        }
+        if let Some(names) = &spec.call {
+            let optional_set = |names: &[String]| -> Result<Option<NameSet>, String> {
+                if names.is_empty() {
+                    Ok(None)
+                } else {
+                    NameSet::compile(names).map(Some)
+                }
+            };
+            let (args, kwargs) = self.arguments(&spec.args, &spec.kwargs)?;
+            return Ok(Pattern::Call(Box::new(CallPattern {
+                names: NameSet::compile(names)?,
+                not_names: NameSet::compile(&spec.not_call)?,
+                args,
+                kwargs,
+                any_arg: spec
+                    .any_arg
+                    .as_ref()
+                    .map_or(&[][..], OneOrMany::as_slice)
+                    .iter()
+                    .map(|v| self.value(v))
+                    .collect::<Result<Vec<_>, _>>()?,
+                receiver: spec.receiver.as_ref().map(|v| self.value(v)).transpose()?,
+                flags: spec.flags.clone(),
+                any_flag: spec.any_flag.clone(),
+                tainted: if spec.tainted.is_empty() {
+                    None
+                } else {
+                    Some(self.labels(&spec.tainted)?)
+                },
+                pipe_from: optional_set(&spec.pipe_from)?,
+                pipe_to: optional_set(&spec.pipe_to)?,
+                via: optional_set(&spec.via)?,
+            })));
+        }
+        if let Some(names) = &spec.import {
+            return Ok(Pattern::Import(NameSet::compile(names)?));
+        }
+        if let Some(regex) = &spec.string {
+            return Ok(Pattern::String {
+                regex: self.regex(regex)?,
+                formatted: spec.formatted,
+            });
+        }
+        if let Some(binding) = &spec.binding {
+            return Ok(Pattern::Binding {
+                kinds: binding.kinds.clone(),
+                target: self.regex(&binding.target)?,
+                value: Box::new(self.value(&binding.value)?),
+            });
+        }
+        if let Some(names) = &spec.name {
+            return Ok(Pattern::Name(NameSet::compile(names)?));
+        }
+        if let Some(query) = &spec.query {
+            let [language] = languages else {
+                return Err("a `query` rule must have exactly one language".into());
+            };
+            // Validate alone first, for an error message that names this rule.
+            let compiled = tree_sitter::Query::new(&crate::extract::grammar(*language), query)
+                .map_err(|e| format!("tree-sitter query: {e}"))?;
+            if compiled.capture_names().is_empty() {
+                return Err("a `query` needs at least one capture (such as @match) to place the finding".into());
+            }
+            let sources = self.query_sources.entry((*language).into()).or_default();
+            let index = sources.len();
+            sources.push(query.clone());
+            return Ok(Pattern::Query(index));
+        }
+        if let Some(text) = &spec.text {
+            return Ok(Pattern::Text(self.regex(text)?));
+        }
+        if let Some(all) = &spec.all {
+            if all.is_empty() {
+                return Err("`all` is empty".into());
+            }
+            let all = all
+                .iter()
+                .map(|p| self.pattern(p, languages))
+                .collect::<Result<Vec<_>, _>>()?;
+            let none = spec
+                .none
+                .iter()
+                .map(|p| self.pattern(p, languages))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Pattern::All { all, none });
+        }
+        if let Some(any) = &spec.any {
+            if any.is_empty() {
+                return Err("`any` is empty".into());
+            }
+            let any = any
+                .iter()
+                .map(|p| self.pattern(p, languages))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Pattern::Any(any));
+        }
+        Err("empty pattern".into())
+    }
+
+    /// Constraints on positional arguments (keys are indices) and keyword arguments.
+    fn arguments(
+        &self,
+        args: &std::collections::BTreeMap<String, ValueSpec>,
+        kwargs: &std::collections::BTreeMap<String, ValueSpec>,
+    ) -> Result<(PositionalMatchers, KeywordMatchers), String> {
+        let mut positional = Vec::new();
+        for (index, value) in args {
+            let index: usize = index
+                .parse()
+                .map_err(|_| format!("argument index {index:?} is not a number"))?;
+            positional.push((index, self.value(value)?));
+        }
+        let mut keyword = Vec::new();
+        for (key, value) in kwargs {
+            keyword.push((key.clone(), self.value(value)?));
+        }
+        Ok((positional, keyword))
+    }
+
+    fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
+        if !crate::effects::EFFECT_KINDS.contains(&spec.kind.as_str()) {
+            return Err(format!(
+                "effect kind {:?} is not one of {}",
+                spec.kind,
+                crate::effects::EFFECT_KINDS.join(", ")
+            ));
+        }
+        let mut file_prefix = spec.file_prefix.as_deref().map(|p| p.chars());
+        let file_prefix = match file_prefix.as_mut().map(|c| (c.next(), c.next())) {
+            None => None,
+            Some((Some(c), None)) => Some(c),
+            Some(_) => return Err("`file_prefix` is one character".into()),
+        };
+        let (if_args, if_kwargs) = self.arguments(&spec.if_args, &spec.if_kwargs)?;
+        Ok(crate::effects::Effect {
+            kind: spec.kind.clone(),
+            options: spec.options.clone(),
+            positional: crate::effects::Positional::parse(spec.positional.as_deref())?,
+            prefix: spec.prefix.clone(),
+            when: spec.when.clone(),
+            unless: spec.unless.clone(),
+            verbs: spec.verbs.clone(),
+            verb_at: spec.verb_at,
+            file_prefix,
+            reads_file: spec.reads_file,
+            operand: spec.operand.clone(),
+            last_remote: spec.last_remote,
+            stdin: spec.stdin,
+            language: spec.language.clone(),
+            arg: spec.arg,
+            kwarg: spec.kwarg.clone(),
+            receiver: spec.receiver,
+            if_args,
+            if_kwargs,
+            unless_kwargs: spec.unless_kwargs.clone(),
+        })
+    }
+
+    fn value(&self, spec: &ValueSpec) -> Result<ValueMatcher, String> {
+        let boxed = |v: &Option<Box<ValueSpec>>| -> Result<Option<Box<ValueMatcher>>, String> {
+            v.as_ref().map(|s| self.value(s).map(Box::new)).transpose()
+        };
+        Ok(ValueMatcher {
+            present: spec.present,
+            regex: spec.regex.as_deref().map(|p| self.regex(p)).transpose()?,
+            equals: spec.equals.clone(),
+            kind: spec.kind.clone(),
+            truthy: spec.truthy,
+            int_lt: spec.int_lt,
+            int_ge: spec.int_ge,
+            int_bits: spec.int_bits,
+            name: spec.name.as_deref().map(NameSet::compile).transpose()?,
+            tainted: spec.tainted.as_deref().map(|l| self.labels(l)).transpose()?,
+            element: boxed(&spec.element)?,
+            first: boxed(&spec.first)?,
+            not: boxed(&spec.not)?,
+            any_of: spec
+                .any_of
+                .as_ref()
+                .map(|list| list.iter().map(|s| self.value(s)).collect::<Result<Vec<_>, _>>())
+                .transpose()?,
+        })
+    }
+
+    fn combined_queries(&self) -> Result<HashMap<LanguageKey, CombinedQuery>, EngineError> {
+        let mut combined = HashMap::default();
+        for (key, sources) in &self.query_sources {
+            let language = match key {
+                LanguageKey::Python => Language::Python,
+                LanguageKey::Bash => Language::Bash,
+            };
+            let grammar = crate::extract::grammar(language);
+            let mut group_of_pattern = Vec::new();
+            for (group, source) in sources.iter().enumerate() {
+                // Each group was compiled alone before, so this cannot fail; its count of
+                // patterns maps the combined query's pattern indices back to groups.
+                let alone = tree_sitter::Query::new(&grammar, source).map_err(|e| EngineError::RuleInvalid {
+                    file: String::new(),
+                    rule: String::new(),
+                    message: format!("tree-sitter query: {e}"),
+                })?;
+                group_of_pattern.extend(std::iter::repeat_n(group, alone.pattern_count()));
+            }
+            let query =
+                tree_sitter::Query::new(&grammar, &sources.join("\n")).map_err(|e| EngineError::RuleInvalid {
+                    file: String::new(),
+                    rule: String::new(),
+                    message: format!("tree-sitter queries do not combine: {e}"),
+                })?;
+            let mut root_kinds = Some(Vec::new());
+            for source in sources {
+                match pattern_roots(source) {
+                    Some(names) => {
+                        for name in names {
+                            let id = grammar.id_for_node_kind(&name, true);
+                            if let (Some(kinds), true) = (root_kinds.as_mut(), id != 0) {
+                                kinds.push(id);
+                            } else {
+                                root_kinds = None;
+                            }
+                        }
+                    }
+                    None => root_kinds = None,
+                }
+            }
+            combined.insert(
+                *key,
+                CombinedQuery {
+                    query,
+                    root_kinds,
+                    group_of_pattern,
+                },
+            );
+        }
+        Ok(combined)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_roots_are_read_from_the_query_text() {
+        assert_eq!(
+            pattern_roots("(assert_statement) @m"),
+            Some(vec!["assert_statement".to_string()])
+        );
+        assert_eq!(
+            pattern_roots("; comment (x)\n(a (b)) @m\n(c \"(\" @s)"),
+            Some(vec!["a".to_string(), "c".to_string()])
+        );
+        assert_eq!(pattern_roots("(_ (b)) @m"), None);
+        assert_eq!(pattern_roots("[(a) (b)] @m"), None);
+    }
+}

@@ -1,0 +1,641 @@
+//! A compiled rule set: the form rules are matched in.
+
+use super::spec::{EmbedSpec, Examples, ValueKind, WrapperSpec};
+use crate::facts::{BindingKind, Call, Expr, Value};
+use airlock_protocol::assessment::{Category, Confidence, Level};
+use airlock_protocol::request::Language;
+use regex::{Regex, RegexSet};
+use std::sync::OnceLock;
+
+/// A regular expression checked when the rules load and compiled the first time it is used: a
+/// fresh `airlock assess` compiles only what the file in front of it needs (compiling every
+/// rule's expressions up front took most of a fresh process's time).
+#[derive(Debug, Clone)]
+pub struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    /// Checks the syntax now; the (much costlier) compilation waits.
+    pub fn new(pattern: &str) -> Result<LazyRegex, String> {
+        regex_syntax::Parser::new()
+            .parse(pattern)
+            .map_err(|e| format!("regular expression {pattern:?}: {e}"))?;
+        Ok(LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// A pattern known to be valid (built by the engine, or from rule files checked when the
+    /// binary was built): not even its syntax is checked now.
+    pub fn trusted(pattern: &str) -> LazyRegex {
+        LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Compiles now, for a loader that must refuse what would fail later (size limits).
+    pub fn prepare(&self) -> Result<(), String> {
+        match self.get() {
+            Some(_) => Ok(()),
+            None => Err(format!("regular expression {:?} does not compile", self.pattern)),
+        }
+    }
+
+    pub fn get(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| match Regex::new(&self.pattern) {
+                Ok(regex) => Some(regex),
+                Err(error) => {
+                    tracing::error!(pattern = %self.pattern, %error, "a rule's regular expression does not compile; it matches nothing");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        self.get().is_some_and(|r| r.is_match(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+}
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+/// Names with `*` globs: plain names are a hash lookup, globs are matched piece by piece (a
+/// regular expression per set cost more to compile than all the matching a request does).
+#[derive(Debug, Clone, Default)]
+pub struct NameSet {
+    pub(crate) exact: HashSet<String>,
+    /// Each glob split at its `*`s.
+    pub(crate) globs: Vec<Vec<String>>,
+}
+
+impl NameSet {
+    pub(crate) fn compile(names: &[String]) -> Result<NameSet, String> {
+        let mut set = NameSet::default();
+        for name in names {
+            if name.contains('*') {
+                set.globs.push(name.split('*').map(str::to_string).collect());
+            } else {
+                set.exact.insert(name.clone());
+            }
+        }
+        Ok(set)
+    }
+
+    pub fn has_globs(&self) -> bool {
+        !self.globs.is_empty()
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.exact.contains(name) || self.globs.iter().any(|pieces| glob_matches(pieces, name))
+    }
+}
+
+/// `pieces` is a pattern split at `*`: the first piece starts the text, the last ends it, and
+/// the others appear in order between.
+fn glob_matches(pieces: &[String], text: &str) -> bool {
+    let [first, middle @ .., last] = pieces else {
+        return pieces.first().is_some_and(|only| only == text);
+    };
+    if text.len() < first.len() + last.len() || !text.starts_with(first.as_str()) || !text.ends_with(last.as_str()) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for piece in middle {
+        match rest.find(piece.as_str()) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[derive(Debug, Clone)]
+pub struct ValueMatcher {
+    pub(crate) present: Option<bool>,
+    pub(crate) regex: Option<LazyRegex>,
+    pub(crate) equals: Option<Vec<String>>,
+    pub(crate) kind: Option<Vec<ValueKind>>,
+    pub(crate) truthy: Option<bool>,
+    pub(crate) int_lt: Option<i64>,
+    pub(crate) int_ge: Option<i64>,
+    pub(crate) int_bits: Option<i64>,
+    pub(crate) name: Option<NameSet>,
+    pub(crate) tainted: Option<crate::facts::Taints>,
+    pub(crate) element: Option<Box<ValueMatcher>>,
+    pub(crate) first: Option<Box<ValueMatcher>>,
+    pub(crate) not: Option<Box<ValueMatcher>>,
+    pub(crate) any_of: Option<Vec<ValueMatcher>>,
+}
+
+impl ValueMatcher {
+    pub fn matches(&self, value: Option<&Expr>) -> bool {
+        if let Some(present) = self.present
+            && present != value.is_some()
+        {
+            return false;
+        }
+        if let Some(not) = &self.not
+            && not.matches(value)
+        {
+            return false;
+        }
+        if let Some(any_of) = &self.any_of
+            && !any_of.iter().any(|m| m.matches(value))
+        {
+            return false;
+        }
+        let needs_value = self.present.is_none() && self.not.is_none() && self.any_of.is_none();
+        let Some(expr) = value else {
+            return !self.has_value_constraints() && !needs_value;
+        };
+        self.value_constraints_hold(expr)
+    }
+
+    fn has_value_constraints(&self) -> bool {
+        self.regex.is_some()
+            || self.equals.is_some()
+            || self.kind.is_some()
+            || self.truthy.is_some()
+            || self.int_lt.is_some()
+            || self.int_ge.is_some()
+            || self.int_bits.is_some()
+            || self.name.is_some()
+            || self.tainted.is_some()
+            || self.element.is_some()
+            || self.first.is_some()
+    }
+
+    fn value_constraints_hold(&self, expr: &Expr) -> bool {
+        let string_text = || match &expr.value {
+            Value::Str(_) | Value::Path(_) | Value::Formatted(_) | Value::Seq(_) => expr.text(),
+            _ => None,
+        };
+        if let Some(regex) = &self.regex
+            && !string_text().is_some_and(|t| regex.is_match(&t))
+        {
+            return false;
+        }
+        if let Some(equals) = &self.equals
+            && !string_text().is_some_and(|t| equals.iter().any(|e| e == t.as_ref()))
+        {
+            return false;
+        }
+        if let Some(kinds) = &self.kind
+            && !kinds.iter().any(|k| kind_matches(*k, expr))
+        {
+            return false;
+        }
+        if let Some(truthy) = self.truthy
+            && expr.literal_truthiness() != Some(truthy)
+        {
+            return false;
+        }
+        let int = match expr.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        };
+        if let Some(limit) = self.int_lt
+            && int.is_none_or(|i| i >= limit)
+        {
+            return false;
+        }
+        if let Some(limit) = self.int_ge
+            && int.is_none_or(|i| i < limit)
+        {
+            return false;
+        }
+        if let Some(bits) = self.int_bits
+            && int.is_none_or(|i| i & bits == 0)
+        {
+            return false;
+        }
+        if let Some(names) = &self.name {
+            let matched = match &expr.value {
+                Value::Name(q) | Value::Call(q) => names.contains(q),
+                _ => false,
+            };
+            if !matched {
+                return false;
+            }
+        }
+        if let Some(labels) = self.tainted
+            && !expr.taints.intersects(labels)
+        {
+            return false;
+        }
+        if let Some(element) = &self.element {
+            let matched = match &expr.value {
+                Value::Seq(items) => items.iter().any(|i| element.matches(Some(i))),
+                _ => false,
+            };
+            if !matched {
+                return false;
+            }
+        }
+        if let Some(first) = &self.first {
+            let head = match &expr.value {
+                Value::Seq(items) => items.first(),
+                _ => Some(expr),
+            };
+            if !first.matches(head) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+fn kind_matches(kind: ValueKind, expr: &Expr) -> bool {
+    match (kind, &expr.value) {
+        (ValueKind::Str, Value::Str(_) | Value::Path(_))
+        | (ValueKind::Formatted, Value::Formatted(_))
+        | (ValueKind::String, Value::Str(_) | Value::Path(_) | Value::Formatted(_))
+        | (ValueKind::Int, Value::Int(_))
+        | (ValueKind::Float, Value::Float(_))
+        | (ValueKind::Bool, Value::Bool(_))
+        | (ValueKind::None, Value::None)
+        | (ValueKind::Name, Value::Name(_))
+        | (ValueKind::Call, Value::Call(_))
+        | (ValueKind::Seq, Value::Seq(_))
+        | (ValueKind::Other, Value::Other) => true,
+        (ValueKind::Literal, _) => expr.is_literal(),
+        (ValueKind::Nonliteral, _) => !expr.is_literal(),
+        _ => false,
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CallPattern {
+    pub names: NameSet,
+    pub not_names: NameSet,
+    pub args: Vec<(usize, ValueMatcher)>,
+    pub kwargs: Vec<(String, ValueMatcher)>,
+    pub any_arg: Vec<ValueMatcher>,
+    pub receiver: Option<ValueMatcher>,
+    pub flags: Vec<String>,
+    pub any_flag: Vec<String>,
+    pub tainted: Option<crate::facts::Taints>,
+    pub pipe_from: Option<NameSet>,
+    pub pipe_to: Option<NameSet>,
+    pub via: Option<NameSet>,
+}
+
+impl CallPattern {
+    /// Everything but the name, which callers check first (often through an index).
+    pub fn constraints_hold(&self, call: &Call) -> bool {
+        if self.not_names.contains(&call.name) {
+            return false;
+        }
+        if let Some(labels) = self.tainted
+            && !call.taints.intersects(labels)
+        {
+            return false;
+        }
+        if !self.flags.iter().all(|f| call.flags.contains(f)) {
+            return false;
+        }
+        if !self.any_flag.is_empty() && !self.any_flag.iter().any(|f| call.flags.contains(f)) {
+            return false;
+        }
+        for (index, matcher) in &self.args {
+            if !matcher.matches(call.args.get(*index)) {
+                return false;
+            }
+        }
+        for (key, matcher) in &self.kwargs {
+            if !matcher.matches(call.kwarg(key)) {
+                return false;
+            }
+        }
+        for any in &self.any_arg {
+            if !call.all_args().any(|a| any.matches(Some(a))) {
+                return false;
+            }
+        }
+        if let Some(receiver) = &self.receiver
+            && !receiver.matches(call.receiver.as_ref())
+        {
+            return false;
+        }
+        if let Some(from) = &self.pipe_from
+            && !call.pipe_from.iter().any(|n| from.contains(n))
+        {
+            return false;
+        }
+        if let Some(to) = &self.pipe_to
+            && !call.pipe_to.iter().any(|n| to.contains(n))
+        {
+            return false;
+        }
+        if let Some(via) = &self.via
+            && !call.via.iter().any(|n| via.contains(n))
+        {
+            return false;
+        }
+        true
+    }
+
+    pub fn matches(&self, call: &Call) -> bool {
+        self.names.contains(&call.name) && self.constraints_hold(call)
+    }
+
+    /// The path taken by the value that made this call match: a tainted argument for a taint
+    /// constraint, else the argument a value constraint is about, else any argument with one.
+    pub fn trail(&self, call: &Call) -> Option<String> {
+        let values = || call.all_args().chain(call.receiver.iter());
+        let chosen = if let Some(labels) = self.tainted {
+            values().find(|v| v.trail.is_some() && v.taints.intersects(labels))
+        } else {
+            None
+        };
+        let chosen = chosen
+            .or_else(|| {
+                self.args
+                    .iter()
+                    .filter_map(|(i, _)| call.args.get(*i))
+                    .find(|v| v.trail.is_some())
+            })
+            .or_else(|| values().find(|v| v.trail.is_some() && self.any_arg.iter().any(|m| m.matches(Some(v)))))
+            .or_else(|| values().find(|v| v.trail.is_some() && !v.taints.is_empty()))
+            .or_else(|| values().find(|v| v.trail.is_some()))?;
+        let trail = chosen.trail.as_ref()?;
+        (trail.steps.len() > 1).then(|| trail.render())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Pattern {
+    Call(Box<CallPattern>),
+    Import(NameSet),
+    String {
+        regex: LazyRegex,
+        formatted: Option<bool>,
+    },
+    Binding {
+        kinds: Vec<BindingKind>,
+        target: LazyRegex,
+        value: Box<ValueMatcher>,
+    },
+    Name(NameSet),
+    /// Index of the query pattern group in the language's combined query.
+    Query(usize),
+    Text(LazyRegex),
+    All {
+        all: Vec<Pattern>,
+        none: Vec<Pattern>,
+    },
+    Any(Vec<Pattern>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub id: String,
+    pub category: Category,
+    pub severity: Level,
+    pub confidence: Confidence,
+    pub languages: Vec<Language>,
+    pub action: String,
+    pub explanation: String,
+    pub references: Vec<String>,
+    pub pattern: Pattern,
+    pub examples: Examples,
+    pub more_examples: Vec<Examples>,
+    /// The file it came from, for error messages.
+    pub file: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct Source {
+    pub(crate) label: crate::facts::Taints,
+    pub(crate) languages: Vec<Language>,
+    pub(crate) pattern: Pattern,
+}
+
+#[derive(Debug)]
+pub(crate) struct Embed {
+    pub(crate) spec: EmbedSpec,
+    pub(crate) names: NameSet,
+}
+
+/// Code found inside a call's arguments.
+pub enum Embedded {
+    Source(Language, String),
+    /// An argument vector (`["rm", "-rf", path]`), shell only.
+    Argv(Vec<Expr>),
+}
+
+/// One tree-sitter query per language made of every query rule's patterns, so the tree is walked
+/// once however many structural rules there are.
+pub struct CombinedQuery {
+    pub query: tree_sitter::Query,
+    /// Grammar ids of the node kinds the patterns start at; `None` when some pattern can start
+    /// anywhere (a wildcard or an alternation at the top).
+    pub root_kinds: Option<Vec<u16>>,
+    /// For each pattern of the combined query, the index of the rule's query group.
+    pub group_of_pattern: Vec<usize>,
+}
+
+impl std::fmt::Debug for CombinedQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CombinedQuery")
+            .field("patterns", &self.group_of_pattern.len())
+            .finish()
+    }
+}
+
+/// A compiled rule set: rules, data-flow sources, embedding and wrapper declarations.
+#[derive(Debug)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    pub version: String,
+    pub labels: Vec<String>,
+    pub(crate) sources: Vec<Source>,
+    /// Call sources by exact callee name, and those with globs.
+    pub(crate) source_index: CallIndex,
+    pub(crate) embeds: Vec<Embed>,
+    pub(crate) wrappers: HashMap<String, WrapperSpec>,
+    /// The tool table and the Python call table: what commands and calls do.
+    pub effects: crate::effects::EffectTables,
+    pub queries: HashMap<LanguageKey, CombinedQuery>,
+    /// Top-level call rules by exact callee name, per language, and those with globs.
+    pub call_index: HashMap<LanguageKey, CallIndex>,
+    /// Top-level string rules of each language, tested together.
+    pub string_index: HashMap<LanguageKey, StringIndex>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LanguageKey {
+    Python,
+    Bash,
+}
+
+impl From<Language> for LanguageKey {
+    fn from(language: Language) -> LanguageKey {
+        match language {
+            Language::Python => LanguageKey::Python,
+            Language::Bash => LanguageKey::Bash,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct CallIndex {
+    pub by_name: HashMap<String, Vec<usize>>,
+    pub with_globs: Vec<usize>,
+}
+
+#[derive(Debug)]
+pub struct StringIndex {
+    patterns: Vec<String>,
+    set: OnceLock<Option<RegexSet>>,
+    pub rules: Vec<usize>,
+}
+
+impl StringIndex {
+    pub fn new(patterns: Vec<String>, rules: Vec<usize>) -> StringIndex {
+        StringIndex {
+            patterns,
+            set: OnceLock::new(),
+            rules,
+        }
+    }
+
+    /// The string rules of a language tested together, compiled at first use.
+    pub fn set(&self) -> Option<&RegexSet> {
+        self.set
+            .get_or_init(|| match RegexSet::new(&self.patterns) {
+                Ok(set) => Some(set),
+                Err(error) => {
+                    tracing::error!(%error, "string rules do not combine; they match nothing");
+                    None
+                }
+            })
+            .as_ref()
+    }
+}
+
+impl RuleSet {
+    /// Data-flow labels a call's result carries.
+    pub fn call_labels(&self, language: Language, call: &Call) -> crate::facts::Taints {
+        let mut labels = crate::facts::Taints::NONE;
+        let exact = self
+            .source_index
+            .by_name
+            .get(&call.name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for source in exact
+            .iter()
+            .chain(self.source_index.with_globs.iter())
+            .map(|&i| &self.sources[i])
+        {
+            if let Pattern::Call(pattern) = &source.pattern
+                && source.languages.contains(&language)
+                && pattern.matches(call)
+            {
+                labels = labels.union(source.label);
+            }
+        }
+        labels
+    }
+
+    /// Data-flow labels of a module attribute used as a whole value (`os.environ`).
+    pub fn name_labels(&self, language: Language, name: &str) -> crate::facts::Taints {
+        let mut labels = crate::facts::Taints::NONE;
+        for source in &self.sources {
+            if let Pattern::Name(names) = &source.pattern
+                && source.languages.contains(&language)
+                && names.contains(name)
+            {
+                labels = labels.union(source.label);
+            }
+        }
+        labels
+    }
+
+    pub fn embedded(&self, language: Language, call: &Call) -> Option<Embedded> {
+        let embed = self
+            .embeds
+            .iter()
+            .find(|e| e.spec.from == language && e.names.contains(&call.name))?;
+        let spec = &embed.spec;
+        let code: Option<&Expr> = if spec.all_args {
+            let joined: Vec<String> = call
+                .args
+                .iter()
+                .filter_map(|a| a.text())
+                .map(|t| t.into_owned())
+                .collect();
+            return Some(Embedded::Source(spec.to, joined.join(" ")));
+        } else if let Some(flag) = &spec.after_flag {
+            let position = call.args.iter().position(|a| match &a.value {
+                Value::Str(t) => t.starts_with('-') && !t.starts_with("--") && t[1..].contains(flag.as_str()),
+                _ => false,
+            })?;
+            call.args.get(position + 1)
+        } else {
+            call.args
+                .get(spec.arg.unwrap_or(0))
+                .or_else(|| spec.kwarg.as_deref().and_then(|k| call.kwarg(k)))
+        };
+        let code = code?;
+        match &code.value {
+            Value::Str(s) | Value::Formatted(s) => Some(Embedded::Source(spec.to, s.clone())),
+            Value::Seq(items) if spec.to == Language::Bash && !items.is_empty() => Some(Embedded::Argv(items.clone())),
+            _ => None,
+        }
+    }
+
+    pub fn wrapper(&self, command: &str) -> Option<&WrapperSpec> {
+        self.wrappers.get(command)
+    }
+
+    pub fn rule(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameSet;
+
+    #[test]
+    fn globs_match_like_the_shell() {
+        let set = NameSet::compile(&[
+            "os.exec*".into(),
+            "*.send".into(),
+            "base64.*decode*".into(),
+            "open".into(),
+        ])
+        .unwrap();
+        for yes in [
+            "os.execvp",
+            "os.exec",
+            "socket.socket.send",
+            "base64.b64decode",
+            "base64.urlsafe_b64decode_x",
+            "open",
+        ] {
+            assert!(set.contains(yes), "{yes}");
+        }
+        for no in [
+            "os.system",
+            "socket.socket.sendall",
+            "base64.b64encode",
+            "xbase64.decode",
+            "opener",
+        ] {
+            assert!(!set.contains(no), "{no}");
+        }
+        let star = NameSet::compile(&["*".into()]).unwrap();
+        assert!(star.contains("") && star.contains("anything"));
+    }
+}
