@@ -74,192 +74,276 @@ struct EntryCore {
     prev: Hash,
 }
 
+/// Verifies the whole log, phase by phase; the first problem found is the error.
 pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, VerifyError> {
-    let keys: Vec<_> = options.keys.iter().map(|k| k.key.clone()).collect();
-    let raw_checkpoint = match store.get(CHECKPOINT_PATH).await {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return fail(CHECKPOINT_PATH, "missing"),
-        Err(e) => return fail(CHECKPOINT_PATH, e.to_string()),
-    };
-    let signed = SignedCheckpoint::parse(&raw_checkpoint).or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
-    let signers = signed
-        .verify(&options.origin, &keys)
-        .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
-    let signer_names: Vec<String> = signers
-        .iter()
-        .map(|k| format!("{}+{:08x}", k.name(), k.key_id()))
-        .collect();
-    let size = signed.checkpoint.size;
-    let root = signed.checkpoint.root;
+    let mut v = Verification::start(store, options).await?;
+    v.read_level0_tiles().await?;
+    v.check_entries().await?;
+    if !v.tiles_authentic {
+        v.find_the_bad_level0_object()?;
+    }
+    let tiles_checked = v.check_higher_tiles().await?;
+    v.check_signers_were_valid()?;
+    let consistent_with = v.check_consistency_with_trusted().await?;
+    Ok(Report {
+        size: v.size,
+        root: v.root,
+        min_index: v.min_index,
+        entries_checked: v.entries_checked,
+        blobs_checked: v.checked_blobs.len() as u64,
+        tiles_checked,
+        signers: v.signer_names(),
+        consistent_with,
+        checkpoint: String::from_utf8_lossy(&v.raw_checkpoint).into_owned(),
+    })
+}
 
-    let trusted = match &options.trusted_checkpoint {
-        None => None,
-        Some(text) => {
-            let t = SignedCheckpoint::parse(text.as_bytes()).or_else(|e| fail("trusted checkpoint", e.to_string()))?;
-            t.verify(&options.origin, &keys)
-                .or_else(|e| fail("trusted checkpoint", e.to_string()))?;
-            let t = t.checkpoint;
-            if t.size > size {
-                return fail(
-                    CHECKPOINT_PATH,
-                    format!(
-                        "the log has {size} entries but a trusted checkpoint has {}: it was truncated or rolled back",
-                        t.size
-                    ),
-                );
-            }
-            if t.size == size && t.root != root {
-                return fail(
-                    CHECKPOINT_PATH,
-                    format!(
-                        "fork: the trusted checkpoint of size {size} has root {}, the store's has {root}",
-                        t.root
-                    ),
-                );
-            }
-            Some(t)
+/// What verification knows so far. Each phase reads what the earlier ones found.
+struct Verification<'a> {
+    store: &'a Store,
+    options: &'a VerifyOptions,
+    raw_checkpoint: bytes::Bytes,
+    signers: Vec<airlock_protocol::VerifierKey>,
+    size: u64,
+    root: Hash,
+    trusted: Option<crate::checkpoint::Checkpoint>,
+    min_index: u64,
+    /// The level-0 tiles, by index (`None` where missing).
+    tile_leaves: Vec<Option<Vec<Hash>>>,
+    /// The level-0 tiles add up to the signed root, so they can judge the entries.
+    tiles_authentic: bool,
+    /// Every entry's leaf hash, in order (from the entry, or from its tile where pruned).
+    leaves: Vec<Hash>,
+    checked_blobs: HashSet<String>,
+    entries_checked: u64,
+    last_time: Option<i64>,
+}
+
+impl<'a> Verification<'a> {
+    /// Phase 1: the checkpoint verifies with the trusted keys, any trusted earlier checkpoint
+    /// does too and is not ahead of it or forked from it, and the prune marker is sane.
+    async fn start(store: &'a Store, options: &'a VerifyOptions) -> Result<Verification<'a>, VerifyError> {
+        let keys: Vec<_> = options.keys.iter().map(|k| k.key.clone()).collect();
+        let raw_checkpoint = match store.get(CHECKPOINT_PATH).await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return fail(CHECKPOINT_PATH, "missing"),
+            Err(e) => return fail(CHECKPOINT_PATH, e.to_string()),
+        };
+        let signed = SignedCheckpoint::parse(&raw_checkpoint).or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
+        let signers = signed
+            .verify(&options.origin, &keys)
+            .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?
+            .into_iter()
+            .cloned()
+            .collect();
+        let size = signed.checkpoint.size;
+        let root = signed.checkpoint.root;
+        let trusted = match &options.trusted_checkpoint {
+            None => None,
+            Some(text) => Some(trusted_checkpoint(text, &options.origin, &keys, size, root)?),
+        };
+        let min_index = minimum_index(store, &options.origin, &keys)
+            .await
+            .or_else(|(path, reason)| fail(path, reason))?;
+        if min_index > size {
+            return fail(
+                format!("prune/{min_index}"),
+                format!("prunes beyond the tree size {size}"),
+            );
         }
-    };
-
-    let min_index = minimum_index(store, &options.origin, &keys)
-        .await
-        .or_else(|(path, reason)| fail(path, reason))?;
-    if min_index > size {
-        return fail(
-            format!("prune/{min_index}"),
-            format!("prunes beyond the tree size {size}"),
-        );
+        Ok(Verification {
+            store,
+            options,
+            raw_checkpoint,
+            signers,
+            size,
+            root,
+            trusted,
+            min_index,
+            tile_leaves: Vec::new(),
+            tiles_authentic: false,
+            leaves: Vec::with_capacity(size as usize),
+            checked_blobs: HashSet::new(),
+            entries_checked: 0,
+            last_time: None,
+        })
     }
 
-    // Level-0 tiles first: if they add up to the signed root they are authentic, and any entry
-    // that does not hash to its tile's leaf is the bad one.
-    let mut tile_leaves: Vec<Option<Vec<Hash>>> = Vec::new();
-    for id in tiles_for_size(size)
-        .into_iter()
-        .filter(|t| t.kind == TileKind::Hashes(0))
-    {
-        tile_leaves.push(read_tile(store, &id).await?);
+    fn signer_names(&self) -> Vec<String> {
+        self.signers
+            .iter()
+            .map(|k| format!("{}+{:08x}", k.name(), k.key_id()))
+            .collect()
     }
-    let tiles_root = if tile_leaves.iter().all(Option::is_some) {
-        let leaves: Vec<Hash> = tile_leaves.iter().flatten().flatten().copied().collect();
-        Some(merkle::root_of(&leaves))
-    } else {
-        None
-    };
-    let tiles_authentic = tiles_root == Some(root);
-    let tile_leaf = |seq: u64| -> Option<Hash> {
-        tile_leaves
+
+    /// Phase 2: level-0 tiles first. If they add up to the signed root they are authentic, and
+    /// any entry that does not hash to its tile's leaf is the bad one.
+    async fn read_level0_tiles(&mut self) -> Result<(), VerifyError> {
+        for id in tiles_for_size(self.size)
+            .into_iter()
+            .filter(|t| t.kind == TileKind::Hashes(0))
+        {
+            self.tile_leaves.push(read_tile(self.store, &id).await?);
+        }
+        let tiles_root = if self.tile_leaves.iter().all(Option::is_some) {
+            let leaves: Vec<Hash> = self.tile_leaves.iter().flatten().flatten().copied().collect();
+            Some(merkle::root_of(&leaves))
+        } else {
+            None
+        };
+        self.tiles_authentic = tiles_root == Some(self.root);
+        Ok(())
+    }
+
+    fn tile_leaf(&self, seq: u64) -> Option<Hash> {
+        self.tile_leaves
             .get((seq / TILE_WIDTH) as usize)?
             .as_ref()?
             .get((seq % TILE_WIDTH) as usize)
             .copied()
-    };
+    }
 
-    let mut leaves: Vec<Hash> = Vec::with_capacity(size as usize);
-    let mut checked_blobs: HashSet<String> = HashSet::new();
-    let mut entries_checked = 0u64;
-    let mut last_time = None;
-    let reader = LogReader::new(store.clone());
-    for bundle_index in 0..size.div_ceil(TILE_WIDTH) {
-        let width = (size - bundle_index * TILE_WIDTH).min(TILE_WIDTH);
+    /// Phase 3: every entry bundle, each entry against its tile, the hash chain and the blobs.
+    async fn check_entries(&mut self) -> Result<(), VerifyError> {
+        let reader = LogReader::new(self.store.clone());
+        for bundle_index in 0..self.size.div_ceil(TILE_WIDTH) {
+            let width = (self.size - bundle_index * TILE_WIDTH).min(TILE_WIDTH);
+            let id = TileId::entries(bundle_index, width);
+            let first = bundle_index * TILE_WIDTH;
+            let Some(bytes) = self.read_bundle(bundle_index, width).await? else {
+                self.take_pruned_leaves(bundle_index, first, width, &id)?;
+                continue;
+            };
+            let entries = parse_bundle(&bytes, width).or_else(|e| fail(id.path(), e.to_string()))?;
+            for (offset, raw) in entries.iter().enumerate() {
+                self.check_entry(&reader, first + offset as u64, raw).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A bundle, or the first entries of the full bundle that replaced it since the checkpoint
+    /// was read.
+    async fn read_bundle(&self, bundle_index: u64, width: u64) -> Result<Option<bytes::Bytes>, VerifyError> {
         let id = TileId::entries(bundle_index, width);
-        let first = bundle_index * TILE_WIDTH;
-        let mut bytes = store
+        let bytes = self
+            .store
             .get(&id.path())
             .await
             .or_else(|e| fail(id.path(), e.to_string()))?;
-        if bytes.is_none() && !id.is_full() {
-            // Replaced by the full bundle since the checkpoint was read: keep its first entries.
-            let full = TileId::entries(bundle_index, TILE_WIDTH).path();
-            if let Some(full_bytes) = store.get(&full).await.or_else(|e| fail(full.clone(), e.to_string()))? {
-                let entries = parse_bundle(&full_bytes, TILE_WIDTH).or_else(|e| fail(full.clone(), e.to_string()))?;
-                let mut prefix = Vec::new();
-                for entry in entries.iter().take(width as usize) {
-                    crate::tile::push_bundle_entry(&mut prefix, entry)
-                        .or_else(|e| fail(full.clone(), e.to_string()))?;
-                }
-                bytes = Some(bytes::Bytes::from(prefix));
-            }
+        if bytes.is_some() || id.is_full() {
+            return Ok(bytes);
         }
-        let Some(bytes) = bytes else {
-            if first + width <= min_index {
-                // Pruned: the leaf hashes stay in the tiles, which the root authenticates.
-                for seq in first..first + width {
-                    match tile_leaf(seq) {
-                        Some(h) if tiles_authentic => leaves.push(h),
-                        _ => {
-                            return fail(
-                                TileId::hashes(0, bundle_index, width).path(),
-                                "missing or not authentic, and the entries it covers were pruned",
-                            );
-                        }
-                    }
-                }
-                continue;
-            }
-            return fail(id.path(), "missing");
+        let full = TileId::entries(bundle_index, TILE_WIDTH).path();
+        let Some(full_bytes) = self
+            .store
+            .get(&full)
+            .await
+            .or_else(|e| fail(full.clone(), e.to_string()))?
+        else {
+            return Ok(None);
         };
-        let entries = parse_bundle(&bytes, width).or_else(|e| fail(id.path(), e.to_string()))?;
-        for (offset, raw) in entries.iter().enumerate() {
-            let seq = first + offset as u64;
-            let leaf = leaf_hash(raw);
-            let core: Option<EntryCore> = rmp_serde::from_slice(raw).ok();
-            if tiles_authentic && tile_leaf(seq) != Some(leaf) {
-                let says = match &core {
-                    Some(c) if c.seq != seq => format!(" (it says it is entry {})", c.seq),
-                    Some(_) => String::new(),
-                    None => " (and it does not decode)".to_owned(),
-                };
-                return fail(
-                    entry_location(seq, size),
-                    format!("is not leaf {seq} of the signed tree: changed, swapped or inserted{says}"),
-                );
-            }
-            let Some(core) = core else {
-                let detail = Entry::decode(raw).err().map(|e| e.to_string()).unwrap_or_default();
-                return fail(entry_location(seq, size), format!("does not decode: {detail}"));
-            };
-            if core.v != crate::entry::ENTRY_VERSION {
-                return fail(entry_location(seq, size), format!("format version {}", core.v));
-            }
-            if core.seq != seq {
-                return fail(entry_location(seq, size), format!("says it is entry {}", core.seq));
-            }
-            let expected_prev = if seq == 0 { Hash::ZERO } else { leaves[seq as usize - 1] };
-            if core.prev != expected_prev {
-                return fail(
-                    entry_location(seq, size),
-                    format!(
-                        "hash chain broken: prev is {}, entry {} hashes to {expected_prev}",
-                        core.prev,
-                        seq.saturating_sub(1)
-                    ),
-                );
-            }
-            if options.check_blobs && seq >= min_index {
-                for blob in core.blobs.values() {
-                    if checked_blobs.contains(&blob.b3) {
-                        continue;
-                    }
-                    check_blob(&reader, blob, seq).await?;
-                    checked_blobs.insert(blob.b3.clone());
-                }
-            }
-            last_time = Some(core.time_ms);
-            leaves.push(leaf);
-            entries_checked += 1;
+        let entries = parse_bundle(&full_bytes, TILE_WIDTH).or_else(|e| fail(full.clone(), e.to_string()))?;
+        let mut prefix = Vec::new();
+        for entry in entries.iter().take(width as usize) {
+            crate::tile::push_bundle_entry(&mut prefix, entry).or_else(|e| fail(full.clone(), e.to_string()))?;
         }
+        Ok(Some(bytes::Bytes::from(prefix)))
     }
 
-    if !tiles_authentic {
-        if merkle::root_of(&leaves) != root {
-            // Neither the tiles nor the entries give the signed root. A missing tile is the
-            // likelier report; otherwise the first entry that disagrees with its tile.
-            if let Some(index) = tile_leaves.iter().position(Option::is_none) {
+    /// A missing bundle is fine only when pruned: its leaf hashes stay in the tiles, which the
+    /// root authenticates.
+    fn take_pruned_leaves(
+        &mut self,
+        bundle_index: u64,
+        first: u64,
+        width: u64,
+        id: &TileId,
+    ) -> Result<(), VerifyError> {
+        if first + width > self.min_index {
+            return fail(id.path(), "missing");
+        }
+        for seq in first..first + width {
+            match self.tile_leaf(seq) {
+                Some(h) if self.tiles_authentic => self.leaves.push(h),
+                _ => {
+                    return fail(
+                        TileId::hashes(0, bundle_index, width).path(),
+                        "missing or not authentic, and the entries it covers were pruned",
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn check_entry(&mut self, reader: &LogReader, seq: u64, raw: &[u8]) -> Result<(), VerifyError> {
+        let size = self.size;
+        let leaf = leaf_hash(raw);
+        let core: Option<EntryCore> = rmp_serde::from_slice(raw).ok();
+        if self.tiles_authentic && self.tile_leaf(seq) != Some(leaf) {
+            let says = match &core {
+                Some(c) if c.seq != seq => format!(" (it says it is entry {})", c.seq),
+                Some(_) => String::new(),
+                None => " (and it does not decode)".to_owned(),
+            };
+            return fail(
+                entry_location(seq, size),
+                format!("is not leaf {seq} of the signed tree: changed, swapped or inserted{says}"),
+            );
+        }
+        let Some(core) = core else {
+            let detail = Entry::decode(raw).err().map(|e| e.to_string()).unwrap_or_default();
+            return fail(entry_location(seq, size), format!("does not decode: {detail}"));
+        };
+        if core.v != crate::entry::ENTRY_VERSION {
+            return fail(entry_location(seq, size), format!("format version {}", core.v));
+        }
+        if core.seq != seq {
+            return fail(entry_location(seq, size), format!("says it is entry {}", core.seq));
+        }
+        let expected_prev = if seq == 0 {
+            Hash::ZERO
+        } else {
+            self.leaves[seq as usize - 1]
+        };
+        if core.prev != expected_prev {
+            return fail(
+                entry_location(seq, size),
+                format!(
+                    "hash chain broken: prev is {}, entry {} hashes to {expected_prev}",
+                    core.prev,
+                    seq.saturating_sub(1)
+                ),
+            );
+        }
+        if self.options.check_blobs && seq >= self.min_index {
+            for blob in core.blobs.values() {
+                if self.checked_blobs.contains(&blob.b3) {
+                    continue;
+                }
+                check_blob(reader, blob, seq).await?;
+                self.checked_blobs.insert(blob.b3.clone());
+            }
+        }
+        self.last_time = Some(core.time_ms);
+        self.leaves.push(leaf);
+        self.entries_checked += 1;
+        Ok(())
+    }
+
+    /// Phase 4, when the level-0 tiles did not give the signed root: either the entries do (and
+    /// a tile is the bad object), or neither does and the first disagreement is named.
+    fn find_the_bad_level0_object(&self) -> Result<(), VerifyError> {
+        let size = self.size;
+        if merkle::root_of(&self.leaves) != self.root {
+            // A missing tile is the likelier report; otherwise the first entry that disagrees
+            // with its tile.
+            if let Some(index) = self.tile_leaves.iter().position(Option::is_none) {
                 return fail(tiles_for_size(size)[index].path(), "missing");
             }
-            for (seq, leaf) in leaves.iter().enumerate() {
-                if tile_leaf(seq as u64) != Some(*leaf) {
+            for (seq, leaf) in self.leaves.iter().enumerate() {
+                if self.tile_leaf(seq as u64) != Some(*leaf) {
                     return fail(
                         entry_location(seq as u64, size),
                         "neither it nor its tile hash is in the signed tree",
@@ -272,7 +356,8 @@ pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, Ve
             );
         }
         // The entries are authentic, so a level-0 tile is the bad object.
-        for (index, tile) in tile_leaves.iter().enumerate() {
+        let leaves = &self.leaves;
+        for (index, tile) in self.tile_leaves.iter().enumerate() {
             let expected = &leaves[index * TILE_WIDTH as usize..((index + 1) * TILE_WIDTH as usize).min(leaves.len())];
             let id = TileId::hashes(0, index as u64, expected.len() as u64);
             match tile {
@@ -287,53 +372,65 @@ pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, Ve
                 Some(_) => {}
             }
         }
+        Ok(())
     }
 
-    // Every stored tile above level 0 must be exactly what the leaves give.
-    let mut expected = TreeState::new();
-    let mut tiles: BTreeMap<TileId, Vec<u8>> = BTreeMap::new();
-    for leaf in &leaves {
-        expected.append_leaf_hash(*leaf);
-    }
-    for (id, bytes) in expected.seal_hash_tiles() {
-        tiles.insert(id, bytes);
-    }
-    let mut tiles_checked = tile_leaves.len() as u64;
-    for id in tiles_for_size(size)
-        .into_iter()
-        .filter(|t| t.kind != TileKind::Hashes(0))
-    {
-        let want = tiles.get(&id).map(Vec::as_slice).unwrap_or_default();
-        let Some(have) = read_tile(store, &id).await? else {
-            return fail(id.path(), "missing");
-        };
-        if encode_hash_tile(&have) != want {
-            let at = have
-                .iter()
-                .zip(want.chunks(32))
-                .position(|(a, b)| a.as_bytes().as_slice() != b)
-                .unwrap_or(0);
-            return fail(id.path(), format!("hash {at} is not the hash of the tile below it"));
+    /// Phase 5: every stored tile above level 0 is exactly what the leaves give. Returns the
+    /// number of tiles checked, level 0 included.
+    async fn check_higher_tiles(&self) -> Result<u64, VerifyError> {
+        let mut expected = TreeState::new();
+        for leaf in &self.leaves {
+            expected.append_leaf_hash(*leaf);
         }
-        tiles_checked += 1;
+        let tiles: BTreeMap<TileId, Vec<u8>> = expected.seal_hash_tiles().into_iter().collect();
+        let mut tiles_checked = self.tile_leaves.len() as u64;
+        for id in tiles_for_size(self.size)
+            .into_iter()
+            .filter(|t| t.kind != TileKind::Hashes(0))
+        {
+            let want = tiles.get(&id).map(Vec::as_slice).unwrap_or_default();
+            let Some(have) = read_tile(self.store, &id).await? else {
+                return fail(id.path(), "missing");
+            };
+            if encode_hash_tile(&have) != want {
+                let at = have
+                    .iter()
+                    .zip(want.chunks(32))
+                    .position(|(a, b)| a.as_bytes().as_slice() != b)
+                    .unwrap_or(0);
+                return fail(id.path(), format!("hash {at} is not the hash of the tile below it"));
+            }
+            tiles_checked += 1;
+        }
+        Ok(tiles_checked)
     }
 
-    if let Some(time) = last_time {
-        let valid = signers
+    /// Phase 6: at least one signer was valid at the time of the last entry it covers.
+    fn check_signers_were_valid(&self) -> Result<(), VerifyError> {
+        let Some(time) = self.last_time else {
+            return Ok(());
+        };
+        let valid = self
+            .signers
             .iter()
-            .any(|s| options.keys.iter().any(|k| &&k.key == s && k.valid_at(time)));
+            .any(|s| self.options.keys.iter().any(|k| &k.key == s && k.valid_at(time)));
         if !valid {
             return fail(
                 CHECKPOINT_PATH,
                 format!("signed only by keys that are not valid at its time ({time} ms, the last entry's)"),
             );
         }
+        Ok(())
     }
 
-    let mut consistent_with = None;
-    if let Some(t) = trusted {
+    /// Phase 7: the log extends the trusted earlier checkpoint, by its leaves and by a
+    /// consistency proof built from the tiles, as a remote client would check it.
+    async fn check_consistency_with_trusted(&self) -> Result<Option<u64>, VerifyError> {
+        let Some(t) = &self.trusted else {
+            return Ok(None);
+        };
         if t.size > 0 {
-            let prefix_root = merkle::root_of(&leaves[..t.size as usize]);
+            let prefix_root = merkle::root_of(&self.leaves[..t.size as usize]);
             if prefix_root != t.root {
                 return fail(
                     CHECKPOINT_PATH,
@@ -343,29 +440,49 @@ pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, Ve
                     ),
                 );
             }
-            // The same through a consistency proof built from the tiles, as a remote client
-            // would check it.
-            let proof = TileReader::new(store, size)
+            let proof = TileReader::new(self.store, self.size)
                 .consistency_proof(t.size)
                 .await
                 .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
-            verify_consistency(t.size, size, &proof, t.root.as_bytes(), root.as_bytes())
+            verify_consistency(t.size, self.size, &proof, t.root.as_bytes(), self.root.as_bytes())
                 .or_else(|e| fail(CHECKPOINT_PATH, format!("consistency proof from the tiles: {e}")))?;
         }
-        consistent_with = Some(t.size);
+        Ok(Some(t.size))
     }
+}
 
-    Ok(Report {
-        size,
-        root,
-        min_index,
-        entries_checked,
-        blobs_checked: checked_blobs.len() as u64,
-        tiles_checked,
-        signers: signer_names,
-        consistent_with,
-        checkpoint: String::from_utf8_lossy(&raw_checkpoint).into_owned(),
-    })
+/// A trusted earlier checkpoint: signed by the trusted keys, not ahead of the store's, and not
+/// a different tree of the same size.
+fn trusted_checkpoint(
+    text: &str,
+    origin: &str,
+    keys: &[airlock_protocol::VerifierKey],
+    size: u64,
+    root: Hash,
+) -> Result<crate::checkpoint::Checkpoint, VerifyError> {
+    let t = SignedCheckpoint::parse(text.as_bytes()).or_else(|e| fail("trusted checkpoint", e.to_string()))?;
+    t.verify(origin, keys)
+        .or_else(|e| fail("trusted checkpoint", e.to_string()))?;
+    let t = t.checkpoint;
+    if t.size > size {
+        return fail(
+            CHECKPOINT_PATH,
+            format!(
+                "the log has {size} entries but a trusted checkpoint has {}: it was truncated or rolled back",
+                t.size
+            ),
+        );
+    }
+    if t.size == size && t.root != root {
+        return fail(
+            CHECKPOINT_PATH,
+            format!(
+                "fork: the trusted checkpoint of size {size} has root {}, the store's has {root}",
+                t.root
+            ),
+        );
+    }
+    Ok(t)
 }
 
 async fn read_tile(store: &Store, id: &TileId) -> Result<Option<Vec<Hash>>, VerifyError> {
