@@ -18,7 +18,9 @@ use airlock_bus::{
 use airlock_protocol::event::Assessed;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{ASSESSOR_BUCKET, submit_client};
-use airlock_protocol::{Envelope, Event, EventKind, Level, Producer, RefusalReason, RequestId, WireError};
+use airlock_protocol::{
+    Envelope, Event, EventKind, ExecutionRequest, Level, Producer, RefusalReason, RequestId, WireError,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -149,20 +151,24 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
 }
 
 impl Assessor {
+    /// One submission: admitted (or refused), then rated and passed on.
+    async fn handle(&self, delivery: &Delivery) -> Result<(), AssessorError> {
+        match self.admit(delivery).await? {
+            Some((rid, request)) => self.rate_and_publish(delivery, rid, request).await,
+            None => Ok(()),
+        }
+    }
+
     /// The checks, in order: a request id in the subject; the first submission for it (a
     /// second one with the same id is refused without touching the first request); a readable,
     /// valid request; the client within its limits (only on first delivery: a redelivery was
-    /// admitted before); then the rating and its publication.
-    async fn handle(&self, delivery: &Delivery) -> Result<(), AssessorError> {
+    /// admitted before). `None` when the submission was refused.
+    async fn admit(&self, delivery: &Delivery) -> Result<Option<(RequestId, ExecutionRequest)>, AssessorError> {
         let Some(rid) = delivery.request_id() else {
-            return self
-                .refuse(
-                    delivery,
-                    RefusalReason::Malformed,
-                    "the subject names no valid request id",
-                    Ending::MessageOnly,
-                )
-                .await;
+            let detail = "the subject names no valid request id";
+            self.refuse(delivery, RefusalReason::Malformed, detail, Ending::MessageOnly)
+                .await?;
+            return Ok(None);
         };
         tracing::Span::current().record("request_id", rid.as_str());
         let client = submit_client(delivery.subject()).unwrap_or_default().to_owned();
@@ -179,52 +185,42 @@ impl Assessor {
                     "request id {rid} was already submitted by {} (stream message {})",
                     value.client, value.stream_seq
                 );
-                return self
-                    .refuse(delivery, RefusalReason::DuplicateRequest, &detail, Ending::MessageOnly)
-                    .await;
+                self.refuse(delivery, RefusalReason::DuplicateRequest, &detail, Ending::MessageOnly)
+                    .await?;
+                return Ok(None);
             }
         };
-        let envelope = match delivery.envelope() {
-            Ok(envelope) => envelope,
-            Err(error) => {
-                let reason = RefusalReason::from(&error);
-                return self
-                    .refuse(delivery, reason, &airlock_bus::error_text(&error), Ending::EndRequest)
-                    .await;
-            }
+        let refused = match delivery.envelope() {
+            Err(error) => Some((RefusalReason::from(&error), airlock_bus::error_text(&error))),
+            Ok(Envelope {
+                event: Event::Submitted(request),
+                ..
+            }) => match request.validate() {
+                Err(e) => Some((RefusalReason::InvalidRequest, e.to_string())),
+                Ok(()) if redelivered => return Ok(Some((rid, request))),
+                Ok(()) => {
+                    let mut intake = self.intake.lock().unwrap_or_else(|p| p.into_inner());
+                    match intake.admit(&client, &rid, Instant::now()) {
+                        Ok(()) => return Ok(Some((rid, request))),
+                        Err(refused) => Some((refused.reason, refused.detail)),
+                    }
+                }
+            },
+            Ok(_) => Some((RefusalReason::SubjectMismatch, "not a submission".to_owned())),
         };
-        let Event::Submitted(request) = envelope.event else {
-            return self
-                .refuse(
-                    delivery,
-                    RefusalReason::SubjectMismatch,
-                    "not a submission",
-                    Ending::EndRequest,
-                )
-                .await;
-        };
-        if let Err(e) = request.validate() {
-            return self
-                .refuse(
-                    delivery,
-                    RefusalReason::InvalidRequest,
-                    &e.to_string(),
-                    Ending::EndRequest,
-                )
-                .await;
+        if let Some((reason, detail)) = refused {
+            self.refuse(delivery, reason, &detail, Ending::EndRequest).await?;
         }
-        if !redelivered {
-            let admitted = self
-                .intake
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .admit(&client, &rid, Instant::now());
-            if let Err(refused) = admitted {
-                return self
-                    .refuse(delivery, refused.reason, &refused.detail, Ending::EndRequest)
-                    .await;
-            }
-        }
+        Ok(None)
+    }
+
+    /// Rates the request and publishes the assessment, which carries the request on to the gate.
+    async fn rate_and_publish(
+        &self,
+        delivery: &Delivery,
+        rid: RequestId,
+        request: ExecutionRequest,
+    ) -> Result<(), AssessorError> {
         let current = self.engine.current();
         // The engine bounds its own time per request; the blocking pool keeps a slow file from
         // holding up the runtime.
@@ -242,13 +238,9 @@ impl Assessor {
             // Code and inputs are bounded so that this cannot happen; if it ever does, the
             // request is refused now rather than retried.
             Err(PublishError::Encode(WireError::Oversized { .. }) | PublishError::TooLarge { .. }) => {
-                self.refuse(
-                    delivery,
-                    RefusalReason::Oversized,
-                    "the assessment of this request is too large to publish",
-                    Ending::EndRequest,
-                )
-                .await
+                let detail = "the assessment of this request is too large to publish";
+                self.refuse(delivery, RefusalReason::Oversized, detail, Ending::EndRequest)
+                    .await
             }
             Err(e) => Err(e.into()),
         }

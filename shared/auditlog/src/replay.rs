@@ -5,7 +5,9 @@
 
 use crate::entry::{BlobRef, Entry};
 use crate::reader::{LogReader, ReadError};
-use airlock_protocol::{Approver, Decision, DecisionOutcome, Event, Limits, OverrideAnswer};
+use airlock_protocol::{
+    Approver, Assessment, Decision, DecisionOutcome, Event, ExecutionRequest, Limits, OverrideAnswer, Terminal,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -124,43 +126,8 @@ impl ReplayItem {
             ));
         }
         Some(match self.event.as_ref()? {
-            Event::Submitted(r) => {
-                let mut line = format!(
-                    "{} {} trust={} {}",
-                    r.language.as_str(),
-                    serde_plain(&r.origin),
-                    r.trust.as_str(),
-                    r.label.as_deref().unwrap_or("")
-                );
-                if !r.inputs.args.is_empty() {
-                    line.push_str(&format!(" args={:?}", r.inputs.args));
-                }
-                if !r.inputs.env.is_empty() {
-                    line.push_str(&format!(" env={:?}", r.inputs.env));
-                }
-                if !r.packages.is_empty() {
-                    line.push_str(&format!(" packages={}", r.packages.join(",")));
-                }
-                line
-            }
-            Event::Assessed(a) => {
-                let mut text = format!(
-                    "{} ({} findings)",
-                    a.assessment.level.as_str(),
-                    a.assessment.findings.len()
-                );
-                for f in &a.assessment.findings {
-                    text.push_str(&format!(
-                        "\n    line {} {} {} `{}`: {}",
-                        f.line,
-                        f.severity.as_str(),
-                        f.rule_id,
-                        f.snippet.trim(),
-                        f.explanation.trim()
-                    ));
-                }
-                text
-            }
+            Event::Submitted(r) => describe_request(r),
+            Event::Assessed(a) => describe_assessment(&a.assessment),
             Event::OverrideAsked(o) => format!(
                 "{}, deadline {}: {}",
                 o.level.as_str(),
@@ -218,42 +185,79 @@ impl ReplayItem {
                 e.bytes,
                 e.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
             ),
-            Event::Terminal(t) => {
-                let mut line = t.outcome.as_str().to_owned();
-                if let Some(code) = t.exit_code {
-                    line.push_str(&format!(", exit {code}"));
-                }
-                if let Some(v) = &t.violation {
-                    line.push_str(&format!(", {} limit violated: {}", v.kind.as_str(), v.detail));
-                }
-                if let Some(refusal) = t.refusal {
-                    line.push_str(&format!(", refused ({refusal})"));
-                }
-                if let Some(reason) = &t.reason {
-                    line.push_str(&format!(": {reason}"));
-                }
-                if let Some(u) = t.usage {
-                    line.push_str(&format!(
-                        "\n    {} ms, {} ms CPU, peak {} KiB, {} processes",
-                        u.wall_ms,
-                        u.cpu_ms,
-                        u.peak_memory_bytes / 1024,
-                        u.peak_pids
-                    ));
-                }
-                for (name, bytes) in [("stdout", &t.stdout), ("stderr", &t.stderr)] {
-                    if !bytes.is_empty() {
-                        line.push_str(&format!("\n    --- {name} ---"));
-                        for l in String::from_utf8_lossy(bytes).lines() {
-                            line.push_str(&format!("\n    | {l}"));
-                        }
-                    }
-                }
-                line
-            }
+            Event::Terminal(t) => describe_terminal(t),
             Event::Refused(r) => format!("{}: {} (on {})", r.reason, r.detail, r.subject),
         })
     }
+}
+
+fn describe_request(r: &ExecutionRequest) -> String {
+    let mut line = format!(
+        "{} {} trust={} {}",
+        r.language.as_str(),
+        serde_plain(&r.origin),
+        r.trust.as_str(),
+        r.label.as_deref().unwrap_or("")
+    );
+    if !r.inputs.args.is_empty() {
+        line.push_str(&format!(" args={:?}", r.inputs.args));
+    }
+    if !r.inputs.env.is_empty() {
+        line.push_str(&format!(" env={:?}", r.inputs.env));
+    }
+    if !r.packages.is_empty() {
+        line.push_str(&format!(" packages={}", r.packages.join(",")));
+    }
+    line
+}
+
+fn describe_assessment(assessment: &Assessment) -> String {
+    let mut text = format!("{} ({} findings)", assessment.level.as_str(), assessment.findings.len());
+    for f in &assessment.findings {
+        text.push_str(&format!(
+            "\n    line {} {} {} `{}`: {}",
+            f.line,
+            f.severity.as_str(),
+            f.rule_id,
+            f.snippet.trim(),
+            f.explanation.trim()
+        ));
+    }
+    text
+}
+
+fn describe_terminal(t: &Terminal) -> String {
+    let mut line = t.outcome.as_str().to_owned();
+    if let Some(code) = t.exit_code {
+        line.push_str(&format!(", exit {code}"));
+    }
+    if let Some(v) = &t.violation {
+        line.push_str(&format!(", {} limit violated: {}", v.kind.as_str(), v.detail));
+    }
+    if let Some(refusal) = t.refusal {
+        line.push_str(&format!(", refused ({refusal})"));
+    }
+    if let Some(reason) = &t.reason {
+        line.push_str(&format!(": {reason}"));
+    }
+    if let Some(u) = t.usage {
+        line.push_str(&format!(
+            "\n    {} ms, {} ms CPU, peak {} KiB, {} processes",
+            u.wall_ms,
+            u.cpu_ms,
+            u.peak_memory_bytes / 1024,
+            u.peak_pids
+        ));
+    }
+    for (name, bytes) in [("stdout", &t.stdout), ("stderr", &t.stderr)] {
+        if !bytes.is_empty() {
+            line.push_str(&format!("\n    --- {name} ---"));
+            for l in String::from_utf8_lossy(bytes).lines() {
+                line.push_str(&format!("\n    | {l}"));
+            }
+        }
+    }
+    line
 }
 
 fn describe_decision(decision: &Decision) -> String {

@@ -279,7 +279,19 @@ impl ExecutionRequest {
         CodeDigest::of(&bytes)
     }
 
+    /// Checks every field against its bound: code, inputs, environment names, label,
+    /// packages. Mai is untrusted; the assessor refuses what this refuses, and the executor
+    /// checks again before running.
     pub fn validate(&self) -> Result<(), RequestError> {
+        self.validate_code()?;
+        self.inputs.validate()?;
+        if let Some(label) = &self.label {
+            validate_label(label)?;
+        }
+        validate_packages(&self.packages)
+    }
+
+    fn validate_code(&self) -> Result<(), RequestError> {
         if self.code.is_empty() {
             return Err(RequestError::EmptyCode);
         }
@@ -289,42 +301,37 @@ impl ExecutionRequest {
                 limit: MAX_CODE_BYTES,
             });
         }
-        let input_size = self.inputs.stdin.len()
-            + self.inputs.args.iter().map(|a| a.len() + 1).sum::<usize>()
-            + self
-                .inputs
-                .env
-                .iter()
-                .map(|(k, v)| k.len() + v.len() + 2)
-                .sum::<usize>();
-        if input_size > MAX_INPUT_BYTES {
+        Ok(())
+    }
+}
+
+impl Inputs {
+    fn validate(&self) -> Result<(), RequestError> {
+        let size = self.stdin.len()
+            + self.args.iter().map(|a| a.len() + 1).sum::<usize>()
+            + self.env.iter().map(|(k, v)| k.len() + v.len() + 2).sum::<usize>();
+        if size > MAX_INPUT_BYTES {
             return Err(RequestError::InputsTooLarge {
-                size: input_size,
+                size,
                 limit: MAX_INPUT_BYTES,
             });
         }
-        if self
-            .inputs
-            .args
-            .iter()
-            .chain(self.inputs.env.values())
-            .any(|s| s.contains('\0'))
-        {
+        if self.args.iter().chain(self.env.values()).any(|s| s.contains('\0')) {
             return Err(RequestError::NulInInput);
         }
-        if self.inputs.args.len() > MAX_ARGS {
+        if self.args.len() > MAX_ARGS {
             return Err(RequestError::TooManyArgs {
-                count: self.inputs.args.len(),
+                count: self.args.len(),
                 limit: MAX_ARGS,
             });
         }
-        if self.inputs.env.len() > MAX_ENV_VARS {
+        if self.env.len() > MAX_ENV_VARS {
             return Err(RequestError::TooManyEnvVars {
-                count: self.inputs.env.len(),
+                count: self.env.len(),
                 limit: MAX_ENV_VARS,
             });
         }
-        for name in self.inputs.env.keys() {
+        for name in self.env.keys() {
             let mut chars = name.chars();
             let ok = name.len() <= MAX_ENV_NAME_BYTES
                 && chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -336,31 +343,37 @@ impl ExecutionRequest {
                 return Err(RequestError::ForbiddenEnv(name.clone()));
             }
         }
-        if let Some(label) = &self.label {
-            let chars = label.chars().count();
-            if chars > MAX_LABEL_CHARS {
-                return Err(RequestError::LabelTooLong {
-                    chars,
-                    limit: MAX_LABEL_CHARS,
-                });
-            }
-            if crate::text::has_control(label) {
-                return Err(RequestError::ControlInLabel);
-            }
-        }
-        if self.packages.len() > MAX_PACKAGES {
-            return Err(RequestError::TooManyPackages {
-                count: self.packages.len(),
-                limit: MAX_PACKAGES,
-            });
-        }
-        for spec in &self.packages {
-            if !valid_package_spec(spec) {
-                return Err(RequestError::BadPackage(crate::text::clip(spec, 160)));
-            }
-        }
         Ok(())
     }
+}
+
+fn validate_label(label: &str) -> Result<(), RequestError> {
+    let chars = label.chars().count();
+    if chars > MAX_LABEL_CHARS {
+        return Err(RequestError::LabelTooLong {
+            chars,
+            limit: MAX_LABEL_CHARS,
+        });
+    }
+    if crate::text::has_control(label) {
+        return Err(RequestError::ControlInLabel);
+    }
+    Ok(())
+}
+
+fn validate_packages(packages: &[String]) -> Result<(), RequestError> {
+    if packages.len() > MAX_PACKAGES {
+        return Err(RequestError::TooManyPackages {
+            count: packages.len(),
+            limit: MAX_PACKAGES,
+        });
+    }
+    for spec in packages {
+        if !valid_package_spec(spec) {
+            return Err(RequestError::BadPackage(crate::text::clip(spec, 160)));
+        }
+    }
+    Ok(())
 }
 
 /// `NAME` or `NAME==VERSION`, with PEP 508 name characters and a plain version: nothing a pip
