@@ -1,8 +1,10 @@
 //! `airlock bench pipeline`: a trivial script, submit to final result through the whole running
-//! stack, against `docker run --rm -i` of the same script on the same image (and, with
-//! `--llm-sandbox`, against llm-sandbox's fresh-session and reused-session paths on that image),
-//! interleaved in one run; then throughput with concurrent submitters and the pipeline's share
-//! of the CPU.
+//! stack, measured the way users get it — `airlock run` as a new process per request, and the
+//! Python client in one process, both waiting for the audit receipt — against `docker run --rm
+//! -i` of the same script on the same image (and, with `--llm-sandbox`, llm-sandbox's fresh and
+//! reused sessions on that image), interleaved in one run; beside them, for context, the Rust
+//! client in this process without the receipt. Then throughput with concurrent submitters and the
+//! pipeline's share of the CPU.
 
 use crate::home::Home;
 use airlock_executor::bench::{self as harness, RunOne};
@@ -38,6 +40,10 @@ pub struct PipelineArgs {
     /// The Python interpreter that runs the llm-sandbox contender.
     #[arg(long, default_value = "python3")]
     pub python: String,
+    /// A Python interpreter that can import `airlock_client` (`pip install clients/python`):
+    /// measures the Python client in one process (`ops/bench/python_client_runner.py`).
+    #[arg(long)]
+    pub python_client: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -46,6 +52,8 @@ const SCRIPT: &str = "print('hello')\n";
 
 /// The llm-sandbox contender's helper, run with `python3 -c`.
 const LLM_SANDBOX_RUNNER: &str = include_str!("../../bench/llm_sandbox_runner.py");
+/// The Python client contender's helper, run with `python3 -c`.
+const PYTHON_CLIENT_RUNNER: &str = include_str!("../../bench/python_client_runner.py");
 
 pub async fn run(home: &Home, command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -88,6 +96,29 @@ async fn one_pipeline_run(client: airlock_client::Client) -> Result<(), String> 
     }
 }
 
+/// `airlock run --json` as a new process, as Mai's shell tools call it: start-up, connecting,
+/// submitting, the result and its audit receipt.
+async fn one_cli_run(home: std::path::PathBuf, script: std::path::PathBuf) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let output = tokio::process::Command::new(exe)
+        .arg("--home")
+        .arg(&home)
+        .args(["run", "--json"])
+        .arg(&script)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("airlock run: {e}"))?;
+    let result: serde_json::Value =
+        serde_json::from_slice(&output.stdout).map_err(|e| format!("airlock run printed no JSON ({e}): {output:?}"))?;
+    let receipt = result["audit"].as_array().is_some_and(|a| !a.is_empty());
+    if output.status.success() && result["stdout"] == "hello\n" && receipt {
+        Ok(())
+    } else {
+        Err(format!("unexpected airlock run result (receipt: {receipt}): {result}"))
+    }
+}
+
 async fn one_docker_run(image: String) -> Result<(), String> {
     let mut child = tokio::process::Command::new("docker")
         .args(["run", "--rm", "-i", "--network", "none", &image, "python3", "-"])
@@ -107,8 +138,10 @@ async fn one_docker_run(image: String) -> Result<(), String> {
     }
 }
 
-/// A running llm-sandbox helper: one request line in, one answer line out.
-struct LlmSandbox {
+/// A running helper process: one request line in, one answer line out (the llm-sandbox and
+/// Python-client contenders, whose interpreter start-up is paid once, not per run).
+struct LineHelper {
+    what: &'static str,
     child: tokio::sync::Mutex<tokio::process::Child>,
     /// `None` once closed.
     io: tokio::sync::Mutex<
@@ -119,37 +152,71 @@ struct LlmSandbox {
     >,
 }
 
-impl LlmSandbox {
-    fn spawn(python: &str, image: &str) -> anyhow::Result<Arc<LlmSandbox>> {
+impl LineHelper {
+    fn spawn(python: &str, script: &str, args: &[&str], what: &'static str) -> anyhow::Result<Arc<LineHelper>> {
         let mut child = tokio::process::Command::new(python)
-            .args(["-c", LLM_SANDBOX_RUNNER, image])
+            .args(["-c", script])
+            .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| anyhow::anyhow!("starting {python} for llm-sandbox: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("starting {python} for {what}: {e}"))?;
         let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
-        Ok(Arc::new(LlmSandbox {
+        Ok(Arc::new(LineHelper {
             child: tokio::sync::Mutex::new(child),
             io: tokio::sync::Mutex::new(Some((stdin, tokio::io::BufReader::new(stdout).lines()))),
+            what,
         }))
     }
 
-    async fn run(&self, mode: &str) -> Result<(), String> {
+    /// Sends one line, returns the answer line.
+    async fn ask(&self, line: &str) -> Result<String, String> {
         let mut io = self.io.lock().await;
         let Some((stdin, lines)) = io.as_mut() else {
-            return Err("the llm-sandbox helper is closed".into());
+            return Err(format!("the {} helper is closed", self.what));
         };
         stdin
-            .write_all(format!("{mode}\n").as_bytes())
+            .write_all(format!("{line}\n").as_bytes())
             .await
-            .map_err(|e| format!("llm-sandbox helper: {e}"))?;
+            .map_err(|e| format!("{} helper: {e}", self.what))?;
         stdin.flush().await.map_err(|e| e.to_string())?;
         match lines.next_line().await.map_err(|e| e.to_string())? {
-            Some(line) if line == "ok" => Ok(()),
-            Some(line) => Err(line),
-            None => Err("the llm-sandbox helper exited (is `llm-sandbox[docker]` importable by this python?)".into()),
+            Some(answer) => Ok(answer),
+            None => Err(format!("the {} helper exited", self.what)),
+        }
+    }
+
+    /// Reads the helper's first line, which says whether it is ready.
+    async fn ready(&self) -> anyhow::Result<()> {
+        let mut io = self.io.lock().await;
+        let Some((_, lines)) = io.as_mut() else {
+            anyhow::bail!("the {} helper is closed", self.what);
+        };
+        let line = lines.next_line().await?.unwrap_or_default();
+        let ready: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if ready["ready"] != true {
+            anyhow::bail!("the {} helper is not ready: {line}", self.what);
+        }
+        Ok(())
+    }
+
+    async fn run_llm_sandbox(&self, mode: &str) -> Result<(), String> {
+        match self.ask(mode).await {
+            Ok(line) if line == "ok" => Ok(()),
+            Ok(line) => Err(line),
+            Err(e) => Err(format!("{e} (is `llm-sandbox[docker]` importable by this python?)")),
+        }
+    }
+
+    async fn run_python_client(&self) -> Result<(), String> {
+        let line = self.ask("{}").await?;
+        let answer: serde_json::Value = serde_json::from_str(&line).map_err(|e| format!("{e}: {line}"))?;
+        if answer["ok"] == true && answer["receipt"] == true {
+            Ok(())
+        } else {
+            Err(format!("the Python client: {line}"))
         }
     }
 
@@ -162,15 +229,26 @@ impl LlmSandbox {
             .await
             .is_err()
         {
-            eprintln!("the llm-sandbox helper did not exit; its reused container may be left running");
+            eprintln!(
+                "the {} helper did not exit (for llm-sandbox, its reused container may be left running)",
+                self.what
+            );
         }
     }
 
-    fn contender(self: &Arc<Self>, mode: &'static str) -> RunOne {
+    fn llm_sandbox(self: &Arc<Self>, mode: &'static str) -> RunOne {
         let helper = self.clone();
         harness::run_one(move || {
             let helper = helper.clone();
-            async move { helper.run(mode).await }
+            async move { helper.run_llm_sandbox(mode).await }
+        })
+    }
+
+    fn python_client(self: &Arc<Self>) -> RunOne {
+        let helper = self.clone();
+        harness::run_one(move || {
+            let helper = helper.clone();
+            async move { helper.run_python_client().await }
         })
     }
 }
@@ -217,43 +295,74 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
     let mut stack_pids: Vec<u32> = info.services.values().copied().collect();
     stack_pids.extend(info.nats_pid);
 
-    let airlock = {
+    let script = tempfile::Builder::new().suffix(".py").tempfile()?;
+    std::fs::write(script.path(), SCRIPT)?;
+    let cli = {
+        let (home, script) = (home.root().to_owned(), script.path().to_owned());
+        harness::run_one(move || one_cli_run(home.clone(), script.clone()))
+    };
+    let in_process = {
         let client = client.clone();
         harness::run_one(move || one_pipeline_run(client.clone()))
     };
     let image = args.image.clone();
-    let mut contenders: Vec<(String, RunOne)> = vec![
-        ("airlock pipeline (warm pool)".to_owned(), airlock.clone()),
-        (
-            "docker run --rm -i".to_owned(),
-            harness::run_one(move || one_docker_run(image.clone())),
-        ),
-    ];
+    // The user-facing modes first: the speed-ups reported are theirs.
+    let mut contenders: Vec<(String, RunOne)> = vec![("airlock run, new process, with receipt".to_owned(), cli)];
+    let python_client = match &args.python_client {
+        Some(python) => {
+            let home = home.root().display().to_string();
+            let helper = LineHelper::spawn(python, PYTHON_CLIENT_RUNNER, &["--home", &home], "Python client")?;
+            helper.ready().await?;
+            contenders.push((
+                "Python client, one process, with receipt".to_owned(),
+                helper.python_client(),
+            ));
+            Some(helper)
+        }
+        None => None,
+    };
+    let ours = contenders.len();
+    contenders.push(("Rust client in-process, no receipt".to_owned(), in_process.clone()));
+    contenders.push((
+        "docker run --rm -i".to_owned(),
+        harness::run_one(move || one_docker_run(image.clone())),
+    ));
     let llm_sandbox = match args.llm_sandbox {
-        true => Some(LlmSandbox::spawn(&args.python, &args.image)?),
+        true => Some(LineHelper::spawn(
+            &args.python,
+            LLM_SANDBOX_RUNNER,
+            &[&args.image],
+            "llm-sandbox",
+        )?),
         false => None,
     };
     if let Some(helper) = &llm_sandbox {
-        contenders.push(("llm-sandbox, fresh session".to_owned(), helper.contender("fresh")));
-        contenders.push(("llm-sandbox, reused session".to_owned(), helper.contender("reused")));
+        contenders.push(("llm-sandbox, fresh session".to_owned(), helper.llm_sandbox("fresh")));
+        contenders.push(("llm-sandbox, reused session".to_owned(), helper.llm_sandbox("reused")));
     }
     // Round-robin, so drift on a noisy machine hits every contender alike.
     let measured = harness::interleaved(&contenders, args.runs, 1).await;
-    if let Some(helper) = &llm_sandbox {
+    for helper in llm_sandbox.iter().chain(python_client.iter()) {
         helper.close().await;
     }
     let latencies = measured.map_err(|e| anyhow::anyhow!(e))?;
-    let ours = latencies[0].1.clone();
-    let baselines: Vec<serde_json::Value> = latencies[1..]
-        .iter()
-        .map(|(name, l)| {
-            serde_json::json!({
-                "name": name,
-                "latency": l,
-                "airlock_speedup_p50": l.p50_ms / ours.p50_ms,
-                "airlock_speedup_p99": l.p99_ms / ours.p99_ms,
+    let baselines = &latencies[ours + 1..];
+    let speedups = |l: &harness::Latency| -> Vec<serde_json::Value> {
+        baselines
+            .iter()
+            .map(|(name, b)| {
+                serde_json::json!({
+                    "against": name,
+                    "p50": b.p50_ms / l.p50_ms,
+                    "p90": b.p90_ms / l.p90_ms,
+                    "p99": b.p99_ms / l.p99_ms,
+                })
             })
-        })
+            .collect()
+    };
+    let modes: Vec<serde_json::Value> = latencies[..ours]
+        .iter()
+        .map(|(name, l)| serde_json::json!({"name": name, "latency": l, "speedup": speedups(l)}))
         .collect();
 
     let mut throughput = serde_json::Value::Null;
@@ -261,7 +370,7 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
     if args.concurrency > 0 {
         let cpu_before = cpu_seconds(&stack_pids);
         let machine_before = machine_cpu_seconds();
-        let measured = harness::throughput(airlock, args.concurrency, args.per_submitter)
+        let measured = harness::throughput(in_process, args.concurrency, args.per_submitter)
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
         let pipeline_cpu = cpu_seconds(&stack_pids) - cpu_before;
@@ -284,8 +393,8 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
     let report = serde_json::json!({
         "script": SCRIPT.trim(),
         "runs": args.runs,
-        "airlock_pipeline": ours,
-        "baselines": baselines,
+        "modes": modes,
+        "contenders": latencies.iter().map(|(name, l)| serde_json::json!({"name": name, "latency": l})).collect::<Vec<_>>(),
         "throughput": throughput,
     });
     if args.json {
@@ -298,16 +407,19 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
     );
     for (name, l) in &latencies {
         println!(
-            "  {name:<32} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms",
+            "  {name:<42} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms",
             l.p50_ms, l.p90_ms, l.p99_ms
         );
     }
-    for (name, l) in &latencies[1..] {
-        println!(
-            "  airlock vs {name}: {:.1}x faster at p50, {:.1}x at p99",
-            l.p50_ms / ours.p50_ms,
-            l.p99_ms / ours.p99_ms
-        );
+    for (name, l) in &latencies[..ours] {
+        for (base, b) in baselines {
+            println!(
+                "  {name} vs {base}: {:.1}x faster at p50, {:.1}x at p90, {:.1}x at p99",
+                b.p50_ms / l.p50_ms,
+                b.p90_ms / l.p90_ms,
+                b.p99_ms / l.p99_ms
+            );
+        }
     }
     if let Some((measured, share)) = printed_throughput {
         println!(
