@@ -44,7 +44,7 @@ pub fn is_public(ip: IpAddr) -> bool {
 
 /// Why a request was refused before anything was fetched.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Refusal {
+pub struct Disallowed {
     pub status: u16,
     pub host: String,
     pub reason: String,
@@ -52,8 +52,8 @@ pub struct Refusal {
 
 /// The upstream URL a proxy path stands for: `/HOST/REST?QUERY` → `https://HOST/REST?QUERY`
 /// (or the pinned origin), if the method and host are allowed.
-pub fn upstream_for(config: &EgressConfig, method: &Method, uri: &hyper::Uri) -> Result<(String, String), Refusal> {
-    let refuse = |status: u16, host: &str, reason: &str| Refusal {
+pub fn upstream_for(config: &EgressConfig, method: &Method, uri: &hyper::Uri) -> Result<(String, String), Disallowed> {
+    let refuse = |status: u16, host: &str, reason: &str| Disallowed {
         status,
         host: host.to_owned(),
         reason: reason.to_owned(),
@@ -141,7 +141,7 @@ mod tests {
         EgressConfig::default()
     }
 
-    fn target(method: Method, uri: &str) -> Result<(String, String), Refusal> {
+    fn target(method: Method, uri: &str) -> Result<(String, String), Disallowed> {
         upstream_for(&config(), &method, &uri.parse().unwrap())
     }
 

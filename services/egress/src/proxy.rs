@@ -23,16 +23,16 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) type Body = UnsyncBoxBody<Bytes, std::io::Error>;
-pub(crate) type Report = Arc<dyn Fn(Egress) + Send + Sync>;
+pub(crate) type Recorder = Arc<dyn Fn(Egress) + Send + Sync>;
 
 /// One install's share of the proxy: the bytes it fetched and where its requests are reported.
 pub(crate) struct Session {
     total: AtomicU64,
-    report: Report,
+    report: Recorder,
 }
 
 impl Session {
-    pub(crate) fn new(report: Report) -> Arc<Session> {
+    pub(crate) fn new(report: Recorder) -> Arc<Session> {
         Arc::new(Session {
             total: AtomicU64::new(0),
             report,

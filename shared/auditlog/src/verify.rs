@@ -49,7 +49,7 @@ pub struct VerifyOptions {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
+pub struct Verified {
     pub size: u64,
     pub root: Hash,
     /// Entries below this index were pruned (their bundles are gone, their leaf hashes stay).
@@ -75,7 +75,7 @@ struct EntryCore {
 }
 
 /// Verifies the whole log, phase by phase; the first problem found is the error.
-pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, VerifyError> {
+pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Verified, VerifyError> {
     let mut v = Verification::start(store, options).await?;
     v.read_level0_tiles().await?;
     v.check_entries().await?;
@@ -85,7 +85,7 @@ pub async fn verify(store: &Store, options: &VerifyOptions) -> Result<Report, Ve
     let tiles_checked = v.check_higher_tiles().await?;
     v.check_signers_were_valid()?;
     let consistent_with = v.check_consistency_with_trusted().await?;
-    Ok(Report {
+    Ok(Verified {
         size: v.size,
         root: v.root,
         min_index: v.min_index,

@@ -87,7 +87,7 @@ async fn rewrite_bundle(store: &Store, path: &str, width: u64, edit: impl FnOnce
     store.put_overwrite(path, Bytes::from(out)).await.unwrap();
 }
 
-fn expect(result: Result<airlock_auditlog::Report, VerifyError>, location: &str, reason: &str, case: &str) {
+fn expect(result: Result<airlock_auditlog::Verified, VerifyError>, location: &str, reason: &str, case: &str) {
     match result {
         Ok(report) => panic!("{case}: tampering not detected (verified {} entries)", report.size),
         Err(e) => {

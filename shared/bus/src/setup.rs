@@ -147,3 +147,34 @@ pub async fn ensure_streams(js: &jetstream::Context, settings: &StreamSettings) 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No client can fill the server's disk: every stream and bucket has a size bound and a
+    /// message size bound (once, 31.5 MB of labels cost 186 MB of disk).
+    #[test]
+    fn every_stream_and_bucket_is_bounded() {
+        let settings = StreamSettings::default();
+        for stream in [
+            events_stream(&settings),
+            audit_stream(&settings),
+            dead_letter_stream(&settings),
+        ] {
+            assert!(stream.max_bytes > 0, "{} has no size bound", stream.name);
+            assert_eq!(stream.max_message_size, MAX_MESSAGE_BYTES as i32, "{}", stream.name);
+            assert_eq!(stream.discard, stream::DiscardPolicy::Old, "{}", stream.name);
+        }
+        for (_, service) in roles::services() {
+            let Some(name) = service.bucket else { continue };
+            let kv = bucket(name, &settings);
+            assert!(kv.max_bytes > 0 && kv.max_value_size > 0, "{name} is unbounded");
+        }
+        // JetStream reserves every bound against the server's store: they must fit the embedded
+        // server's 10 GB with room to spare.
+        let buckets = roles::services().filter(|(_, s)| s.bucket.is_some()).count() as i64;
+        let reserved = settings.events_max_bytes + settings.audit_max_bytes + settings.bucket_max_bytes * (buckets + 1);
+        assert!(reserved < 8 * GIB, "{reserved} bytes reserved");
+    }
+}

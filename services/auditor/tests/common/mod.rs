@@ -4,7 +4,7 @@
 
 use airlock_auditlog::store::Store;
 use airlock_auditlog::trust::TrustedKey;
-use airlock_auditlog::verify::{Report, VerifyOptions, verify};
+use airlock_auditlog::verify::{Verified, VerifyOptions, verify};
 use airlock_auditor::Config;
 use airlock_bus::Publisher;
 use airlock_protocol::{
@@ -99,7 +99,7 @@ pub async fn wait_for_size(store: &Store, want: u64, within: Duration) {
     }
 }
 
-pub async fn verify_log(store: &Store, key: &SigningKey) -> Report {
+pub async fn verify_log(store: &Store, key: &SigningKey) -> Verified {
     verify(
         store,
         &VerifyOptions {
