@@ -231,8 +231,10 @@ class Result:
             "violation": asdict(self.violation) if self.violation is not None else None,
             "usage": asdict(self.usage) if self.usage is not None else None,
             "reason": self.reason,
+            "refusal": self.refusal,
             "audit": list(self.audit),
             "checkpoint": self.checkpoint,
+            "receipt": self.receipt.proof if self.receipt is not None else None,
         }
 
 
