@@ -8,7 +8,7 @@
 
 use crate::home::Home;
 use airlock_executor::bench::{self as harness, RunOne};
-use airlock_protocol::{ExecutionRequest, Inputs, Language, Origin, Outcome, TrustLevel};
+use airlock_protocol::{ExecutionRequest, Language, Outcome};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,15 +63,8 @@ pub async fn run(home: &Home, command: BenchCommand) -> anyhow::Result<ExitCode>
 
 fn trivial_request() -> ExecutionRequest {
     ExecutionRequest {
-        language: Language::Python,
-        code: SCRIPT.as_bytes().to_vec(),
-        origin: Origin::Generated,
-        trust: TrustLevel::Unknown,
-        inputs: Inputs::default(),
-        packages: vec![],
-        revises: None,
-        deadline_ms: None,
         label: Some("bench.py".into()),
+        ..ExecutionRequest::new(Language::Python, SCRIPT)
     }
 }
 

@@ -18,15 +18,13 @@ pub struct Home {
 }
 
 impl Home {
-    /// `--home`, else `$AIRLOCK_HOME`, else `<data dir>/airlock` (e.g. `~/.local/share/airlock`).
+    /// `--home`, else `$AIRLOCK_HOME`, else `<data dir>/airlock` (e.g. `~/.local/share/airlock`),
+    /// found the way the client library finds it.
     pub fn locate(explicit: Option<PathBuf>) -> anyhow::Result<Self> {
-        let root = match explicit.or_else(|| std::env::var_os("AIRLOCK_HOME").map(PathBuf::from)) {
-            Some(p) => p,
-            None => dirs::data_dir()
-                .ok_or_else(|| anyhow::anyhow!("no data directory for this user: set AIRLOCK_HOME"))?
-                .join("airlock"),
-        };
-        Ok(Self { root })
+        let stack = airlock_client::StackHome::locate(explicit)?;
+        Ok(Self {
+            root: stack.root().to_owned(),
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -49,19 +47,19 @@ impl Home {
         }
     }
     pub fn stack_file(&self) -> PathBuf {
-        self.root.join("stack.json")
+        self.stack().stack_file()
     }
     pub fn nats_dir(&self) -> PathBuf {
         self.root.join("nats")
     }
     pub fn creds(&self, user: &str) -> PathBuf {
-        self.root.join("creds").join(format!("{user}.nk"))
+        self.stack().creds(user)
     }
     pub fn private_key(&self, name: &str) -> PathBuf {
-        self.root.join("keys").join(format!("{name}.key"))
+        self.stack().private_key(name)
     }
     pub fn verifier_key(&self, name: &str) -> PathBuf {
-        self.root.join("keys").join(format!("{name}.pub"))
+        self.stack().verifier_key(name)
     }
     pub fn audit_store(&self) -> PathBuf {
         self.root.join("audit")

@@ -8,8 +8,8 @@ use airlock_bus::Publisher;
 use airlock_protocol::execution::OutputChunk;
 use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject, submit_subject};
 use airlock_protocol::{
-    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Inputs, Language, Origin, Producer, RequestId,
-    Terminal, TrustLevel,
+    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Language, Origin, Producer, RequestId, Terminal,
+    TrustLevel,
 };
 use futures::StreamExt as _;
 use std::collections::BTreeMap;
@@ -34,17 +34,7 @@ pub struct Submission {
 impl Submission {
     pub fn new(language: Language, code: impl Into<Vec<u8>>) -> Self {
         Self {
-            request: ExecutionRequest {
-                language,
-                code: code.into(),
-                origin: Origin::Generated,
-                trust: TrustLevel::Unknown,
-                inputs: Inputs::default(),
-                packages: vec![],
-                revises: None,
-                deadline_ms: None,
-                label: None,
-            },
+            request: ExecutionRequest::new(language, code),
             request_id: None,
         }
     }

@@ -16,47 +16,6 @@ pub const MAX_EXPLANATION_CHARS: usize = 1200;
 /// Characters of a snippet.
 pub const MAX_SNIPPET_CHARS: usize = 120;
 
-/// Environment variables that make an interpreter run code before the program, or load code
-/// from elsewhere: set by the submitter, they are code the program's text does not show.
-const INTERPRETER_START_VARIABLES: &[&str] = &[
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS1",
-    "PS2",
-    "PS4",
-    "PROMPT_COMMAND",
-    "IFS",
-    "CDPATH",
-    "GLOBIGNORE",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "PYTHONINSPECT",
-    "PYTHONUSERBASE",
-    "PYTHONEXECUTABLE",
-    "PYTHONWARNINGS",
-    "PYTHONBREAKPOINT",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PERLLIB",
-    "RUBYOPT",
-    "RUBYLIB",
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "GCONV_PATH",
-    "HOSTALIASES",
-    "LOCALDOMAIN",
-    "RES_OPTIONS",
-    "GIT_SSH_COMMAND",
-    "GIT_EXEC_PATH",
-    "GIT_CONFIG_GLOBAL",
-];
-
-/// Prefixes of such variables (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `BASH_FUNC_x%%`, ...).
-const INTERPRETER_START_PREFIXES: &[&str] = &["LD_", "BASH_FUNC_", "DYLD_", "MALLOC_", "GLIBC_TUNABLES"];
-
 impl Engine {
     pub(super) fn rule_finding(
         &self,
@@ -233,6 +192,8 @@ pub(crate) fn shorten_to(text: &str, limit: usize) -> String {
     }
 }
 
+/// Environment variables that make an interpreter run code before the program: the protocol's
+/// one list (validation refuses them; if one ever arrives here it is rated as code).
 pub(crate) fn is_interpreter_start_variable(name: &str) -> bool {
-    INTERPRETER_START_VARIABLES.contains(&name) || INTERPRETER_START_PREFIXES.iter().any(|p| name.starts_with(p))
+    airlock_protocol::request::changes_how_code_starts(name)
 }
