@@ -102,7 +102,9 @@ pub async fn connect_as(
         if client.connection_state() == async_nats::connection::State::Connected {
             return Ok(client);
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // A handshake on loopback takes a millisecond or two: a coarse poll would be most of a
+        // short-lived `airlock run`'s time.
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
     Err(ClientError::Unreachable {
         url,
