@@ -54,7 +54,7 @@ pub async fn run(home: &Home, command: OverrideCommand) -> anyhow::Result<ExitCo
                         "{}  {}  {}  ({}s left to answer)",
                         p.request_id,
                         p.asked.level,
-                        p.label.as_deref().unwrap_or("-"),
+                        p.asked.label.as_deref().unwrap_or("-"),
                         left
                     );
                     for line in p.asked.explanation.lines() {
@@ -112,6 +112,9 @@ async fn answer_request(
             reason: answer.reason,
             who,
             answered_at_ms: now_ms(),
+            via: None,
+            approve_again_for_ms: None,
+            refused_at_edge: None,
         },
         ANSWER_DOMAIN,
         &key,

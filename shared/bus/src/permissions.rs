@@ -12,8 +12,8 @@ use crate::connect::inbox_prefix;
 use airlock_protocol::EventKind;
 use airlock_protocol::roles::{Role, RoleKind, ServiceRole};
 use airlock_protocol::subjects::{
-    AUDIT_PREFIX, AUDIT_RECEIPT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT,
-    STATUS_PREFIX, client_submit_filter, dead_letter_subject,
+    AUDIT_PREFIX, AUDIT_RECEIPT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT, STATUS_PREFIX,
+    client_submit_filter, dead_letter_subject,
 };
 
 /// A user's permissions, as NATS subject patterns.
@@ -151,7 +151,8 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
     }
     if role.user == airlock_protocol::roles::AUDITOR.user {
         // The audit log's only writer, and the reader of what it wrote when it restarts.
-        p.publish([format!("{AUDIT_PREFIX}.>")]).publish(stream_getter(AUDIT_STREAM));
+        p.publish([format!("{AUDIT_PREFIX}.>")])
+            .publish(stream_getter(AUDIT_STREAM));
     }
     if role.user == airlock_protocol::roles::ASSESSOR.user {
         // It counts each client's requests in flight until their terminal events.
@@ -185,8 +186,33 @@ mod tests {
                 .iter()
                 .all(|s| s == "airlock.submit.mai.*" || s.starts_with("$JS.API.DIRECT.GET."))
         );
-        assert!(!p.subscribe.iter().any(|s| s.contains("decision") || s.contains("override")));
+        assert!(
+            !p.subscribe
+                .iter()
+                .any(|s| s.contains("decision") || s.contains("override"))
+        );
         assert!(client("batch").publish.contains(&"airlock.submit.batch.*".to_owned()));
+    }
+
+    #[test]
+    fn the_chat_bridge_publishes_answers_and_nothing_else_on_the_events_stream() {
+        let p = of_role(&roles::CHAT_BRIDGE);
+        let events: Vec<&String> = p.publish.iter().filter(|s| s.starts_with("airlock.")).collect();
+        assert_eq!(
+            events,
+            ["airlock.override.answer.*", "airlock.dead.bridge.*"],
+            "the bridge's event subjects"
+        );
+        // It reads override requests and terminal events only through its own durable consumer.
+        assert!(
+            p.publish
+                .contains(&"$JS.API.CONSUMER.MSG.NEXT.AIRLOCK.chat-bridge".to_owned())
+        );
+        assert!(
+            !p.subscribe
+                .iter()
+                .any(|s| s.starts_with("airlock.") && !s.starts_with("airlock.status."))
+        );
     }
 
     #[test]
