@@ -322,6 +322,12 @@ impl Gate {
             Some(via) => format!("{} ({} {})", answer.who, via.system, via.place),
             None => answer.who.clone(),
         };
+        // An interaction the bridge refused at its edge (forged, stale, replayed) may name no
+        // request at all: refuse it on the record before looking for one.
+        if let Some(edge) = &answer.refused_at_edge {
+            let detail = format!("{who_where}: refused by the chat bridge: {}", edge.detail);
+            return self.refuse_message(delivery, edge.reason, detail).await;
+        }
         let Some((record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
             let detail = format!("{who_where}: no such request is waiting");
             return self.refuse_message(delivery, RefusalReason::NotPending, detail).await;
