@@ -197,8 +197,9 @@ impl Config {
             )?;
             need(
                 "bridge.matrix.room_id",
-                m.room_id.starts_with('!') && m.room_id.contains(':'),
-                "a Matrix room id (!id:server)",
+                // Room versions before 12 have `!opaque:server`, version 12 `!hash` alone.
+                m.room_id.starts_with('!') && m.room_id.len() > 1 && !m.room_id.contains(char::is_whitespace),
+                "a Matrix room id (!id:server, or !id for room version 12)",
             )?;
             need(
                 "bridge.matrix.access_token_file",
@@ -305,7 +306,7 @@ mod tests {
         let typo = text.replace("room_id", "room");
         let file = ConfigFile::parse(Path::new("a.toml"), &typo).unwrap();
         assert!(matches!(Config::load(&file, None), Err(ConfigError::UnknownKey { .. })));
-        let bad = text.replace("!room:localhost", "room");
+        let bad = text.replace("!room:localhost", "#alias:localhost");
         let file = ConfigFile::parse(Path::new("a.toml"), &bad).unwrap();
         assert!(matches!(Config::load(&file, None), Err(ConfigError::Invalid { .. })));
     }
