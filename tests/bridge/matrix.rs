@@ -162,7 +162,8 @@ pub fn body(event: &Value) -> &str {
 
 /// Whether `event` edits `original`.
 pub fn edits(event: &Value, original: &str) -> bool {
-    event["content"]["m.relates_to"]["rel_type"] == "m.replace" && event["content"]["m.relates_to"]["event_id"] == original
+    event["content"]["m.relates_to"]["rel_type"] == "m.replace"
+        && event["content"]["m.relates_to"]["event_id"] == original
 }
 
 /// Whether `event` replies to `original`.

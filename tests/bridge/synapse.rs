@@ -46,7 +46,10 @@ fn getrandom(buf: &mut [u8]) {
 
 impl Synapse {
     pub fn start() -> Synapse {
-        let dir = tempfile::Builder::new().prefix("airlock-synapse-").tempdir().expect("synapse dir");
+        let dir = tempfile::Builder::new()
+            .prefix("airlock-synapse-")
+            .tempdir()
+            .expect("synapse dir");
         let port = free_port();
         let d = dir.path().display();
         let limit = "{per_second: 1000, burst_count: 1000}";
@@ -155,7 +158,11 @@ rc_invites:
                     return;
                 }
             }
-            assert!(start.elapsed() < limit, "synapse did not answer within {limit:?}:\n{}", self.log_tail());
+            assert!(
+                start.elapsed() < limit,
+                "synapse did not answer within {limit:?}:\n{}",
+                self.log_tail()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }

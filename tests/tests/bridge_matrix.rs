@@ -241,7 +241,15 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     let post = w.post_of(&rid).await;
     let post_id = post["event_id"].as_str().expect("event id").to_owned();
     let text = body(&post);
-    for needle in ["BLOCKED", "external", "quota asked: unknown", "line ", "min left", "UTC", ALICE] {
+    for needle in [
+        "BLOCKED",
+        "external",
+        "quota asked: unknown",
+        "line ",
+        "min left",
+        "UTC",
+        ALICE,
+    ] {
         assert!(text.contains(needle), "{needle:?} missing from the message:\n{text}");
     }
     let html = post["content"]["formatted_body"].as_str().unwrap_or_default();
@@ -249,11 +257,16 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
 
     // Someone not on the list is refused, in the room and on the record; nothing is decided.
     let prefix = &rid[..8];
-    let attempt = w.mallory.say(&w.room, &format!("approve {prefix} looks fine to me")).await;
+    let attempt = w
+        .mallory
+        .say(&w.room, &format!("approve {prefix} looks fine to me"))
+        .await;
     let reply = w.reply_to(&attempt).await;
     assert!(reply.contains("may not answer BLOCKED"), "{reply}");
     let events = events_until(&w.stack, &rid, "mallory's refusal recorded", |e| {
-        refusals(e).iter().any(|(r, d)| *r == RefusalReason::UnknownSigner && d.contains(MALLORY))
+        refusals(e)
+            .iter()
+            .any(|(r, d)| *r == RefusalReason::UnknownSigner && d.contains(MALLORY))
     })
     .await;
     assert_eq!(count(&events, EventKind::Decided), 0, "an unlisted user decided");
@@ -266,7 +279,10 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     assert!(w.is_pending(&rid));
 
     // Alice approves by replying to the bot's message: the code runs, the message is edited.
-    let attempt = w.alice.reply(&w.room, &post_id, "approve checked the URL, it is ours").await;
+    let attempt = w
+        .alice
+        .reply(&w.room, &post_id, "approve checked the URL, it is ours")
+        .await;
     let reply = w.reply_to(&attempt).await;
     assert!(reply.contains("approved by @alice:localhost"), "{reply}");
     let (json, _) = finish(child);
@@ -277,20 +293,30 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     assert_eq!(json["approver"]["reason"], "checked the URL, it is ours", "{json}");
     assert_eq!(json["outcome"], "finished", "{json}");
     let edit = w.edited(&post_id, "APPROVED, RAN").await;
-    assert!(edit.contains("@alice:localhost") && edit.contains("exited with status 1"), "{edit}");
+    assert!(
+        edit.contains("@alice:localhost") && edit.contains("exited with status 1"),
+        "{edit}"
+    );
 
     // A late answer is refused with a message saying so, and recorded.
     let late = w.bob.say(&w.room, &format!("deny {rid} changed my mind")).await;
     let reply = w.reply_to(&late).await;
     assert!(reply.contains("too late"), "{reply}");
     let events = events_until(&w.stack, &rid, "the late answer refused", |e| {
-        refusals(e).iter().any(|(r, d)| *r == RefusalReason::NotPending && d.contains(BOB))
+        refusals(e)
+            .iter()
+            .any(|(r, d)| *r == RefusalReason::NotPending && d.contains(BOB))
     })
     .await;
     assert_eq!(count(&events, EventKind::Decided), 1);
     assert_eq!(count(&events, EventKind::Terminal), 1);
     let decision = decision_of(&events);
-    assert!(decision.policy_version.as_deref().is_some_and(|v| v.starts_with("policy-")));
+    assert!(
+        decision
+            .policy_version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("policy-"))
+    );
 
     // Bob denies by an 8-character prefix.
     let child = w.submit("deny.py", &[]);
@@ -308,7 +334,12 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
         assert!(reply.contains("matches 2 requests"), "{reply}");
     }
     let unique = (8..rid2.len()).find(|n| rid2[..*n] != rid[..*n]).expect("ids differ");
-    w.bob.say(&w.room, &format!("deny {} no downloads from unknown hosts", &rid2[..unique])).await;
+    w.bob
+        .say(
+            &w.room,
+            &format!("deny {} no downloads from unknown hosts", &rid2[..unique]),
+        )
+        .await;
     let (json, status) = finish(child);
     assert_eq!(status, 4, "{json}");
     assert_eq!(json["decision"], "denied", "{json}");
@@ -388,7 +419,11 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     let before = decision_of(&events_of(&w.stack, &rid).await).policy_version;
     let path = w.stack.path().join("airlock.toml");
     let text = std::fs::read_to_string(&path).expect("airlock.toml");
-    let text = text.replacen("[gate.policy.escalation.matrix]", "[gate.policy]\ntwo_person = true\n\n[gate.policy.escalation.matrix]", 1);
+    let text = text.replacen(
+        "[gate.policy.escalation.matrix]",
+        "[gate.policy]\ntwo_person = true\n\n[gate.policy.escalation.matrix]",
+        1,
+    );
     std::fs::write(&path, text).expect("rewrite airlock.toml");
     tokio::time::sleep(Duration::from_secs(3)).await;
 
@@ -415,7 +450,10 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     assert_eq!(json["approver"]["who"], ALICE, "{json}");
     assert_eq!(json["approver"]["seconded_by"][0]["who"], BOB, "{json}");
     let after = decision_of(&events_of(&w.stack, &rid2).await).policy_version;
-    assert!(after.is_some() && after != before, "policy version {before:?} → {after:?}");
+    assert!(
+        after.is_some() && after != before,
+        "policy version {before:?} → {after:?}"
+    );
 
     // Under the two-person rule one deny ends it.
     let child = w.submit("veto.py", &[]);
@@ -443,7 +481,10 @@ async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being
     // The bridge dies; the answer is given while it is down.
     let bridge = w.stack.service_pid("chat-bridge").expect("bridge pid");
     kill9(bridge);
-    let answer = w.alice.reply(&w.room, &post_id, "approve answered while the bridge was down").await;
+    let answer = w
+        .alice
+        .reply(&w.room, &post_id, "approve answered while the bridge was down")
+        .await;
     // The gate and the homeserver die too.
     let gate = w.stack.service_pid("override-gate").expect("gate pid");
     kill9(gate);
@@ -453,11 +494,18 @@ async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being
     let (json, _) = finish(child);
     assert_eq!(json["decision"], "approved", "{json}\n{}", w.stack.diagnostics());
     assert_eq!(json["approver"]["who"], ALICE, "{json}");
-    assert_ne!(w.stack.service_pid("chat-bridge"), Some(bridge), "the bridge was restarted");
+    assert_ne!(
+        w.stack.service_pid("chat-bridge"),
+        Some(bridge),
+        "the bridge was restarted"
+    );
     let reply = w.reply_to(&answer).await;
     assert!(reply.contains("approved by @alice:localhost"), "{reply}");
     w.edited(&post_id, "APPROVED, RAN").await;
-    let events = events_until(&w.stack, &rid, "the request ended", |e| count(e, EventKind::Terminal) == 1).await;
+    let events = events_until(&w.stack, &rid, "the request ended", |e| {
+        count(e, EventKind::Terminal) == 1
+    })
+    .await;
     assert_eq!(count(&events, EventKind::Decided), 1, "exactly one decision");
     assert_eq!(count(&events, EventKind::OverrideAsked), 1);
     assert_eq!(count(&events, EventKind::Terminal), 1);
