@@ -122,10 +122,10 @@ pub async fn test_wiring(config: &Config) -> Vec<(String, Result<(), ChatError>)
         Err(e) => return vec![("configuration".into(), Err(e))],
     };
     let mut results = Vec::new();
-    if let Some(matrix) = &chats.matrix {
-        if let Err(e) = matrix.join(matrix.place()).await {
-            tracing::debug!(error = %e, "join before the test message");
-        }
+    if let Some(matrix) = &chats.matrix
+        && let Err(e) = matrix.join(matrix.place()).await
+    {
+        tracing::debug!(error = %e, "join before the test message");
     }
     let stamp = airlock_protocol::now_ms();
     let text = format!(

@@ -133,12 +133,11 @@ impl Command {
     /// not part of the reason. Refuses a missing or oversized reason.
     pub fn reason_for(&self, request: &RequestId, is_reply: bool) -> Result<String, String> {
         let mut reason = self.reason.as_str();
-        if is_reply {
-            if let Some(t) = &self.target {
-                if request.as_str().starts_with(t.as_str()) {
-                    reason = reason[t.len()..].trim_start();
-                }
-            }
+        if is_reply
+            && let Some(t) = &self.target
+            && request.as_str().starts_with(t.as_str())
+        {
+            reason = reason[t.len()..].trim_start();
         }
         let reason = reason.trim();
         if reason.is_empty() {

@@ -179,6 +179,8 @@ pub struct Asked<'a> {
     pub code_digest: &'a CodeDigest,
     pub deadline_ms: i64,
     pub requested: TrustLevel,
+    /// When the answer is judged.
+    pub now_ms: i64,
 }
 
 /// What one answer does.
@@ -333,8 +335,8 @@ impl EffectivePolicy {
         answer: &OverrideAnswer,
         source: &Source,
         signer: &str,
-        now_ms: i64,
     ) -> Judgement {
+        let now_ms = asked.now_ms;
         let via_text = answer.via.as_ref().map(|v| format!("{} {}", v.system, v.place));
         let from = via_text.clone().unwrap_or_else(|| "the command line".into());
         if let Some(edge) = &answer.refused_at_edge {
@@ -372,16 +374,16 @@ impl EffectivePolicy {
                 ),
             );
         }
-        if let Source::Bridge(system) = source {
-            if !self.allowed(system, asked.level).iter().any(|a| a == &answer.who) {
-                return refuse(
-                    RefusalReason::UnknownSigner,
-                    format!(
-                        "{} may not answer {} requests from {system} (policy {})",
-                        answer.who, asked.level, self.version
-                    ),
-                );
-            }
+        if let Source::Bridge(system) = source
+            && !self.allowed(system, asked.level).iter().any(|a| a == &answer.who)
+        {
+            return refuse(
+                RefusalReason::UnknownSigner,
+                format!(
+                    "{} may not answer {} requests from {system} (policy {})",
+                    answer.who, asked.level, self.version
+                ),
+            );
         }
         if &answer.code_digest != asked.code_digest {
             return refuse(
@@ -398,17 +400,17 @@ impl EffectivePolicy {
                 format!("{} answered from {from} after the deadline", answer.who),
             );
         }
-        if let Some(again) = answer.approve_again_for_ms {
-            if !answer.approve || again > self.approve_again_max_ms() {
-                return refuse(
-                    RefusalReason::InvalidRequest,
-                    format!(
-                        "approving again for {} is not allowed (at most {})",
-                        humantime::format_duration(Duration::from_millis(again)),
-                        humantime::format_duration(self.rules.approve_again_max)
-                    ),
-                );
-            }
+        if let Some(again) = answer.approve_again_for_ms
+            && (!answer.approve || again > self.approve_again_max_ms())
+        {
+            return refuse(
+                RefusalReason::InvalidRequest,
+                format!(
+                    "approving again for {} is not allowed (at most {})",
+                    humantime::format_duration(Duration::from_millis(again)),
+                    humantime::format_duration(self.rules.approve_again_max)
+                ),
+            );
         }
         if !answer.approve {
             return Judgement::Decide {
@@ -542,6 +544,7 @@ mod tests {
             code_digest: digest,
             deadline_ms: now_ms() + 60_000,
             requested: TrustLevel::Trusted,
+            now_ms: now_ms(),
         }
     }
 
@@ -553,7 +556,6 @@ mod tests {
             answer,
             &Source::Bridge("matrix".into()),
             "bridge+1",
-            now_ms(),
         )
     }
 

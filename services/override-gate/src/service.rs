@@ -351,12 +351,12 @@ impl Gate {
                 code_digest: &asked.code_digest,
                 deadline_ms: asked.deadline_ms,
                 requested: request.trust,
+                now_ms: now_ms(),
             },
             &approvals,
             &answer,
             &source,
             &signer.to_string(),
-            now_ms(),
         );
         tracing::info!(who = %who_where, approve = answer.approve, ?judgement, policy_version = %trust.policy.version, "override answer judged");
         let (ruling, approver, again_for_ms) = match judgement {

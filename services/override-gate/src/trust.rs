@@ -7,7 +7,7 @@ use crate::policy::{EffectivePolicy, Source};
 use airlock_bus::runner::ConfigFile;
 use airlock_protocol::{KeyError, VerifierKey, VerifierSet};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
@@ -69,10 +69,10 @@ impl Trust {
     /// several systems vouches for the one the answer names, if that system lists it.
     pub fn source_of(&self, signer: &VerifierKey, claimed_system: Option<&str>, config: &Config) -> Source {
         let text = signer.to_string();
-        if let Some(system) = claimed_system {
-            if config.bridge_keys.get(system).is_some_and(|keys| keys.contains(&text)) {
-                return Source::Bridge(system.to_owned());
-            }
+        if let Some(system) = claimed_system
+            && config.bridge_keys.get(system).is_some_and(|keys| keys.contains(&text))
+        {
+            return Source::Bridge(system.to_owned());
         }
         match self.bridge_keys.get(&text) {
             Some(system) => Source::Bridge(system.clone()),
@@ -103,7 +103,7 @@ impl Current {
 
     /// Re-reads the config file; on success swaps policy and keys (the gate's own key, its
     /// timings and the quotas stay as started). Returns the new policy version when it changed.
-    pub fn reload(&self, path: &PathBuf) -> Result<Option<String>, Box<dyn std::error::Error + Send + Sync>> {
+    pub fn reload(&self, path: &Path) -> Result<Option<String>, Box<dyn std::error::Error + Send + Sync>> {
         let file = ConfigFile::read(path)?;
         let fresh = Config::load(&file)?;
         let trust = Trust::from_config(&fresh)?;
@@ -126,7 +126,7 @@ impl Current {
     }
 }
 
-fn modified(path: &PathBuf) -> Option<SystemTime> {
+fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
