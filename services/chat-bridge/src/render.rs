@@ -237,6 +237,9 @@ pub fn text(view: &View<'_>, now_ms: i64) -> String {
             out.push_str(&format!("- and {more} more\n"));
         }
     }
+    if !a.inputs.is_empty() {
+        out.push_str("Given to the program:\n");
+    }
     for line in a.inputs.iter().take(8) {
         out.push_str(&format!("- {}\n", clip(line, 200)));
     }
