@@ -473,6 +473,29 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being_killed() {
     let mut w = world("").await;
+    // `airlock bridge test` reaches the room; `airlock status` lists the bridge.
+    let out = w.stack.output(&["bridge", "test"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("matrix"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    w.alice
+        .wait_for(&w.room, "the test message", |e| {
+            e["sender"] == BOT && body(e).contains("Airlock test message")
+        })
+        .await;
+    let status = w.stack.output(&["status", "--json"]);
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stdout));
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+    assert!(report["airlock-chat-bridge"].is_object(), "{report}");
+
     let child = w.submit("survivor.py", &[]);
     let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
     let post = w.post_of(&rid).await;
