@@ -467,6 +467,42 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     let (json, status) = finish(child);
     assert_eq!(status, 4, "{json}");
     assert_eq!(json["approver"]["who"], BOB, "{json}");
+
+    // `airlock override` works beside the bridge: an operator's approval counts as one of two.
+    let child = w.submit("both.py", &[]);
+    let rid4 = w.wait_pending(&[rid.clone(), rid2.clone(), rid3.clone()])["request_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let post4 = w.post_of(&rid4).await;
+    let out = w.stack.output(&[
+        "override",
+        "approve",
+        &rid4,
+        "--reason",
+        "ran it locally",
+        "--who",
+        "ops-oncall",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("approval counted"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let list = String::from_utf8_lossy(&w.stack.output(&["override", "list"]).stdout).to_string();
+    assert!(list.contains("approved so far by: ops-oncall"), "{list}");
+    w.alice
+        .reply(
+            &w.room,
+            post4["event_id"].as_str().expect("id"),
+            "approve agreed with ops",
+        )
+        .await;
+    let (json, _) = finish(child);
+    assert_eq!(json["decision"], "approved", "{json}");
+    assert_eq!(json["approver"]["who"], "ops-oncall", "{json}");
+    assert_eq!(json["approver"]["seconded_by"][0]["who"], ALICE, "{json}");
     drop(w.synapse);
 }
 

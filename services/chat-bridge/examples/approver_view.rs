@@ -4,7 +4,9 @@
 //! `cargo run -p airlock-chat-bridge --example approver_view -- --html > docs/overrides-message.html`.
 
 use airlock_chat_bridge::render::{self, View};
-use airlock_protocol::{Category, CodeDigest, Confidence, Finding, Level, Origin, OverrideAsked, RequestId, TrustLevel};
+use airlock_protocol::{
+    Category, CodeDigest, Confidence, Finding, Level, Origin, OverrideAsked, RequestId, TrustLevel,
+};
 
 fn main() {
     let rid = RequestId::parse("019a4be1-7c3e-7d12-9f40-5b2a1c9e8d77").unwrap_or_default();

@@ -285,7 +285,9 @@ pub fn judge(
         .unwrap_or_default();
     if count < needed {
         (
-            format!("approval by {who} recorded ({count} of {needed}); another approver is needed{again}"),
+            // Counted from the approvals relayed by this bridge: one given elsewhere (the command
+            // line, another chat) may already complete it, which the message's edit will show.
+            format!("approval by {who} recorded ({count} of {needed} seen here); another approver is needed{again}"),
             true,
         )
     } else {
