@@ -278,4 +278,24 @@ mod tests {
         assert_eq!(resolve("0193a1b2-0002", &ids), Resolved::One(ids[1].clone()));
         assert_eq!(resolve("deadbeef", &ids), Resolved::Unknown);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_read_without_panicking_and_reasons_stay_bounded(text in "\\PC{0,600}", reply in proptest::bool::ANY) {
+            let rid = RequestId::parse("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").unwrap();
+            if let Parsed::Command(c) = parse(&text, reply) {
+                if let Ok(reason) = c.reason_for(&rid, reply) {
+                    proptest::prop_assert!(reason.chars().count() <= MAX_REASON_CHARS);
+                    proptest::prop_assert!(!reason.chars().any(char::is_control));
+                }
+            }
+        }
+
+        #[test]
+        fn commands_with_any_words_parse(words in proptest::collection::vec("[a-zA-Z0-9_\\-:!@.]{1,20}", 0..12)) {
+            let text = format!("approve {}", words.join(" "));
+            let _ = parse(&text, false);
+            let _ = parse(&text, true);
+        }
+    }
 }

@@ -20,6 +20,8 @@ use tokio_util::sync::CancellationToken;
 const SYSTEM: &str = "matrix";
 /// How long one `/sync` waits for news.
 const SYNC_TIMEOUT_MS: u64 = 25_000;
+/// Pages of 100 messages read back when a sync skipped some.
+const BACKFILL_PAGES: usize = 10;
 
 pub struct Matrix {
     config: MatrixConfig,
@@ -186,11 +188,14 @@ impl Matrix {
                 if !self.rooms.contains(room) {
                     continue;
                 }
-                if data["timeline"]["limited"].as_bool() == Some(true) {
-                    tracing::warn!(
-                        room,
-                        "more messages arrived than one sync returns; older ones in the gap are not read"
-                    );
+                if data["timeline"]["limited"].as_bool() == Some(true)
+                    && let Some(from) = data["timeline"]["prev_batch"].as_str()
+                {
+                    // More arrived than one sync returns (the bridge was away a while): read the
+                    // gap back to what was handled before, oldest first.
+                    for event in self.backfill(core, room, from).await? {
+                        self.handle_event(core, room, &event).await?;
+                    }
                 }
                 for event in data["timeline"]["events"].as_array().into_iter().flatten() {
                     self.handle_event(core, room, event).await?;
@@ -203,6 +208,36 @@ impl Matrix {
             core.store.set_position(SYSTEM, next).await?;
         }
         Ok(())
+    }
+
+    /// Messages before `from`, back to the first one already handled (at most
+    /// [`BACKFILL_PAGES`] pages), oldest first.
+    async fn backfill(&self, core: &Core, room: &str, from: &str) -> Result<Vec<Value>, SyncError> {
+        let mut gap = Vec::new();
+        let mut from = from.to_owned();
+        for _ in 0..BACKFILL_PAGES {
+            let path = format!("/rooms/{}/messages", segment(room));
+            let query = [("from", from.as_str()), ("dir", "b"), ("limit", "100")];
+            let reply = self.call(self.http.get(self.url(&path)).query(&query)).await?;
+            let chunk = reply["chunk"].as_array().cloned().unwrap_or_default();
+            let mut reached = chunk.is_empty();
+            for event in chunk {
+                let id = event["event_id"].as_str().unwrap_or_default();
+                if core.store.seen(SYSTEM, id).await? {
+                    reached = true;
+                    break;
+                }
+                gap.push(event);
+            }
+            match reply["end"].as_str() {
+                Some(end) if !reached => from = end.to_owned(),
+                _ => break,
+            }
+        }
+        core.counters.incr("matrix_gaps_read");
+        tracing::warn!(room, messages = gap.len(), "read a gap in the room's timeline");
+        gap.reverse();
+        Ok(gap)
     }
 
     async fn handle_invites(&self, reply: &Value) {

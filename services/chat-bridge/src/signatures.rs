@@ -317,4 +317,20 @@ mod tests {
             Err(SignatureCheck::Forged)
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_headers_and_bodies_never_verify_or_panic(
+            ts in "\\PC{0,24}",
+            sig in "\\PC{0,140}",
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+        ) {
+            let now = 1_700_000_000;
+            proptest::prop_assert!(slack_verify(SLACK_SECRET, Some(&ts), Some(&sig), &body, now).is_err());
+            let key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]).verifying_key();
+            proptest::prop_assert!(discord_verify(&key, Some(&ts), Some(&sig), &body, now).is_err());
+            proptest::prop_assert!(webhook_verify(&WebhookKey::Hmac("s"), Some(&ts), Some(&sig), &body, now).is_err());
+            proptest::prop_assert!(webhook_verify(&WebhookKey::Ed25519(&key), Some(&ts), Some(&sig), &body, now).is_err());
+        }
+    }
 }
