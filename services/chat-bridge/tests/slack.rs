@@ -212,3 +212,74 @@ async fn slack_buttons_dialog_signatures_and_updates() {
     assert_eq!(update.body["channel"], "C123");
     assert!(!update.body["blocks"].to_string().contains("airlock_approve"));
 }
+
+#[tokio::test]
+async fn escalation_posts_again_mentions_a_second_group_and_a_second_channel_then_expires() {
+    let secrets = tempfile::tempdir().unwrap();
+    let recorder = Recorder::default();
+    let api = fake_slack(recorder.clone(), TOKEN).await;
+    let config = Config {
+        listen: free_addr(),
+        slack: Some(SlackConfig {
+            api_base: api,
+            bot_token_file: write_secret(secrets.path(), "token", TOKEN),
+            signing_secret_file: write_secret(secrets.path(), "secret", SECRET),
+            channel: "C123".into(),
+            approvers: vec!["U_ALICE".into()],
+        }),
+        ..Config::default()
+    };
+    let policy: airlock_override_gate::Policy = toml::from_str(
+        r#"
+        [escalation.slack]
+        repost = true
+        mention = ["U_ONCALL"]
+        place = "C999"
+        "#,
+    )
+    .unwrap();
+    let mut h = Harness::start_with_policy("slack", &["U_ALICE"], config, policy).await;
+    let asked_at = airlock_protocol::now_ms();
+    let rid = h.blocked_until(Some(asked_at + 6_000)).await;
+    let posted = |channel: &'static str| {
+        let rid = rid.clone();
+        move |c: &common::Call| {
+            c.path == "chat.postMessage"
+                && c.body["channel"] == channel
+                && c.body["blocks"].to_string().contains(rid.as_str())
+        }
+    };
+    recorder.wait("the first post", posted("C123")).await;
+    // At half the time: posted again, posted in the second channel, the second group mentioned.
+    recorder.wait("the second channel's post", posted("C999")).await;
+    let mention = recorder
+        .wait("mentioning the on-call group", |c| {
+            c.path == "chat.postMessage" && c.body["text"].as_str().unwrap_or_default().contains("<@U_ONCALL>")
+        })
+        .await;
+    assert!(
+        mention.body["text"].as_str().unwrap_or_default().contains("Escalation"),
+        "{:?}",
+        mention.body
+    );
+    let first_posts: Vec<_> = recorder.calls().into_iter().filter(|c| posted("C123")(c)).collect();
+    assert_eq!(first_posts.len(), 2, "posted again in the first channel");
+    let elapsed = airlock_protocol::now_ms() - asked_at;
+    assert!(elapsed >= 2_500, "escalated after {elapsed} ms, before half the time");
+
+    // Nobody answers: denied at the deadline; every post says so.
+    let decision = h.decision(&rid).await;
+    assert!(matches!(decision.approver, Approver::Deadline));
+    for _ in 0..100 {
+        let updates = recorder
+            .calls()
+            .into_iter()
+            .filter(|c| c.path == "chat.update" && c.body["text"].as_str().unwrap_or_default().contains("EXPIRED"))
+            .count();
+        if updates == 3 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("not every post was updated: {:#?}", recorder.calls());
+}

@@ -189,12 +189,36 @@ impl Harness {
         harness
     }
 
+    /// Like `start`, with the gate's policy given.
+    pub async fn start_with_policy(
+        system: &str,
+        approvers: &[&str],
+        bridge: airlock_chat_bridge::Config,
+        policy: airlock_override_gate::Policy,
+    ) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join("bridge.key");
+        let mut harness = Self::start_full(system, approvers, bridge, &key_file, policy).await;
+        harness.dir = dir;
+        harness
+    }
+
     /// Like `start`, with the bridge's key in `key_file` (created if missing).
     pub async fn start_with_key(
         system: &str,
         approvers: &[&str],
+        bridge: airlock_chat_bridge::Config,
+        key_file: &std::path::Path,
+    ) -> Harness {
+        Self::start_full(system, approvers, bridge, key_file, Default::default()).await
+    }
+
+    async fn start_full(
+        system: &str,
+        approvers: &[&str],
         mut bridge: airlock_chat_bridge::Config,
         key_file: &std::path::Path,
+        policy: airlock_override_gate::Policy,
     ) -> Harness {
         let server = NatsServer::start().await;
         let dir = tempfile::tempdir().unwrap();
@@ -205,6 +229,7 @@ impl Harness {
             key_name: "test/gate".into(),
             bridge_keys: BTreeMap::from([(system.to_owned(), vec![key.verifier().to_string()])]),
             override_timeout: Duration::from_secs(120),
+            policy,
             ..Default::default()
         };
         gate.chat_approvers =
@@ -246,6 +271,11 @@ impl Harness {
 
     /// BLOCKED external code assessed: the gate asks.
     pub async fn blocked(&self) -> RequestId {
+        self.blocked_until(None).await
+    }
+
+    /// BLOCKED code whose request must be decided by `deadline_ms`.
+    pub async fn blocked_until(&self, deadline_ms: Option<i64>) -> RequestId {
         let rid = RequestId::new();
         let request = ExecutionRequest {
             language: Language::Python,
@@ -255,7 +285,7 @@ impl Harness {
             inputs: Inputs::default(),
             packages: vec![],
             revises: None,
-            deadline_ms: None,
+            deadline_ms,
             label: Some("pipe.py".into()),
         };
         let assessment = Assessment {
