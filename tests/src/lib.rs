@@ -105,10 +105,18 @@ impl Stack {
             }
             if let Ok(bytes) = std::fs::read(&stack_file) {
                 let info: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-                let services = info["services"].as_object().map(|m| m.len()).unwrap_or(0);
-                if services == 4 {
+                // Every service `up` started (four, and the chat bridge when configured).
+                let names: Vec<&'static str> = info["services"]
+                    .as_object()
+                    .map(|m| {
+                        m.keys()
+                            .filter_map(|c| airlock_protocol::roles::by_command(c).map(|(_, s)| s.name))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if names.len() >= 4 {
                     self.nats_url = info["nats_url"].as_str().unwrap_or_default().to_owned();
-                    if self.services_answer() {
+                    if self.services_answer(&names) {
                         return;
                     }
                 }
@@ -120,10 +128,11 @@ impl Stack {
         }
     }
 
-    /// Whether all four services answer the NATS service API.
-    fn services_answer(&self) -> bool {
+    /// Whether all these services answer the NATS service API.
+    fn services_answer(&self, names: &[&'static str]) -> bool {
         let url = self.nats_url.clone();
         let creds = self.creds("operator");
+        let names = names.to_vec();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -136,12 +145,6 @@ impl Stack {
             else {
                 return false;
             };
-            let names = [
-                "airlock-assessor",
-                "airlock-override-gate",
-                "airlock-executor",
-                "airlock-auditor",
-            ];
             for name in names {
                 let ping = client.request(format!("$SRV.PING.{name}"), "".into());
                 match tokio::time::timeout(Duration::from_secs(2), ping).await {

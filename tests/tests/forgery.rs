@@ -44,6 +44,7 @@ fn decision(rid: &RequestId, request: &ExecutionRequest, expires_at_ms: i64) -> 
         },
         issued_at_ms: now_ms(),
         expires_at_ms,
+        policy_version: None,
     }
 }
 

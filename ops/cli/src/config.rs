@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 /// Top-level sections a stack's config may have besides each service's own.
 const STACK_SECTIONS: [&str; 3] = ["nats", "quotas", "clients"];
 
+/// The chat bridge's key: its file name in `keys/` and its signed-note name.
+pub const BRIDGE_KEY: (&str, &str) = ("bridge", "airlock.local/bridge");
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct NatsSection {
@@ -54,6 +57,9 @@ pub fn check(home: &Home) -> anyhow::Result<()> {
     airlock_override_gate::Config::load(&file)?;
     airlock_executor::service::Config::load(&file)?;
     airlock_auditor::Config::load(&file)?;
+    if airlock_chat_bridge::Config::configured(&file) {
+        airlock_chat_bridge::Config::load(&file, Some(home.root()))?;
+    }
     Ok(())
 }
 
@@ -94,6 +100,25 @@ key_name = {gate_name:?}
 # Verifier keys whose signed override answers the gate accepts.
 approver_keys = [{approver:?}]
 
+# The chat bridge's key, per chat system: answers it relays count only when the user who gave
+# them may answer that level from that chat ([bridge.<system>] approvers, refined per level in
+# [gate.policy.approvers.<system>]). See docs/overrides.md.
+[gate.bridge_keys]
+matrix = [{bridge:?}]
+slack = [{bridge:?}]
+discord = [{bridge:?}]
+webhook = [{bridge:?}]
+
+# The approval policy (hot-reloaded; its version is recorded in every decision). Defaults:
+# LOW and MEDIUM approved, HIGH approved with the untrusted quota, BLOCKED asks a human.
+# [gate.policy]
+# two_person = true              # BLOCKED needs two different approvers; one deny ends it
+# approve_again_max = "8h"       # approvers may choose to approve the same code again
+# [gate.policy.external]
+# high = "ask"
+# [gate.policy.escalation.matrix]
+# mention = ["@oncall:example.org"]
+
 [executor]
 # Verifier keys of the gate: the executor runs nothing without a valid signature by one of them.
 gate_keys = [{gate_pub:?}]
@@ -109,10 +134,22 @@ cache_dir = {packages:?}
 store = {store:?}
 key_file = {auditor_key:?}
 origin = {auditor_name:?}
+
+# The chat bridge runs when a [bridge.<system>] section exists (docs/overrides.md), e.g.
+# [bridge]
+# key_file = {bridge_key:?}
+# [bridge.matrix]
+# homeserver = "http://127.0.0.1:8008"
+# user_id = "@airlock:localhost"
+# access_token_file = "/path/to/token"
+# room_id = "!room:localhost"
+# approvers = ["@alice:localhost"]
 "#,
         gate_key = gate_key.display().to_string(),
         gate_name = stack::GATE_KEY.1,
         approver = stack::read_verifier(home, stack::APPROVER_KEY.0)?,
+        bridge = stack::read_verifier(home, BRIDGE_KEY.0)?,
+        bridge_key = home.private_key(BRIDGE_KEY.0).display().to_string(),
         gate_pub = stack::read_verifier(home, stack::GATE_KEY.0)?,
         store = format!("file://{}", home.audit_store().display()),
         auditor_key = auditor_key.display().to_string(),

@@ -4,6 +4,7 @@ mod assess;
 mod audit;
 #[cfg(feature = "bench")]
 mod bench;
+mod bridge;
 mod config;
 mod home;
 mod image;
@@ -37,7 +38,7 @@ struct Cli {
 enum Command {
     /// Create the stack's keys, credentials and airlock.toml in $AIRLOCK_HOME, without starting it.
     Init,
-    /// Start NATS, the four services and the local audit store, in the foreground.
+    /// Start NATS, the services (the chat bridge when [bridge.*] is configured) and the local audit store, in the foreground.
     Up(up::UpArgs),
     /// Submit a program as Mai and wait for its result.
     Run(run::RunArgs),
@@ -49,9 +50,12 @@ enum Command {
     /// Requests waiting for a human, and answers to them.
     #[command(subcommand)]
     Override(overrides::OverrideCommand),
+    /// The chat bridge's wiring (`airlock bridge test`).
+    #[command(subcommand)]
+    Bridge(bridge::BridgeCommand),
     /// Run one service in this process.
     Serve {
-        /// assessor, override-gate, executor or auditor.
+        /// assessor, override-gate, executor, auditor or chat-bridge.
         #[arg(value_parser = serve::parse_command)]
         service: String,
     },
@@ -102,6 +106,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Up(args) => up::run(&home, args).await,
         Command::Run(args) => run::run(&home, args).await,
         Command::Override(command) => overrides::run(&home, command).await,
+        Command::Bridge(command) => bridge::run(&home, command).await,
         Command::Assess(args) => assess::run(args),
         Command::Audit(command) => audit::run(command, &home).await,
         Command::Serve { service } => serve::run(&home, &service).await,

@@ -54,11 +54,22 @@ pub async fn run(home: &Home, command: OverrideCommand) -> anyhow::Result<ExitCo
                         "{}  {}  {}  ({}s left to answer)",
                         p.request_id,
                         p.asked.level,
-                        p.label.as_deref().unwrap_or("-"),
+                        p.asked.label.as_deref().unwrap_or("-"),
                         left
                     );
                     for line in p.asked.explanation.lines() {
                         println!("    {line}");
+                    }
+                    if p.asked.approvals_needed > 1 {
+                        println!(
+                            "    needs {} different approvers; approved so far by: {}",
+                            p.asked.approvals_needed,
+                            if p.approved_by.is_empty() {
+                                "nobody".to_owned()
+                            } else {
+                                p.approved_by.join(", ")
+                            }
+                        );
                     }
                 }
             }
@@ -104,6 +115,8 @@ async fn answer_request(
         .who
         .or_else(|| std::env::var("USER").ok())
         .unwrap_or_else(|| "operator".into());
+    let needed = request.asked.approvals_needed;
+    let me = who.clone();
     let signed = Signed::sign(
         &OverrideAnswer {
             request_id: answer.request_id.clone(),
@@ -112,6 +125,9 @@ async fn answer_request(
             reason: answer.reason,
             who,
             answered_at_ms: now_ms(),
+            via: None,
+            approve_again_for_ms: None,
+            refused_at_edge: None,
         },
         ANSWER_DOMAIN,
         &key,
@@ -132,7 +148,27 @@ async fn answer_request(
         Event::OverrideAnswered(OverrideAnswered { signed }),
     );
     publisher.publish(&envelope).await?;
+    // Under the two-person rule a first approval decides nothing: it shows in the pending list.
+    let counted = async {
+        if !approve || needed < 2 {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if let Ok(pending) = list(client).await
+                && pending
+                    .iter()
+                    .any(|p| &p.request_id == rid && p.approved_by.contains(&me))
+            {
+                return;
+            }
+        }
+    };
     tokio::select! {
+        () = counted => {
+            println!("{rid}: approval counted; {needed} different approvers are needed, waiting for another");
+            Ok(ExitCode::SUCCESS)
+        }
         Some(_) = decided.next() => {
             println!("{rid}: {}", if approve { "approved" } else { "denied" });
             Ok(ExitCode::SUCCESS)

@@ -11,6 +11,18 @@ pub fn commands() -> Vec<&'static str> {
     roles::services().map(|(_, s)| s.command).collect()
 }
 
+/// The services `airlock up` starts with this config: every `Start::Always` one, and the
+/// `Start::WhenConfigured` ones whose section exists (the chat bridge with a `[bridge.*]`).
+pub fn started(file: &airlock_bus::runner::ConfigFile) -> Vec<&'static str> {
+    roles::services()
+        .filter(|(_, s)| match s.start {
+            roles::Start::Always => true,
+            roles::Start::WhenConfigured => file.has_section(s.config_section),
+        })
+        .map(|(_, s)| s.command)
+        .collect()
+}
+
 /// Clap's check of the `airlock serve` word.
 pub fn parse_command(word: &str) -> Result<String, String> {
     if roles::by_command(word).is_some() {
@@ -47,6 +59,10 @@ pub async fn run(home: &Home, command: &str) -> anyhow::Result<ExitCode> {
             airlock_executor::service::run
         ),
         u if u == roles::AUDITOR.user => serve!(airlock_auditor::Config::load(&file)?, airlock_auditor::run),
+        u if u == roles::CHAT_BRIDGE.user => serve!(
+            airlock_chat_bridge::Config::load(&file, Some(home.root()))?,
+            airlock_chat_bridge::run
+        ),
         other => anyhow::bail!("the roles table names service user {other:?}, which this build cannot run"),
     }
     Ok(ExitCode::SUCCESS)

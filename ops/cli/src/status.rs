@@ -18,8 +18,10 @@ pub struct StatusArgs {
 pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.wait);
     loop {
+        // Only the services this stack runs (the chat bridge when [bridge.*] is configured).
+        let started = crate::serve::started(&home.config()?);
         let report = match crate::stack::connect(home, roles::OPERATOR.user).await {
-            Ok(client) => probe(&client).await,
+            Ok(client) => probe(&client, &started).await,
             Err(e) if tokio::time::Instant::now() < deadline => {
                 tracing::debug!(error = %e, "not reachable yet");
                 tokio::time::sleep(Duration::from_millis(500)).await;
@@ -47,9 +49,9 @@ pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Each service's counters (from `$SRV.STATS`), or null when it does not answer.
-async fn probe(client: &async_nats::Client) -> std::collections::BTreeMap<String, serde_json::Value> {
+async fn probe(client: &async_nats::Client, started: &[&str]) -> std::collections::BTreeMap<String, serde_json::Value> {
     let mut report = std::collections::BTreeMap::new();
-    for (_, service) in roles::services() {
+    for (_, service) in roles::services().filter(|(_, s)| started.contains(&s.command)) {
         let name = service.name;
         let request = client.request(service.status_subject(), "".into());
         let value = match tokio::time::timeout(Duration::from_secs(2), request).await {

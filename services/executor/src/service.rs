@@ -698,6 +698,7 @@ mod tests {
             approver: Approver::Policy { rule: "test".into() },
             issued_at_ms: 1000,
             expires_at_ms: expires,
+            policy_version: None,
         };
         Decided {
             signed: Signed::sign(&decision, DECISION_DOMAIN, key),

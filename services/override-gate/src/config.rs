@@ -1,47 +1,15 @@
-//! The gate's configuration: the `[gate]` section of the stack's TOML file.
+//! The gate's configuration: the `[gate]` section of the stack's TOML file, the `[quotas]` it
+//! grants from, and each chat system's approver list (`[bridge.<system>] approvers`), which the
+//! policy refines per level.
 
-use airlock_bus::runner::legacy_duration;
+pub use crate::policy::{Action, Policy};
+use crate::policy::{CHAT_SYSTEMS, EffectivePolicy};
+use airlock_bus::runner::{ConfigError, ConfigFile, legacy_duration};
 pub use airlock_protocol::Quotas;
-use airlock_protocol::TrustLevel;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// What the gate does with code rated at one level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// Run with the quota the request asked for.
-    Approve,
-    /// Run with at most this quota, whatever the request asked for.
-    ApproveWith(TrustLevel),
-    /// Ask a human; no answer by the deadline is a denial.
-    Ask,
-    Deny,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Policy {
-    pub low: Action,
-    pub medium: Action,
-    pub high: Action,
-    pub blocked: Action,
-    /// The quota a human's approval of an asked request grants (at most what was requested).
-    pub override_quota: TrustLevel,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Self {
-            low: Action::Approve,
-            medium: Action::Approve,
-            high: Action::ApproveWith(TrustLevel::Untrusted),
-            blocked: Action::Ask,
-            override_quota: TrustLevel::Untrusted,
-        }
-    }
-}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
@@ -50,19 +18,33 @@ pub struct Config {
     pub key_file: PathBuf,
     /// Key name, used when the key is created.
     pub key_name: String,
-    /// Verifier keys (`name+keyid+base64`) whose signed override answers the gate accepts.
+    /// Verifier keys (`name+keyid+base64`) of operators, whose signed override answers the gate
+    /// accepts for every level (`airlock override`).
     pub approver_keys: Vec<String>,
+    /// `[gate.bridge_keys]`: per chat system, the verifier keys of the chat bridges that relay
+    /// its humans' answers. An answer signed by one of them counts only if it comes from that
+    /// system and its `who` is on the policy's allow-list for the system and the level.
+    pub bridge_keys: BTreeMap<String, Vec<String>>,
     /// How long a decision stays valid for the executor.
     #[serde(with = "humantime_serde")]
     pub decision_ttl: Duration,
     /// How long a human has to answer, when the request names no earlier deadline.
     #[serde(with = "humantime_serde")]
     pub override_timeout: Duration,
+    /// Re-read the policy, the keys and the approver lists when the config file changes (they
+    /// are also re-read on SIGHUP).
+    pub watch: bool,
     pub policy: Policy,
     /// The limits each trust level grants: the top-level `[quotas]` section, which the executor
     /// reads too (not a key of `[gate]`).
     #[serde(skip)]
     pub quotas: Quotas,
+    /// `[bridge.<system>] approvers`, read from the bridge's sections (not keys of `[gate]`).
+    #[serde(skip)]
+    pub chat_approvers: BTreeMap<String, Vec<String>>,
+    /// The file this was read from, for reloading.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
     // Keys of the previous release, read with a warning (see `legacy_duration`).
     #[doc(hidden)]
     #[serde(default, skip_serializing)]
@@ -73,14 +55,18 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads `[gate]` and `[quotas]` of the stack's config file; the binary and `airlock serve`
-    /// both load it this way.
-    pub fn load(file: &airlock_bus::runner::ConfigFile) -> Result<Self, airlock_bus::runner::ConfigError> {
+    /// Reads `[gate]`, `[quotas]` and the approver lists of `[bridge.*]` of the stack's config
+    /// file; the binary and `airlock serve` both load it this way.
+    pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
         let section = airlock_protocol::roles::GATE
             .service
             .map_or("gate", |s| s.config_section);
         let mut config: Config = file.section(section)?;
         config.quotas = file.section("quotas")?;
+        config.chat_approvers = chat_approvers(file)?;
+        if file.path().is_file() {
+            config.source = Some(file.path().to_owned());
+        }
         let second = Duration::from_secs(1);
         legacy_duration(
             config.decision_ttl_secs.take(),
@@ -99,8 +85,43 @@ impl Config {
         if config.decision_ttl.is_zero() || config.override_timeout.is_zero() {
             return Err(file.invalid("gate", "decision_ttl and override_timeout must be longer than zero"));
         }
+        let named = |mut systems: Vec<&String>, key: &str| -> Result<(), ConfigError> {
+            match systems.drain(..).find(|s| !CHAT_SYSTEMS.contains(&s.as_str())) {
+                Some(system) => Err(file.invalid(
+                    &format!("{key}.{system}"),
+                    format!("not a chat system (one of: {})", CHAT_SYSTEMS.join(", ")),
+                )),
+                None => Ok(()),
+            }
+        };
+        named(config.bridge_keys.keys().collect(), "gate.bridge_keys")?;
+        named(config.policy.approvers.keys().collect(), "gate.policy.approvers")?;
+        named(config.policy.escalation.keys().collect(), "gate.policy.escalation")?;
         Ok(config)
     }
+
+    /// The policy in force with this configuration.
+    pub fn effective_policy(&self) -> EffectivePolicy {
+        EffectivePolicy::new(self.policy.clone(), self.chat_approvers.clone())
+    }
+}
+
+/// The `approvers` list of each `[bridge.<system>]` section. Only that key is read here: the
+/// bridge checks its own sections in full.
+fn chat_approvers(file: &ConfigFile) -> Result<BTreeMap<String, Vec<String>>, ConfigError> {
+    let bridge: toml::Table = file.section("bridge")?;
+    let mut lists = BTreeMap::new();
+    for system in CHAT_SYSTEMS {
+        let Some(section) = bridge.get(system) else { continue };
+        let Some(list) = section.get("approvers") else { continue };
+        let key = format!("bridge.{system}.approvers");
+        let list: Vec<String> = list
+            .clone()
+            .try_into()
+            .map_err(|_| file.invalid(&key, "a list of user ids"))?;
+        lists.insert(system.to_owned(), list);
+    }
+    Ok(lists)
 }
 
 impl Default for Config {
@@ -109,10 +130,14 @@ impl Default for Config {
             key_file: PathBuf::from("keys/gate.key"),
             key_name: "airlock.local/gate".to_owned(),
             approver_keys: vec![],
+            bridge_keys: BTreeMap::new(),
             decision_ttl: Duration::from_secs(600),
             override_timeout: Duration::from_secs(900),
+            watch: true,
             policy: Policy::default(),
             quotas: Quotas::default(),
+            chat_approvers: BTreeMap::new(),
+            source: None,
             decision_ttl_secs: None,
             override_timeout_secs: None,
         }
@@ -122,6 +147,8 @@ impl Default for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock_protocol::TrustLevel;
+    use std::path::Path;
 
     #[test]
     fn policy_reads_from_toml() {
@@ -137,5 +164,31 @@ mod tests {
         assert_eq!(policy.medium, Action::ApproveWith(TrustLevel::Unknown));
         assert_eq!(policy.high, Action::Deny);
         assert_eq!(policy.override_quota, TrustLevel::Untrusted);
+    }
+
+    #[test]
+    fn approver_lists_come_from_the_bridge_sections_and_misspellings_are_refused() {
+        let file = ConfigFile::parse(
+            Path::new("a.toml"),
+            r#"
+            [gate.policy]
+            two_person = true
+            [gate.policy.approvers.matrix]
+            blocked = ["@alice:x"]
+            [bridge.matrix]
+            homeserver = "http://127.0.0.1:1"
+            approvers = ["@alice:x", "@bob:x"]
+            "#,
+        )
+        .unwrap();
+        let config = Config::load(&file).unwrap();
+        assert_eq!(config.chat_approvers["matrix"].len(), 2);
+        assert!(config.effective_policy().rules.two_person);
+
+        let typo = ConfigFile::parse(Path::new("a.toml"), "[gate.policy.approvers.matrx]\nblocked = []\n").unwrap();
+        let error = Config::load(&typo).unwrap_err();
+        assert!(airlock_bus::error_text(&error).contains("matrx"), "{error}");
+        let unknown = ConfigFile::parse(Path::new("a.toml"), "[gate.policy]\ntwo_persons = true\n").unwrap();
+        assert!(matches!(Config::load(&unknown), Err(ConfigError::UnknownKey { .. })));
     }
 }

@@ -2,12 +2,19 @@
 //! the gate's signature. Policy decides LOW to HIGH; BLOCKED asks a human, whose signed answer (or
 //! silence until the deadline) decides.
 //!
-//! Reading order: [`config`] (policy, quotas, keys), [`policy`] (the pure decision),
-//! [`service`] (the loop that consumes assessments and answers and publishes decisions).
+//! Reading order: [`config`] (policy, quotas, keys), [`policy`] (the pure decision and the
+//! judgement of an answer), [`trust`] (keys and policy in force, hot-reloaded), [`explain`] (what
+//! the human asked is shown), [`records`] (state kept per request), [`service`] (the loop that
+//! consumes assessments and answers and publishes decisions).
 
 pub mod config;
+pub mod explain;
 pub mod policy;
+pub mod records;
 pub mod service;
+pub mod trust;
 
 pub use config::{Action, Config, Policy, Quotas};
-pub use service::{GateError, PendingOverride, run};
+pub use policy::EffectivePolicy;
+pub use records::PendingOverride;
+pub use service::{GateError, run};

@@ -6,7 +6,10 @@
 //! and the deadline wins.
 
 use crate::config::Config;
-use crate::policy::{self, Ruling};
+use crate::explain;
+use crate::policy::{self, Asked, Judgement, Ruling};
+use crate::records::{PendingOverride, Record, Remembered, remembered_key};
+use crate::trust::{Current, Trust, TrustError};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::{
     BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser, ServiceCounters,
@@ -20,9 +23,8 @@ use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, MessageId,
     Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey,
-    Terminal, VerifierKey, VerifierSet, now_ms,
+    Terminal, VerifierKey, now_ms,
 };
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,12 +35,8 @@ use tracing::Instrument as _;
 pub enum GateError {
     #[error("the gate's signing key")]
     Key(#[from] airlock_protocol::KeyError),
-    #[error("approver key {key:?}")]
-    ApproverKey {
-        key: String,
-        #[source]
-        source: airlock_protocol::KeyError,
-    },
+    #[error("the gate's trusted keys")]
+    Trust(#[from] TrustError),
     #[error("the gate's records")]
     Claims(#[from] ClaimError),
     #[error(transparent)]
@@ -50,7 +48,7 @@ pub enum GateError {
 impl Transience for GateError {
     fn is_permanent(&self) -> bool {
         match self {
-            GateError::Key(_) | GateError::ApproverKey { .. } => true,
+            GateError::Key(_) | GateError::Trust(_) => true,
             GateError::Claims(e) => e.is_permanent(),
             GateError::Bus(e) => e.is_permanent(),
             GateError::Publish(e) => e.is_permanent(),
@@ -74,39 +72,10 @@ fn service_role() -> &'static ServiceRole {
     }
 }
 
-/// What the gate remembers of a request. (Boxed where large; records are written once or twice
-/// per request, so their in-memory size does not matter.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-enum Record {
-    Pending {
-        request: Box<ExecutionRequest>,
-        assessment: Assessment,
-        asked: OverrideAsked,
-        /// The request's trace, so that a denial at the deadline (decided outside any message)
-        /// joins it.
-        #[serde(default)]
-        traceparent: Option<String>,
-    },
-    /// Decided; `events` are what the decision publishes (decided, and terminal for denials).
-    Decided { events: Vec<Event>, published: bool },
-}
-
-/// One request waiting for a human, as `airlock override list` shows it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PendingOverride {
-    pub request_id: RequestId,
-    #[serde(default)]
-    pub label: Option<String>,
-    #[serde(flatten)]
-    pub asked: OverrideAsked,
-}
-
 struct Gate {
-    config: Config,
+    /// The policy and trusted keys in force, reloaded when the config file changes.
+    current: Arc<Current>,
     key: SigningKey,
-    approvers: VerifierSet,
     publisher: Publisher,
     refuser: Refuser,
     records: Claims,
@@ -117,14 +86,11 @@ struct Gate {
 
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), GateError> {
     let key = SigningKey::load_or_generate(&config.key_file, &config.key_name)?;
-    let approvers = config
-        .approver_keys
-        .iter()
-        .map(|k| VerifierKey::parse(k).map_err(|source| GateError::ApproverKey { key: k.clone(), source }))
-        .collect::<Result<Vec<_>, _>>()?;
-    if approvers.is_empty() {
-        tracing::warn!("no approver keys configured: override requests can only end by their deadline");
+    let trust = Trust::from_config(&config)?;
+    if config.approver_keys.is_empty() && config.bridge_keys.is_empty() {
+        tracing::warn!("no approver or bridge keys configured: override requests can only end by their deadline");
     }
+    tracing::info!(policy_version = %trust.policy.version, "policy in force");
     let js = async_nats::jetstream::new(client.clone());
     let records = match Claims::open(&js, GATE_BUCKET, &shutdown).await {
         Ok(claims) => claims,
@@ -136,11 +102,10 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         refuser: Refuser::new(publisher.clone(), &roles::GATE),
         publisher,
         key,
-        approvers: VerifierSet::new(approvers),
+        current: Arc::new(Current::new(trust, config)),
         records,
         counters: ServiceCounters::default(),
         deadlines: Mutex::new(BTreeMap::new()),
-        config,
     });
     tracing::info!(key = %gate.key.verifier(), "override-gate signing decisions");
 
@@ -151,6 +116,11 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         .map_err(BusError::Service)?;
     tokio::spawn(serve_pending(gate.clone(), pending_endpoint));
     tokio::spawn(enforce_deadlines(gate.clone(), shutdown.clone()));
+    tokio::spawn(crate::trust::watch(
+        gate.current.clone(),
+        gate.counters.clone(),
+        shutdown.clone(),
+    ));
 
     let spec = ConsumerSpec::for_role(&roles::GATE, Duration::from_secs(30), 64)
         .ok_or_else(|| BusError::Service("the gate's row names no consumer".into()))?;
@@ -208,44 +178,105 @@ impl Gate {
             terminal.findings = assessment.findings.clone();
             return self.commit(rid, vec![Event::Terminal(Box::new(terminal))]).await;
         }
-        let ruling = policy::decide(
-            &self.config.policy,
-            &self.config.quotas,
-            assessment.level,
-            request.trust,
-        );
-        tracing::info!(level = %assessment.level, ?ruling, "policy ruling");
+        let (trust, _) = self.current.get();
+        let ruling = trust
+            .policy
+            .decide(&self.quotas(), assessment.level, request.origin, request.trust);
+        tracing::info!(level = %assessment.level, ?ruling, policy_version = %trust.policy.version, "policy ruling");
         match ruling {
-            Ruling::Ask => self.ask(rid, request, assessment).await,
+            Ruling::Ask => {
+                if let Some(events) = self.remembered(rid, &request, &assessment, &trust).await? {
+                    return self.commit(rid, events).await;
+                }
+                self.ask(rid, request, assessment, &trust).await
+            }
             ruling => {
                 let approver = Approver::Policy {
                     rule: ruling_rule(&ruling),
                 };
-                let events = self.decision_events(rid, request, assessment, ruling, approver);
+                let events = self.decision_events(rid, request, assessment, ruling, approver, &trust);
                 self.commit(rid, events).await
             }
         }
     }
 
-    async fn ask(&self, rid: &RequestId, request: ExecutionRequest, assessment: Assessment) -> Result<(), GateError> {
-        let timeout = now_ms() + i64::try_from(self.config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
+    /// The decision for code a human chose to approve again, if that choice still holds for
+    /// this code at this level.
+    async fn remembered(
+        &self,
+        rid: &RequestId,
+        request: &ExecutionRequest,
+        assessment: &Assessment,
+        trust: &Trust,
+    ) -> Result<Option<Vec<Event>>, GateError> {
+        let key = remembered_key(&request.code_digest());
+        let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
+            return Ok(None);
+        };
+        if remembered.until_ms <= now_ms() || assessment.level > remembered.level {
+            return Ok(None);
+        }
+        self.counters.incr("approved_again");
+        tracing::info!(who = %remembered.who, approved_request = %remembered.approved_request, "approved again: this exact code was approved earlier");
+        let ruling = policy::approve_remembered(&trust.policy, &self.quotas(), request.trust, &remembered.who);
+        let approver = Approver::Remembered {
+            who: remembered.who,
+            reason: remembered.reason,
+            approved_request: remembered.approved_request,
+            until_ms: remembered.until_ms,
+        };
+        Ok(Some(self.decision_events(
+            rid,
+            request.clone(),
+            assessment.clone(),
+            ruling,
+            approver,
+            trust,
+        )))
+    }
+
+    fn quotas(&self) -> airlock_protocol::Quotas {
+        self.current.get().1.quotas
+    }
+
+    async fn ask(
+        &self,
+        rid: &RequestId,
+        request: ExecutionRequest,
+        assessment: Assessment,
+        trust: &Trust,
+    ) -> Result<(), GateError> {
+        let (_, config) = self.current.get();
+        let now = now_ms();
+        let timeout = now + i64::try_from(config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
         let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
+        let policy = &trust.policy;
         let asked = OverrideAsked {
             level: assessment.level,
-            explanation: policy::explain(&request, &assessment),
+            explanation: explain::explain(&request, &assessment),
             findings: assessment.findings.clone(),
             code_digest: request.code_digest(),
             language: request.language,
             origin: request.origin,
-            code_preview: policy::code_preview(&request, 40, 4096),
-            inputs: policy::inputs_preview(&request, 4096),
+            code_preview: explain::code_preview(&request, 40, 4096),
+            inputs: explain::inputs_preview(&request, 4096),
             deadline_ms,
+            asked_at_ms: now,
+            label: request.label.clone(),
+            requested_quota: Some(request.trust),
+            approval_quota: Some(policy.approval_quota(request.trust)),
+            policy_version: policy.version.clone(),
+            approvers: policy.approvers_for(assessment.level),
+            approvals_needed: policy.approvals_needed(assessment.level),
+            escalation: policy.escalation_plan(now, deadline_ms),
+            approve_again_max_ms: policy.approve_again_max_ms(),
         };
         let record = Record::Pending {
             request: Box::new(request),
             assessment,
             asked: asked.clone(),
             traceparent: airlock_telemetry::current_traceparent(),
+            approvals: vec![],
         };
         match self.records.claim(rid.as_str(), &record).await? {
             Claim::Won { .. } => {
@@ -268,10 +299,11 @@ impl Gate {
         rid: &RequestId,
         answered: OverrideAnswered,
     ) -> Result<(), GateError> {
+        let (trust, config) = self.current.get();
         let (answer, signer): (OverrideAnswer, VerifierKey) =
             match answered
                 .signed
-                .verify(ANSWER_DOMAIN, "override answer", &self.approvers)
+                .verify(ANSWER_DOMAIN, "override answer", &trust.verifiers)
             {
                 Ok(v) => v,
                 Err(e) => {
@@ -286,53 +318,83 @@ impl Gate {
                 .refuse_message(delivery, RefusalReason::SubjectMismatch, detail)
                 .await;
         }
+        let who_where = match &answer.via {
+            Some(via) => format!("{} ({} {})", answer.who, via.system, via.place),
+            None => answer.who.clone(),
+        };
+        // An interaction the bridge refused at its edge (forged, stale, replayed) may name no
+        // request at all: refuse it on the record before looking for one.
+        if let Some(edge) = &answer.refused_at_edge {
+            let detail = format!("{who_where}: refused by the chat bridge: {}", edge.detail);
+            return self.refuse_message(delivery, edge.reason, detail).await;
+        }
         let Some((record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
-            return self
-                .refuse_message(delivery, RefusalReason::NotPending, "no such request is waiting".into())
-                .await;
+            let detail = format!("{who_where}: no such request is waiting");
+            return self.refuse_message(delivery, RefusalReason::NotPending, detail).await;
         };
         let Record::Pending {
             request,
             assessment,
             asked,
-            ..
+            traceparent,
+            approvals,
         } = record
         else {
-            return self
-                .refuse_message(
-                    delivery,
-                    RefusalReason::NotPending,
-                    "the request is already decided".into(),
-                )
-                .await;
+            let detail = format!("{who_where} answered after the request was decided");
+            return self.refuse_message(delivery, RefusalReason::NotPending, detail).await;
         };
-        if answer.code_digest != asked.code_digest {
-            let detail = format!(
-                "answer is for code {}, the request's code is {}",
-                answer.code_digest, asked.code_digest
-            );
-            return self
-                .refuse_message(delivery, RefusalReason::DigestMismatch, detail)
-                .await;
-        }
-        if now_ms() > asked.deadline_ms {
-            return self
-                .refuse_message(delivery, RefusalReason::Expired, "answered after the deadline".into())
-                .await;
-        }
-        let ruling = if answer.approve {
-            policy::approve_override(&self.config.policy, &self.config.quotas, request.trust, &answer.who)
-        } else {
-            Ruling::Deny {
-                reason: format!("denied by {}: {}", answer.who, answer.reason),
+        let source = trust.source_of(&signer, answer.via.as_ref().map(|v| v.system.as_str()), &config);
+        let judgement = trust.policy.judge(
+            &config.quotas,
+            Asked {
+                level: asked.level,
+                code_digest: &asked.code_digest,
+                deadline_ms: asked.deadline_ms,
+                requested: request.trust,
+                now_ms: now_ms(),
+            },
+            &approvals,
+            &answer,
+            &source,
+            &signer.to_string(),
+        );
+        tracing::info!(who = %who_where, approve = answer.approve, ?judgement, policy_version = %trust.policy.version, "override answer judged");
+        let (ruling, approver, again_for_ms) = match judgement {
+            Judgement::Refuse { reason, detail } => {
+                return self.refuse_message(delivery, reason, detail).await;
             }
+            Judgement::Count { approvals } => {
+                let record = Record::Pending {
+                    request,
+                    assessment,
+                    asked,
+                    traceparent,
+                    approvals,
+                };
+                return match self.records.update(rid.as_str(), &record, revision).await {
+                    Ok(_) => {
+                        self.counters.incr("override_approvals_counted");
+                        Ok(())
+                    }
+                    // Another answer or the deadline changed the record meanwhile: judge again
+                    // against what it is now.
+                    Err(ClaimError::Conflict { .. }) => Err(GateError::Claims(ClaimError::Store {
+                        bucket: GATE_BUCKET.to_owned(),
+                        source: "the request changed while an answer was judged; judging it again".into(),
+                    })),
+                    Err(e) => Err(e.into()),
+                };
+            }
+            Judgement::Decide {
+                ruling,
+                approver,
+                again_for_ms,
+            } => (ruling, approver, again_for_ms),
         };
-        let approver = Approver::Human {
-            who: answer.who.clone(),
-            reason: answer.reason.clone(),
-            key: signer.to_string(),
-        };
-        let events = self.decision_events(rid, *request, assessment, ruling, approver);
+        let approved = matches!(ruling, Ruling::Approve { .. });
+        let code_digest = asked.code_digest.clone();
+        let level = asked.level;
+        let events = self.decision_events(rid, *request, assessment, ruling, approver.clone(), &trust);
         match self
             .records
             .update(
@@ -346,23 +408,58 @@ impl Gate {
             .await
         {
             Ok(revision) => {
-                self.counters.incr(if answer.approve {
+                self.counters.incr(if approved {
                     "override_approved"
                 } else {
                     "override_denied"
                 });
                 self.deadlines.lock().unwrap_or_else(|p| p.into_inner()).remove(rid);
+                if let (Some(ms), Approver::Human { who, reason, .. }) = (again_for_ms, &approver) {
+                    self.remember(rid, &code_digest, level, ms, who, reason, &trust).await;
+                }
                 self.publish_decided(rid, events, revision).await
             }
             Err(ClaimError::Conflict { .. }) => {
-                self.refuse_message(
-                    delivery,
-                    RefusalReason::NotPending,
-                    "decided meanwhile (deadline or another answer)".into(),
-                )
-                .await
+                let detail = format!("{who_where}: decided meanwhile (deadline or another answer)");
+                self.refuse_message(delivery, RefusalReason::NotPending, detail).await
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Records an approver's explicit choice to approve this exact code again. Failing to record
+    /// it only means the next run asks again.
+    #[allow(clippy::too_many_arguments)]
+    async fn remember(
+        &self,
+        rid: &RequestId,
+        digest: &airlock_protocol::CodeDigest,
+        level: airlock_protocol::Level,
+        for_ms: u64,
+        who: &str,
+        reason: &str,
+        trust: &Trust,
+    ) {
+        let remembered = Remembered {
+            until_ms: now_ms().saturating_add(i64::try_from(for_ms).unwrap_or(i64::MAX / 2)),
+            who: who.to_owned(),
+            reason: reason.to_owned(),
+            level,
+            approved_request: rid.clone(),
+            policy_version: trust.policy.version.clone(),
+        };
+        let key = remembered_key(digest);
+        let stored = match self.records.get::<Remembered>(&key).await {
+            Ok(Some((_, revision))) => self.records.update(&key, &remembered, revision).await.map(|_| ()),
+            Ok(None) => self.records.claim(&key, &remembered).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match stored {
+            Ok(()) => {
+                self.counters.incr("approvals_remembered");
+                tracing::info!(%who, code = %digest, until_ms = remembered.until_ms, "approval remembered for this exact code");
+            }
+            Err(e) => tracing::warn!(error = %airlock_bus::error_text(&e), "could not remember the approval"),
         }
     }
 
@@ -374,9 +471,11 @@ impl Gate {
         assessment: Assessment,
         ruling: Ruling,
         approver: Approver,
+        trust: &Trust,
     ) -> Vec<Event> {
         let now = now_ms();
-        let ttl_end = now + i64::try_from(self.config.decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        let decision_ttl = self.current.get().1.decision_ttl;
+        let ttl_end = now + i64::try_from(decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);
         let outcome = match &ruling {
             Ruling::Approve { quota, limits, .. } => DecisionOutcome::Approved {
                 quota: *quota,
@@ -398,6 +497,7 @@ impl Gate {
             approver,
             issued_at_ms: now,
             expires_at_ms: request.deadline_ms.map_or(ttl_end, |d| d.min(ttl_end)),
+            policy_version: Some(trust.policy.version.clone()),
         };
         let signed = Signed::sign(&decision, DECISION_DOMAIN, &self.key);
         let summary = DecisionSummary::of(&decision);
@@ -499,6 +599,7 @@ impl Gate {
             assessment,
             asked,
             traceparent,
+            ..
         } = record
         else {
             return Ok(());
@@ -512,7 +613,8 @@ impl Gate {
             let ruling = Ruling::Deny {
                 reason: "no answer to the override request before its deadline".into(),
             };
-            let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline);
+            let (trust, _) = self.current.get();
+            let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, &trust);
             match self
                 .records
                 .update(
@@ -555,13 +657,25 @@ impl Gate {
     async fn pending(&self) -> Result<Vec<PendingOverride>, GateError> {
         let mut pending = Vec::new();
         for key in self.records.keys().await? {
-            if let (Ok(Some((Record::Pending { request, asked, .. }, _))), Ok(request_id)) =
-                (self.records.get::<Record>(&key).await, RequestId::parse(&key))
+            let Ok(request_id) = RequestId::parse(&key) else {
+                continue;
+            };
+            if let Ok(Some((
+                Record::Pending {
+                    request,
+                    mut asked,
+                    approvals,
+                    ..
+                },
+                _,
+            ))) = self.records.get::<Record>(&key).await
             {
+                // Requests asked by an earlier release have no label in `asked`.
+                asked.label = asked.label.or(request.label);
                 pending.push(PendingOverride {
                     request_id,
-                    label: request.label,
                     asked,
+                    approved_by: approvals.into_iter().map(|a| a.who).collect(),
                 });
             }
         }

@@ -115,6 +115,9 @@ impl Harness {
             reason: "checked by a test".into(),
             who: "tester".into(),
             answered_at_ms: now_ms(),
+            via: None,
+            approve_again_for_ms: None,
+            refused_at_edge: None,
         };
         let signed = Signed::sign(&answer, ANSWER_DOMAIN, key);
         self.publisher(Producer::Operator)

@@ -195,6 +195,27 @@ mod tests {
     }
 
     #[test]
+    fn the_chat_bridge_publishes_answers_and_nothing_else_on_the_events_stream() {
+        let p = of_role(&roles::CHAT_BRIDGE);
+        let events: Vec<&String> = p.publish.iter().filter(|s| s.starts_with("airlock.")).collect();
+        assert_eq!(
+            events,
+            ["airlock.override.answer.*", "airlock.dead.bridge.*"],
+            "the bridge's event subjects"
+        );
+        // It reads override requests and terminal events only through its own durable consumer.
+        assert!(
+            p.publish
+                .contains(&"$JS.API.CONSUMER.MSG.NEXT.AIRLOCK.chat-bridge".to_owned())
+        );
+        assert!(
+            !p.subscribe
+                .iter()
+                .any(|s| s.starts_with("airlock.") && !s.starts_with("airlock.status."))
+        );
+    }
+
+    #[test]
     fn nobody_but_services_creates_consumers_on_the_events_stream() {
         for role in ROLES {
             let p = of_role(&role);

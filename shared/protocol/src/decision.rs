@@ -122,9 +122,36 @@ pub enum Approver {
     /// The gate's policy for the assessed level.
     Policy { rule: String },
     /// A human answering an override request.
-    Human { who: String, reason: String, key: String },
+    Human {
+        who: String,
+        reason: String,
+        key: String,
+        /// Where they answered (`matrix !room:server`), for answers relayed by a chat bridge.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        via: Option<String>,
+        /// The other approvers, under the two-person rule.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        seconded_by: Vec<CoApprover>,
+    },
+    /// A human approved this exact code earlier and chose to approve it again until `until_ms`.
+    Remembered {
+        who: String,
+        reason: String,
+        /// The request whose approval is remembered.
+        approved_request: RequestId,
+        until_ms: i64,
+    },
     /// Nobody answered an override request before its deadline.
     Deadline,
+}
+
+/// A second approver under the two-person rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CoApprover {
+    pub who: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -149,6 +176,9 @@ pub struct Decision {
     pub issued_at_ms: i64,
     /// The decision must not be acted on after this instant.
     pub expires_at_ms: i64,
+    /// The version of the gate's policy that decided (a digest of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_version: Option<String>,
 }
 
 impl Decision {
@@ -178,6 +208,9 @@ pub struct DecisionSummary {
     pub quota: Option<TrustLevel>,
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// The version of the gate's policy that decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_version: Option<String>,
 }
 
 impl DecisionSummary {
@@ -188,12 +221,14 @@ impl DecisionSummary {
                 approver: decision.approver.clone(),
                 quota: Some(*quota),
                 limits: Some(*limits),
+                policy_version: decision.policy_version.clone(),
             },
             DecisionOutcome::Denied { .. } => Self {
                 decision: "denied".into(),
                 approver: decision.approver.clone(),
                 quota: None,
                 limits: None,
+                policy_version: decision.policy_version.clone(),
             },
         }
     }

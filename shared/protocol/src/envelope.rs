@@ -19,16 +19,19 @@ pub enum Producer {
     Executor,
     Auditor,
     Operator,
+    /// A chat bridge relaying a human's answer.
+    ChatBridge,
 }
 
 impl Producer {
-    pub const ALL: [Producer; 6] = [
+    pub const ALL: [Producer; 7] = [
         Producer::Mai,
         Producer::Assessor,
         Producer::OverrideGate,
         Producer::Executor,
         Producer::Auditor,
         Producer::Operator,
+        Producer::ChatBridge,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -39,6 +42,7 @@ impl Producer {
             Producer::Executor => "executor",
             Producer::Auditor => "auditor",
             Producer::Operator => "operator",
+            Producer::ChatBridge => "chat_bridge",
         }
     }
 }

@@ -2,10 +2,12 @@
 
 use crate::assessment::{Finding, Level};
 use crate::ids::{CodeDigest, RequestId};
-use crate::request::{Language, Origin};
+use crate::refusal::RefusalReason;
+use crate::request::{Language, Origin, TrustLevel};
 use crate::signed::Signed;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Domain string of override-answer signatures.
 pub const ANSWER_DOMAIN: &str = "airlock/override-answer/v1";
@@ -28,6 +30,90 @@ pub struct OverrideAsked {
     pub inputs: Vec<String>,
     /// An answer after this instant is too late: the request is denied.
     pub deadline_ms: i64,
+    /// When the gate asked.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub asked_at_ms: i64,
+    /// The request's label (a file name), for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The quota the request asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_quota: Option<TrustLevel>,
+    /// The quota an approval grants (the requested one, capped by the policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_quota: Option<TrustLevel>,
+    /// The version of the gate's policy that asked (a digest of it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub policy_version: String,
+    /// Who may answer this request, per chat system (`matrix`, `slack`, ...), by that policy.
+    /// The gate checks every answer against the policy in force when the answer arrives; this
+    /// is for display and for the bridge's quick reply to a human.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub approvers: BTreeMap<String, Vec<String>>,
+    /// Different approvers needed to approve (2 under the two-person rule; one deny ends it).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub approvals_needed: u8,
+    /// What to do when half the time to answer has passed with no decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<Escalation>,
+    /// The longest "approve this exact code again" an approver may grant (0: not offered).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub approve_again_max_ms: u64,
+}
+
+fn one() -> u8 {
+    1
+}
+fn is_one(n: &u8) -> bool {
+    *n == 1
+}
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
+}
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The gate's escalation plan for an override request, decided when it asks: at `at_ms`, if
+/// the request is still waiting, each chat system named does what its target says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Escalation {
+    pub at_ms: i64,
+    pub targets: BTreeMap<String, EscalationTarget>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EscalationTarget {
+    /// Post the request again where it was posted.
+    #[serde(default)]
+    pub repost: bool,
+    /// Mention these (a second group of approvers), by their ids in that chat system.
+    #[serde(default)]
+    pub mention: Vec<String>,
+    /// Post it to this second place (room or channel) too.
+    #[serde(default)]
+    pub place: Option<String>,
+}
+
+/// Where a relayed answer came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Via {
+    /// `matrix`, `slack`, `discord` or `webhook`.
+    pub system: String,
+    /// The room or channel (or the webhook's name).
+    pub place: String,
+    /// The chat system's own id of the interaction (event id, interaction id): two deliveries
+    /// of one interaction carry the same reference.
+    pub reference: String,
+}
+
+/// An interaction the bridge refused before it could be an answer (a signature that does not
+/// verify, a stale timestamp, a replay). It is relayed all the same, so that the gate refuses it
+/// on the record: every refusal is in the audit log, and the gate stays the one that refuses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EdgeRefusal {
+    pub reason: RefusalReason,
+    pub detail: String,
 }
 
 /// What an approver signs.
@@ -40,10 +126,47 @@ pub struct OverrideAnswer {
     pub reason: String,
     pub who: String,
     pub answered_at_ms: i64,
+    /// For answers relayed by a chat bridge: where the human answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+    /// The approver's explicit choice to approve this exact code (its digest) again, without
+    /// asking, for this long (bounded by the policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve_again_for_ms: Option<u64>,
+    /// Set when the bridge refused the interaction itself: never an answer, only a record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_at_edge: Option<EdgeRefusal>,
 }
 
 /// The `override_answered` event: an answer signed by an approver key the gate trusts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OverrideAnswered {
     pub signed: Signed,
+}
+
+impl OverrideAsked {
+    /// The fields an override request may leave at their defaults (no policy details): for
+    /// building one with struct-update syntax.
+    pub fn display_only() -> Self {
+        Self {
+            level: Level::Blocked,
+            explanation: String::new(),
+            findings: vec![],
+            code_digest: CodeDigest::of(b""),
+            language: Language::Python,
+            origin: Origin::External,
+            code_preview: String::new(),
+            inputs: vec![],
+            deadline_ms: 0,
+            asked_at_ms: 0,
+            label: None,
+            requested_quota: None,
+            approval_quota: None,
+            policy_version: String::new(),
+            approvers: BTreeMap::new(),
+            approvals_needed: 1,
+            escalation: None,
+            approve_again_max_ms: 0,
+        }
+    }
 }

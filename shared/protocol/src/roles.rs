@@ -33,6 +33,15 @@ pub struct Consumption {
     pub kinds: &'static [EventKind],
 }
 
+/// When `airlock up` starts a service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Every stack runs it.
+    Always,
+    /// Only when its config section exists (a chat bridge has nothing to do without a chat).
+    WhenConfigured,
+}
+
 /// A service's identity on the bus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServiceRole {
@@ -48,6 +57,7 @@ pub struct ServiceRole {
     pub bucket: Option<&'static str>,
     /// Request-reply endpoints it serves besides the service API.
     pub endpoints: &'static [&'static str],
+    pub start: Start,
 }
 
 impl ServiceRole {
@@ -112,6 +122,7 @@ pub const ASSESSOR: Role = Role {
         },
         bucket: Some(subjects::ASSESSOR_BUCKET),
         endpoints: &[],
+        start: Start::Always,
     }),
 };
 
@@ -136,6 +147,7 @@ pub const GATE: Role = Role {
         },
         bucket: Some(subjects::GATE_BUCKET),
         endpoints: &[subjects::GATE_PENDING_ENDPOINT],
+        start: Start::Always,
     }),
 };
 
@@ -163,6 +175,7 @@ pub const EXECUTOR: Role = Role {
         },
         bucket: Some(subjects::EXECUTOR_BUCKET),
         endpoints: &[],
+        start: Start::Always,
     }),
 };
 
@@ -184,12 +197,40 @@ pub const AUDITOR: Role = Role {
         },
         bucket: Some(subjects::AUDITOR_BUCKET),
         endpoints: &[],
+        start: Start::Always,
+    }),
+};
+
+/// The chat bridge's key-value bucket: what it posted where, its chat sync positions, and the
+/// interactions it has seen (so that a replayed one is refused).
+pub const BRIDGE_BUCKET: &str = "airlock_bridge";
+
+/// The chat bridge carries override requests to team chats and humans' answers back. It decides
+/// nothing: it reads override requests and terminal events, and publishes answers (signed with
+/// its own key, which the gate trusts per chat system and checks against its policy).
+pub const CHAT_BRIDGE: Role = Role {
+    user: "bridge",
+    kind: RoleKind::Service,
+    producer: Some(Producer::ChatBridge),
+    publishes: &[EventKind::OverrideAnswered],
+    service: Some(ServiceRole {
+        name: "airlock-chat-bridge",
+        description: "Carries override requests to team chats and humans' answers back",
+        command: "chat-bridge",
+        config_section: "bridge",
+        consumes: Consumption {
+            durable: "chat-bridge",
+            kinds: &[EventKind::OverrideAsked, EventKind::Terminal],
+        },
+        bucket: Some(BRIDGE_BUCKET),
+        endpoints: &[],
+        start: Start::WhenConfigured,
     }),
 };
 
 /// Every role with a fixed name, in start-up order for the services: the auditor first, so
 /// that it is there to log what the others publish (they stop in the reverse order).
-pub const ROLES: [Role; 7] = [ADMIN, MAI, OPERATOR, AUDITOR, ASSESSOR, GATE, EXECUTOR];
+pub const ROLES: [Role; 8] = [ADMIN, MAI, OPERATOR, AUDITOR, ASSESSOR, GATE, EXECUTOR, CHAT_BRIDGE];
 
 /// The roles that are services, in start-up order.
 pub fn services() -> impl Iterator<Item = (&'static Role, &'static ServiceRole)> {
@@ -252,6 +293,9 @@ mod tests {
         assert!(!may_produce(Producer::Executor, EventKind::Decided));
         assert!(!may_produce(Producer::Operator, EventKind::Decided));
         assert!(may_produce(Producer::Operator, EventKind::OverrideAnswered));
+        assert!(may_produce(Producer::ChatBridge, EventKind::OverrideAnswered));
+        assert!(!may_produce(Producer::ChatBridge, EventKind::Decided));
+        assert!(!may_produce(Producer::ChatBridge, EventKind::Refused));
         for kind in EventKind::ALL {
             assert!(
                 Producer::ALL.iter().any(|p| may_produce(*p, kind)),

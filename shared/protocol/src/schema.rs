@@ -90,6 +90,7 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
             },
             quota: Some(TrustLevel::Unknown),
             limits: None,
+            policy_version: None,
         }),
         exit_code: Some(0),
         stdout: b"hello from airlock\n".to_vec(),
@@ -183,6 +184,7 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
                     code_preview: "import subprocess\n".into(),
                     inputs: vec![],
                     deadline_ms: 1_795_000_900_000,
+                    ..OverrideAsked::display_only()
                 }),
             ),
         ),

@@ -1,0 +1,146 @@
+//! The one interface every chat system implements: post a request's message, edit it when the
+//! request changes or ends, and say something short to the humans (a refusal, a confirmation,
+//! an escalation). Incoming answers do not go through this trait: each system delivers them its
+//! own way (Matrix by sync, the others to the bridge's HTTP endpoints) into [`crate::answers`].
+
+use crate::render::View;
+use futures::future::BoxFuture;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("{system}: reaching the chat server")]
+    Http {
+        system: &'static str,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("{system}: the chat server answered {status}: {body}")]
+    Status {
+        system: &'static str,
+        status: u16,
+        body: String,
+    },
+    #[error("{system}: rate-limited; retry in {retry_after:?}")]
+    RateLimited {
+        system: &'static str,
+        retry_after: Duration,
+    },
+    #[error("{system}: the API refused the call: {error}")]
+    Api { system: &'static str, error: String },
+    #[error("{system}: unreadable reply from the chat server")]
+    Unreadable {
+        system: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{system}: reading {what}")]
+    Secret {
+        system: &'static str,
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ChatError {
+    /// How long to wait before trying again, if the server said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ChatError::RateLimited { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        }
+    }
+}
+
+impl airlock_bus::Transience for ChatError {
+    fn is_permanent(&self) -> bool {
+        // A bad token or a missing room does not fix itself; outages and rate limits pass.
+        matches!(
+            self,
+            ChatError::Status {
+                status: 401 | 403 | 404,
+                ..
+            } | ChatError::Secret { .. }
+        )
+    }
+}
+
+pub type ChatResult<'a, T> = BoxFuture<'a, Result<T, ChatError>>;
+
+pub trait Adapter: Send + Sync {
+    /// `matrix`, `slack`, `discord` or `webhook`: the name the gate's policy uses.
+    fn system(&self) -> &'static str;
+    /// Where requests are posted (room, channel, webhook name).
+    fn place(&self) -> &str;
+    /// Posts a request's message in `place`; returns the chat's id of the message. `txn` is the
+    /// same for every attempt of one post, so chats that support it post it once.
+    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, txn: &'a str) -> ChatResult<'a, String>;
+    /// Replaces the message `message` with the request's current state.
+    fn edit<'a>(
+        &'a self,
+        place: &'a str,
+        message: &'a str,
+        view: &'a View<'a>,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, ()>;
+    /// A short text for the humans in `place`, in reply to `reply_to` where the chat can, naming
+    /// `mention` so they are notified.
+    fn notice<'a>(
+        &'a self,
+        place: &'a str,
+        reply_to: Option<&'a str>,
+        text: &'a str,
+        mention: &'a [String],
+        txn: &'a str,
+    ) -> ChatResult<'a, ()>;
+}
+
+/// Reads a response body as JSON, or says what the server answered instead.
+pub async fn json_reply(system: &'static str, response: reqwest::Response) -> Result<serde_json::Value, ChatError> {
+    let status = response.status();
+    if status.as_u16() == 429 {
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .map(|s| Duration::from_millis((s.clamp(0.0, 3600.0) * 1000.0) as u64));
+        let body = response.bytes().await.unwrap_or_default();
+        let from_body = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| {
+            v.get("retry_after_ms")
+                .and_then(|m| m.as_u64())
+                .map(Duration::from_millis)
+        });
+        return Err(ChatError::RateLimited {
+            system,
+            retry_after: retry_after.or(from_body).unwrap_or(Duration::from_secs(2)),
+        });
+    }
+    let body = response
+        .bytes()
+        .await
+        .map_err(|source| ChatError::Http { system, source })?;
+    if !status.is_success() {
+        return Err(ChatError::Status {
+            system,
+            status: status.as_u16(),
+            body: airlock_protocol::text::clip_bytes(&body, 300),
+        });
+    }
+    if body.is_empty() {
+        return Ok(serde_json::Value::Null);
+    }
+    serde_json::from_slice(&body).map_err(|source| ChatError::Unreadable { system, source })
+}
+
+/// A client for chat servers: bounded time per call, no redirects followed blindly.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(40))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
+}

@@ -1,0 +1,301 @@
+//! What a human types in a chat room, read strictly: `approve <request-id> <reason>` or
+//! `deny <request-id> <reason>` (a unique prefix of at least 8 characters names the request), or,
+//! in reply to the bot's message, `approve <reason>` / `deny <reason>`. An approval may end with
+//! `--again <duration>` ("approve this exact code again for that long"). Everything here came
+//! from outside: sizes are bounded, control characters removed, and anything unclear is refused
+//! with a message saying how to write it.
+
+use airlock_protocol::RequestId;
+use std::time::Duration;
+
+/// Longest chat message read as a command.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+/// Longest reason accepted.
+pub const MAX_REASON_CHARS: usize = 500;
+/// Shortest request-id prefix accepted.
+pub const MIN_PREFIX: usize = 8;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub approve: bool,
+    /// The request id or prefix the human named; `None` in a reply that names none.
+    pub target: Option<String>,
+    pub reason: String,
+    /// The approver's explicit choice to approve this exact code again for this long.
+    pub again: Option<Duration>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parsed {
+    /// Ordinary conversation: not addressed to the bridge.
+    NotACommand,
+    Command(Command),
+    /// Addressed to the bridge but not readable; the text says why and how to write it.
+    Invalid(String),
+}
+
+const USAGE: &str = "write `approve <request-id> <reason>` or `deny <request-id> <reason>` (or reply to the request with `approve <reason>` / `deny <reason>`)";
+
+/// Removes a Matrix reply fallback (the quoted original: leading `> ` lines and the blank line
+/// after them), which older clients put before the reply's own text.
+fn strip_reply_fallback(text: &str) -> &str {
+    let mut rest = text;
+    let mut stripped = false;
+    while let Some(line_end) = rest.find('\n') {
+        if rest.starts_with('>') {
+            rest = &rest[line_end + 1..];
+            stripped = true;
+        } else {
+            break;
+        }
+    }
+    if stripped { rest.trim_start_matches('\n') } else { text }
+}
+
+fn looks_like_id(token: &str) -> bool {
+    (MIN_PREFIX..=64).contains(&token.len())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Reads a message. `is_reply`: it replies to one of the bot's messages, so the request may go
+/// unnamed.
+pub fn parse(text: &str, is_reply: bool) -> Parsed {
+    if text.len() > MAX_MESSAGE_BYTES {
+        // Long messages are conversation, or an attempt to make the bridge work hard.
+        return Parsed::NotACommand;
+    }
+    let text = if is_reply { strip_reply_fallback(text) } else { text };
+    let cleaned: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let mut words = cleaned.split_whitespace();
+    let approve = match words.next().map(str::to_ascii_lowercase).as_deref() {
+        Some("approve") | Some("!approve") => true,
+        Some("deny") | Some("!deny") => false,
+        _ => return Parsed::NotACommand,
+    };
+    let mut words: Vec<&str> = words.collect();
+    let mut again = None;
+    if let Some(at) = words
+        .iter()
+        .position(|w| w.eq_ignore_ascii_case("--again") || w.starts_with("--again="))
+    {
+        if !approve {
+            return Parsed::Invalid("`--again` goes with an approval only".into());
+        }
+        let (value, used) = match words[at].split_once('=') {
+            Some((_, v)) => (Some(v), 1),
+            None => (words.get(at + 1).copied(), 2),
+        };
+        let Some(value) = value else {
+            return Parsed::Invalid("`--again` needs a duration, such as `--again 4h`".into());
+        };
+        match humantime::parse_duration(value) {
+            Ok(d) if !d.is_zero() => again = Some(d),
+            _ => return Parsed::Invalid(format!("`--again {value}` is not a duration (try `--again 4h`)")),
+        }
+        if at + used != words.len() {
+            return Parsed::Invalid("put `--again <duration>` at the end, after the reason".into());
+        }
+        words.truncate(at);
+    }
+    let target = if is_reply {
+        // In a reply the first word is the request only if it looks like one; the caller checks
+        // it against the request replied to.
+        words.first().filter(|w| looks_like_id(w)).map(|w| (*w).to_owned())
+    } else {
+        match words.first() {
+            Some(w) if looks_like_id(w) => Some((*w).to_owned()),
+            Some(w) if w.len() < MIN_PREFIX && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => {
+                return Parsed::Invalid(format!(
+                    "`{w}` is too short to name a request: give at least {MIN_PREFIX} characters of its id"
+                ));
+            }
+            _ => return Parsed::Invalid(format!("say which request: {USAGE}")),
+        }
+    };
+    let reason_words = if target.is_some() && !is_reply {
+        &words[1..]
+    } else {
+        &words[..]
+    };
+    let reason = reason_words.join(" ");
+    Parsed::Command(Command {
+        approve,
+        target,
+        reason,
+        again,
+    })
+}
+
+impl Command {
+    /// The reason once the request is known: in a reply, a leading id of that same request is
+    /// not part of the reason. Refuses a missing or oversized reason.
+    pub fn reason_for(&self, request: &RequestId, is_reply: bool) -> Result<String, String> {
+        let mut reason = self.reason.as_str();
+        if is_reply
+            && let Some(t) = &self.target
+            && request.as_str().starts_with(t.as_str())
+        {
+            reason = reason[t.len()..].trim_start();
+        }
+        let reason = reason.trim();
+        if reason.is_empty() {
+            let verb = if self.approve { "approve" } else { "deny" };
+            return Err(format!("a reason is required: `{verb} {request} <reason>`"));
+        }
+        if reason.chars().count() > MAX_REASON_CHARS {
+            return Err(format!(
+                "the reason is too long (at most {MAX_REASON_CHARS} characters)"
+            ));
+        }
+        Ok(reason.to_owned())
+    }
+}
+
+/// Which request a typed id or prefix names, among those the bridge knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    One(RequestId),
+    Ambiguous(Vec<RequestId>),
+    Unknown,
+}
+
+pub fn resolve<'a>(token: &str, known: impl IntoIterator<Item = &'a RequestId>) -> Resolved {
+    let mut found: Vec<RequestId> = known
+        .into_iter()
+        .filter(|id| id.as_str().starts_with(token))
+        .cloned()
+        .collect();
+    // An exact id wins over longer ids it is a prefix of.
+    if let Some(exact) = found.iter().find(|id| id.as_str() == token) {
+        return Resolved::One(exact.clone());
+    }
+    match found.len() {
+        0 => Resolved::Unknown,
+        1 => Resolved::One(found.remove(0)),
+        _ => {
+            found.sort();
+            Resolved::Ambiguous(found)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(text: &str, reply: bool) -> Command {
+        match parse(text, reply) {
+            Parsed::Command(c) => c,
+            other => panic!("{text:?} → {other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_and_prefixed_ids_with_reasons() {
+        let c = cmd(
+            "approve 0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b checked the URL, it is ours",
+            false,
+        );
+        assert!(c.approve);
+        assert_eq!(c.target.as_deref(), Some("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"));
+        assert_eq!(c.reason, "checked the URL, it is ours");
+        let c = cmd("DENY 0193a1b2 no downloads from there", false);
+        assert!(!c.approve);
+        assert_eq!(c.target.as_deref(), Some("0193a1b2"));
+        assert!(matches!(parse("approve 0193a1 ok", false), Parsed::Invalid(m) if m.contains("too short")));
+        assert!(matches!(parse("approve", false), Parsed::Invalid(_)));
+        assert_eq!(parse("I approve of this plan", false), Parsed::NotACommand);
+        assert_eq!(parse("hello", false), Parsed::NotACommand);
+    }
+
+    #[test]
+    fn replies_need_no_id_and_drop_the_quoted_original() {
+        let c = cmd(
+            "> <@airlock:localhost> Request 0193a1b2 is waiting\n> more\n\napprove fine by me",
+            true,
+        );
+        assert_eq!(c.target, None);
+        assert_eq!(c.reason, "fine by me");
+        let rid = RequestId::parse("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").unwrap();
+        let c = cmd("approve 0193a1b2", true);
+        assert_eq!(
+            c.reason_for(&rid, true),
+            Err("a reason is required: `approve 0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b <reason>`".into())
+        );
+        // A first word that is not this request's id is part of the reason.
+        let c = cmd("approve deadbeefcafe is the hash I expected", true);
+        assert_eq!(
+            c.reason_for(&rid, true).as_deref(),
+            Ok("deadbeefcafe is the hash I expected")
+        );
+        let c = cmd("approve 0193a1b2 reviewed", true);
+        assert_eq!(c.reason_for(&rid, true).as_deref(), Ok("reviewed"));
+        let c = cmd("deny", true);
+        assert!(c.reason_for(&rid, true).is_err(), "a reason is required");
+    }
+
+    #[test]
+    fn approve_again_is_explicit_and_bounded_to_approvals() {
+        let c = cmd("approve 0193a1b2 same script as yesterday --again 4h", false);
+        assert_eq!(c.again, Some(Duration::from_secs(4 * 3600)));
+        assert_eq!(c.reason, "same script as yesterday");
+        let c = cmd("approve 0193a1b2 ok --again=30m", false);
+        assert_eq!(c.again, Some(Duration::from_secs(1800)));
+        assert!(matches!(
+            parse("deny 0193a1b2 no --again 4h", false),
+            Parsed::Invalid(_)
+        ));
+        assert!(matches!(
+            parse("approve 0193a1b2 ok --again soon", false),
+            Parsed::Invalid(_)
+        ));
+        assert!(matches!(
+            parse("approve 0193a1b2 ok --again 4h trailing", false),
+            Parsed::Invalid(_)
+        ));
+    }
+
+    #[test]
+    fn input_is_bounded_and_cleaned() {
+        assert_eq!(parse(&"approve x ".repeat(1000), false), Parsed::NotACommand);
+        let c = cmd("approve 0193a1b2 line one\u{0}\u{7}line two", false);
+        assert_eq!(c.reason, "line one line two");
+        let long = format!("approve 0193a1b2 {}", "x".repeat(MAX_REASON_CHARS + 1));
+        let rid = RequestId::parse("0193a1b2-aaaa").unwrap();
+        assert!(cmd(&long, false).reason_for(&rid, false).is_err());
+    }
+
+    #[test]
+    fn prefixes_resolve_uniquely_or_not_at_all() {
+        let ids: Vec<RequestId> = ["0193a1b2-0001", "0193a1b2-0002", "0193ffff-0001"]
+            .iter()
+            .map(|s| RequestId::parse(s).unwrap())
+            .collect();
+        assert_eq!(resolve("0193ffff", &ids), Resolved::One(ids[2].clone()));
+        assert!(matches!(resolve("0193a1b2", &ids), Resolved::Ambiguous(v) if v.len() == 2));
+        assert_eq!(resolve("0193a1b2-0002", &ids), Resolved::One(ids[1].clone()));
+        assert_eq!(resolve("deadbeef", &ids), Resolved::Unknown);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_read_without_panicking_and_reasons_stay_bounded(text in "\\PC{0,600}", reply in proptest::bool::ANY) {
+            let rid = RequestId::parse("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").unwrap();
+            if let Parsed::Command(c) = parse(&text, reply) {
+                if let Ok(reason) = c.reason_for(&rid, reply) {
+                    proptest::prop_assert!(reason.chars().count() <= MAX_REASON_CHARS);
+                    proptest::prop_assert!(!reason.chars().any(char::is_control));
+                }
+            }
+        }
+
+        #[test]
+        fn commands_with_any_words_parse(words in proptest::collection::vec("[a-zA-Z0-9_\\-:!@.]{1,20}", 0..12)) {
+            let text = format!("approve {}", words.join(" "));
+            let _ = parse(&text, false);
+            let _ = parse(&text, true);
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! Discord, through its REST API (channel messages) and its interactions endpoint: each request
+//! is posted with Approve and Deny buttons; a click answers with a modal asking for the reason
+//! (and, where the policy allows, how long to approve this exact code again); the modal's
+//! submission is the answer. Every interaction is checked as Discord documents: an Ed25519
+//! signature by the application's key over the timestamp and the body; PING is answered with
+//! PONG; a forged, stale or replayed interaction gets 401 and is recorded.
+
+use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
+use crate::answers::{Core, Incoming};
+use crate::command::Command;
+use crate::config::{DiscordConfig, read_secret};
+use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
+use crate::render::{self, View};
+use airlock_protocol::RequestId;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const SYSTEM: &str = "discord";
+
+// Interaction and response types, as Discord numbers them.
+const PING: u64 = 1;
+const MESSAGE_COMPONENT: u64 = 3;
+const MODAL_SUBMIT: u64 = 5;
+const PONG: u64 = 1;
+const CHANNEL_MESSAGE_WITH_SOURCE: u64 = 4;
+const MODAL: u64 = 9;
+/// Message flag: only the user who interacted sees the reply.
+const EPHEMERAL: u64 = 1 << 6;
+
+pub struct Discord {
+    config: DiscordConfig,
+    token: String,
+    public_key: ed25519_dalek::VerifyingKey,
+    http: reqwest::Client,
+}
+
+fn err(source: reqwest::Error) -> ChatError {
+    ChatError::Http { system: SYSTEM, source }
+}
+
+impl Discord {
+    pub fn new(config: DiscordConfig) -> Result<Self, ChatError> {
+        let token = read_secret(&config.bot_token_file).map_err(|source| ChatError::Secret {
+            system: SYSTEM,
+            what: config.bot_token_file.display().to_string(),
+            source,
+        })?;
+        let public_key = crate::signatures::parse_ed25519_public(&config.public_key).ok_or_else(|| ChatError::Api {
+            system: SYSTEM,
+            error: "bridge.discord.public_key is not an Ed25519 public key".into(),
+        })?;
+        Ok(Self {
+            config,
+            token,
+            public_key,
+            http: http_client(),
+        })
+    }
+
+    async fn call(&self, request: reqwest::RequestBuilder, body: Value) -> Result<Value, ChatError> {
+        let response = request
+            .header("authorization", format!("Bot {}", self.token))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(err)?;
+        json_reply(SYSTEM, response).await
+    }
+
+    fn messages_url(&self, channel: &str) -> String {
+        format!(
+            "{}/channels/{}/messages",
+            self.config.api_base.trim_end_matches('/'),
+            percent_encoding::utf8_percent_encode(channel, percent_encoding::NON_ALPHANUMERIC)
+        )
+    }
+
+    /// Handles one interaction (`POST` of JSON).
+    pub async fn interaction(
+        &self,
+        core: &Core,
+        timestamp: Option<&str>,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> Response {
+        let payload: Value = serde_json::from_slice(body).unwrap_or_default();
+        let claimed = bounded(user_of(&payload), 32);
+        let place = bounded(payload["channel_id"].as_str().unwrap_or(&self.config.channel_id), 32);
+        let named = request_named(&payload);
+        if let Err(check) = crate::signatures::discord_verify(&self.public_key, timestamp, signature, body, now_secs())
+        {
+            let refused = Refused::signature(SYSTEM, &place, signature, body, &claimed, named, &check);
+            return relay_refusal(
+                core,
+                refused,
+                Response::unauthorized("invalid request signature".into()),
+            )
+            .await;
+        }
+        match core.store.first_sight(SYSTEM, signature.unwrap_or_default()).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let refused = Refused::replay(SYSTEM, &place, signature, body, &claimed, named);
+                return relay_refusal(core, refused, Response::unauthorized("replayed request".into())).await;
+            }
+            Err(e) => return Response::unavailable(&e),
+        }
+        match payload["type"].as_u64() {
+            Some(PING) => Response::json(json!({ "type": PONG })),
+            Some(MESSAGE_COMPONENT) => self.button(core, &payload).await,
+            Some(MODAL_SUBMIT) => self.submission(core, &payload, &place).await,
+            _ => Response::bad_request("unsupported interaction type".into()),
+        }
+    }
+
+    /// A button: answers with the reason modal.
+    async fn button(&self, core: &Core, payload: &Value) -> Response {
+        let custom_id = payload["data"]["custom_id"].as_str().unwrap_or_default();
+        let Some((approve, rid)) = parse_custom_id(custom_id, "airlock:") else {
+            return ephemeral("this button is not one of Airlock's");
+        };
+        let again_max = match core.store.tracked(&rid).await {
+            Ok(Some(t)) => t.asked.approve_again_max_ms,
+            Ok(None) => 0,
+            Err(e) => return Response::unavailable(&e),
+        };
+        let verb = if approve { "approve" } else { "deny" };
+        let mut rows = vec![json!({
+            "type": 1,
+            "components": [{
+                "type": 4,
+                "custom_id": "reason",
+                "label": "Reason (recorded in the audit log)",
+                "style": 2,
+                "min_length": 1,
+                "max_length": crate::command::MAX_REASON_CHARS,
+                "required": true,
+            }],
+        })];
+        if approve && again_max > 0 {
+            rows.push(json!({
+                "type": 1,
+                "components": [{
+                    "type": 4,
+                    "custom_id": "again",
+                    "label": "Approve this exact code again for (e.g. 4h)",
+                    "style": 1,
+                    "max_length": 16,
+                    "required": false,
+                }],
+            }));
+        }
+        let title = if approve { "Approve request" } else { "Deny request" };
+        Response::json(json!({
+            "type": MODAL,
+            "data": {
+                "custom_id": format!("airlock:answer:{verb}:{rid}"),
+                "title": title,
+                "components": rows,
+            },
+        }))
+    }
+
+    /// The modal's submission: the answer.
+    async fn submission(&self, core: &Core, payload: &Value, place: &str) -> Response {
+        let custom_id = payload["data"]["custom_id"].as_str().unwrap_or_default();
+        let Some((approve, rid)) = parse_custom_id(custom_id, "airlock:answer:") else {
+            return ephemeral("this form is not one of Airlock's");
+        };
+        let field = |name: &str| -> String {
+            let value = payload["data"]["components"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|row| row["components"].as_array().into_iter().flatten())
+                .find(|c| c["custom_id"] == name)
+                .and_then(|c| c["value"].as_str())
+                .unwrap_or_default();
+            bounded(value, 2000)
+        };
+        let reason = field("reason");
+        let again_text = field("again");
+        let again = if again_text.trim().is_empty() {
+            None
+        } else {
+            match humantime::parse_duration(again_text.trim()) {
+                Ok(d) if approve && !d.is_zero() => Some(d),
+                _ => {
+                    return ephemeral(&format!(
+                        "`{again_text}` is not a duration such as 4h; nothing was recorded"
+                    ));
+                }
+            }
+        };
+        let incoming = Incoming {
+            system: SYSTEM,
+            place: place.to_owned(),
+            reference: format!(
+                "interaction:{}",
+                bounded(payload["id"].as_str().unwrap_or_default(), 32)
+            ),
+            who: bounded(user_of(payload), 32),
+            command: Command {
+                approve,
+                target: None,
+                reason,
+                again,
+            },
+            bound_to: Some(rid),
+        };
+        match tokio::time::timeout(Duration::from_millis(2500), core.answer(incoming)).await {
+            Ok(Ok(reply)) => ephemeral(&reply.text),
+            Ok(Err(e)) => Response::unavailable(&e),
+            Err(_) => ephemeral("Airlock did not confirm in time; try again (an answer given twice counts once)"),
+        }
+    }
+}
+
+/// The user id of an interaction: `member.user` in a server, `user` in a direct message.
+fn user_of(payload: &Value) -> &str {
+    payload["member"]["user"]["id"]
+        .as_str()
+        .or_else(|| payload["user"]["id"].as_str())
+        .unwrap_or_default()
+}
+
+fn request_named(payload: &Value) -> Option<RequestId> {
+    let custom_id = payload["data"]["custom_id"].as_str()?;
+    let rid = custom_id.rsplit(':').next()?;
+    RequestId::parse_client(rid).ok()
+}
+
+/// `<prefix>approve:<rid>` or `<prefix>deny:<rid>`.
+fn parse_custom_id(custom_id: &str, prefix: &str) -> Option<(bool, RequestId)> {
+    let rest = custom_id.strip_prefix(prefix)?;
+    let (verb, rid) = rest.split_once(':')?;
+    let approve = match verb {
+        "approve" => true,
+        "deny" => false,
+        _ => return None,
+    };
+    Some((approve, RequestId::parse_client(rid).ok()?))
+}
+
+fn ephemeral(text: &str) -> Response {
+    Response::json(json!({
+        "type": CHANNEL_MESSAGE_WITH_SOURCE,
+        "data": {
+            "content": airlock_protocol::text::clip(text, 1900),
+            "flags": EPHEMERAL,
+            "allowed_mentions": { "parse": [] },
+        },
+    }))
+}
+
+fn buttons(view: &View<'_>) -> Value {
+    if view.ended.is_some() {
+        return json!([]);
+    }
+    json!([{
+        "type": 1,
+        "components": [
+            { "type": 2, "style": 3, "label": "Approve", "custom_id": format!("airlock:approve:{}", view.request_id) },
+            { "type": 2, "style": 4, "label": "Deny", "custom_id": format!("airlock:deny:{}", view.request_id) },
+        ],
+    }])
+}
+
+impl Adapter for Discord {
+    fn system(&self) -> &'static str {
+        SYSTEM
+    }
+
+    fn place(&self) -> &str {
+        &self.config.channel_id
+    }
+
+    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, _txn: &'a str) -> ChatResult<'a, String> {
+        Box::pin(async move {
+            let body = json!({
+                "content": render::discord_content(view, now_ms),
+                "components": buttons(view),
+                "allowed_mentions": { "parse": [] },
+            });
+            let reply = self.call(self.http.post(self.messages_url(place)), body).await?;
+            match reply["id"].as_str() {
+                Some(id) => Ok(id.to_owned()),
+                None => Err(ChatError::Api {
+                    system: SYSTEM,
+                    error: "no message id in the reply".into(),
+                }),
+            }
+        })
+    }
+
+    fn edit<'a>(
+        &'a self,
+        place: &'a str,
+        message: &'a str,
+        view: &'a View<'a>,
+        now_ms: i64,
+        _txn: &'a str,
+    ) -> ChatResult<'a, ()> {
+        Box::pin(async move {
+            let url = format!(
+                "{}/{}",
+                self.messages_url(place),
+                percent_encoding::utf8_percent_encode(message, percent_encoding::NON_ALPHANUMERIC)
+            );
+            let body = json!({
+                "content": render::discord_content(view, now_ms),
+                "components": buttons(view),
+                "allowed_mentions": { "parse": [] },
+            });
+            self.call(self.http.patch(url), body).await.map(|_| ())
+        })
+    }
+
+    fn notice<'a>(
+        &'a self,
+        place: &'a str,
+        reply_to: Option<&'a str>,
+        text: &'a str,
+        mention: &'a [String],
+        _txn: &'a str,
+    ) -> ChatResult<'a, ()> {
+        Box::pin(async move {
+            let ids: Vec<&String> = mention
+                .iter()
+                .filter(|m| m.bytes().all(|b| b.is_ascii_digit()))
+                .collect();
+            let pings: Vec<String> = ids.iter().map(|id| format!("<@{id}>")).collect();
+            let mut content = airlock_protocol::text::clip(&text.replace('@', "@\u{200b}"), 1800);
+            if !pings.is_empty() {
+                content = format!("{} {content}", pings.join(" "));
+            }
+            let mut body = json!({
+                "content": content,
+                "allowed_mentions": { "parse": [], "users": ids },
+            });
+            if let Some(message) = reply_to {
+                body["message_reference"] = json!({ "message_id": message, "fail_if_not_exists": false });
+            }
+            self.call(self.http.post(self.messages_url(place)), body)
+                .await
+                .map(|_| ())
+        })
+    }
+}

@@ -1,0 +1,405 @@
+//! Matrix, through the client-server API of any homeserver (tested against Synapse): the bot
+//! posts each request to its room as an `m.notice` with an HTML body, edits it (`m.replace`)
+//! when the request changes or ends, and reads the room with `/sync`, saving its position in the
+//! bridge's bucket so that answers given while the bridge, the homeserver or NATS was down are
+//! read when they are back. Every send carries a transaction id derived from what it is for, so
+//! a retry after a crash posts nothing twice.
+
+use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
+use crate::answers::{Core, Incoming};
+use crate::command::{Parsed, parse};
+use crate::config::{MatrixConfig, read_secret};
+use crate::render::{self, View, escape_html};
+use airlock_bus::retry::{Backoff, pause};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+const SYSTEM: &str = "matrix";
+/// How long one `/sync` waits for news.
+const SYNC_TIMEOUT_MS: u64 = 25_000;
+/// Pages of 100 messages read back when a sync skipped some.
+const BACKFILL_PAGES: usize = 10;
+
+pub struct Matrix {
+    config: MatrixConfig,
+    token: String,
+    http: reqwest::Client,
+    /// Rooms the bot must be in: its own, and escalation rooms.
+    rooms: Vec<String>,
+}
+
+fn segment(s: &str) -> String {
+    utf8_percent_encode(s, NON_ALPHANUMERIC).to_string()
+}
+
+fn err(source: reqwest::Error) -> ChatError {
+    ChatError::Http { system: SYSTEM, source }
+}
+
+impl Matrix {
+    /// Reads the access token; `extra_rooms` are escalation rooms the bot must join too.
+    pub fn new(config: MatrixConfig, extra_rooms: Vec<String>) -> Result<Self, ChatError> {
+        let token = read_secret(&config.access_token_file).map_err(|source| ChatError::Secret {
+            system: SYSTEM,
+            what: config.access_token_file.display().to_string(),
+            source,
+        })?;
+        let mut rooms = vec![config.room_id.clone()];
+        for room in extra_rooms {
+            if !rooms.contains(&room) {
+                rooms.push(room);
+            }
+        }
+        Ok(Self {
+            config,
+            token,
+            http: http_client(),
+            rooms,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!(
+            "{}/_matrix/client/v3{path}",
+            self.config.homeserver.trim_end_matches('/')
+        )
+    }
+
+    async fn call(&self, request: reqwest::RequestBuilder) -> Result<Value, ChatError> {
+        let response = request.bearer_auth(&self.token).send().await.map_err(err)?;
+        json_reply(SYSTEM, response).await
+    }
+
+    /// Who the token belongs to (checked at start against `user_id`).
+    pub async fn whoami(&self) -> Result<String, ChatError> {
+        let reply = self.call(self.http.get(self.url("/account/whoami"))).await?;
+        Ok(reply["user_id"].as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Joins a room (works once invited, or for public rooms).
+    pub async fn join(&self, room: &str) -> Result<(), ChatError> {
+        self.call(
+            self.http
+                .post(self.url(&format!("/join/{}", segment(room))))
+                .json(&json!({})),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn send(&self, room: &str, txn: &str, content: Value) -> Result<String, ChatError> {
+        let path = format!("/rooms/{}/send/m.room.message/{}", segment(room), segment(txn));
+        let reply = self.call(self.http.put(self.url(&path)).json(&content)).await?;
+        match reply["event_id"].as_str() {
+            Some(id) => Ok(id.to_owned()),
+            None => Err(ChatError::Api {
+                system: SYSTEM,
+                error: format!("no event id in {reply}"),
+            }),
+        }
+    }
+
+    async fn sync(&self, since: Option<&str>, timeout_ms: u64, timeline_limit: u32) -> Result<Value, ChatError> {
+        let filter = json!({
+            "room": {
+                "rooms": self.rooms,
+                "timeline": { "limit": timeline_limit, "types": ["m.room.message"] },
+                "state": { "lazy_load_members": true, "types": [] },
+                "ephemeral": { "types": [] },
+                "account_data": { "types": [] },
+            },
+            "presence": { "types": [] },
+            "account_data": { "types": [] },
+        });
+        let mut query = vec![("timeout", timeout_ms.to_string()), ("filter", filter.to_string())];
+        if let Some(since) = since {
+            query.push(("since", since.to_owned()));
+        }
+        let request = self
+            .http
+            .get(self.url("/sync"))
+            .query(&query)
+            .timeout(Duration::from_millis(timeout_ms + 15_000));
+        self.call(request).await
+    }
+
+    fn message(text: String, html: String, mention: &[String]) -> Value {
+        json!({
+            "msgtype": "m.notice",
+            "body": text,
+            "format": "org.matrix.custom.html",
+            "formatted_body": html,
+            // Explicit mentions only: nothing quoted from the request can ping the room.
+            "m.mentions": { "user_ids": mention },
+        })
+    }
+
+    /// Reads the room until shut down: answers in it are handed to `core`, and the bot replies
+    /// to each with what became of it.
+    pub async fn run_sync(self: Arc<Self>, core: Arc<Core>, shutdown: CancellationToken) {
+        let mut failures = 0u32;
+        for room in self.rooms.clone() {
+            if let Err(e) = self.join(&room).await {
+                tracing::info!(room, error = %airlock_protocol::error_chain(&e), "not in the room yet (it joins when invited)");
+            }
+        }
+        loop {
+            if shutdown.is_cancelled() {
+                return;
+            }
+            let step = self.sync_once(&core).await;
+            let delay = match step {
+                Ok(()) => {
+                    failures = 0;
+                    continue;
+                }
+                Err(e) => {
+                    failures += 1;
+                    core.counters.incr("matrix_sync_failures");
+                    tracing::warn!(error = %airlock_protocol::error_chain(&e), failures, "matrix sync failed; retrying");
+                    e.retry_after()
+                        .unwrap_or_else(|| Backoff::OUTAGE.delay(failures).max(Duration::from_millis(500)))
+                }
+            };
+            if !pause(&shutdown, delay).await {
+                return;
+            }
+        }
+    }
+
+    async fn sync_once(&self, core: &Core) -> Result<(), SyncError> {
+        let since = core.store.position(SYSTEM).await?;
+        let Some(since) = since else {
+            // First start: begin from now, not from the room's history.
+            let reply = self.sync(None, 0, 0).await?;
+            self.handle_invites(&reply).await;
+            if let Some(next) = reply["next_batch"].as_str() {
+                core.store.set_position(SYSTEM, next).await?;
+            }
+            return Ok(());
+        };
+        let reply = self.sync(Some(&since), SYNC_TIMEOUT_MS, 100).await?;
+        self.handle_invites(&reply).await;
+        if let Some(rooms) = reply["rooms"]["join"].as_object() {
+            for (room, data) in rooms {
+                if !self.rooms.contains(room) {
+                    continue;
+                }
+                if data["timeline"]["limited"].as_bool() == Some(true)
+                    && let Some(from) = data["timeline"]["prev_batch"].as_str()
+                {
+                    // More arrived than one sync returns (the bridge was away a while): read the
+                    // gap back to what was handled before, oldest first.
+                    for event in self.backfill(core, room, from).await? {
+                        self.handle_event(core, room, &event).await?;
+                    }
+                }
+                for event in data["timeline"]["events"].as_array().into_iter().flatten() {
+                    self.handle_event(core, room, event).await?;
+                }
+            }
+        }
+        // Saved after the events are handled: a crash before this reads them again, and each
+        // event is handled once (see `handle_event`).
+        if let Some(next) = reply["next_batch"].as_str() {
+            core.store.set_position(SYSTEM, next).await?;
+        }
+        Ok(())
+    }
+
+    /// Messages before `from`, back to the first one already handled (at most
+    /// [`BACKFILL_PAGES`] pages), oldest first.
+    async fn backfill(&self, core: &Core, room: &str, from: &str) -> Result<Vec<Value>, SyncError> {
+        let mut gap = Vec::new();
+        let mut from = from.to_owned();
+        for _ in 0..BACKFILL_PAGES {
+            let path = format!("/rooms/{}/messages", segment(room));
+            let query = [("from", from.as_str()), ("dir", "b"), ("limit", "100")];
+            let reply = self.call(self.http.get(self.url(&path)).query(&query)).await?;
+            let chunk = reply["chunk"].as_array().cloned().unwrap_or_default();
+            let mut reached = chunk.is_empty();
+            for event in chunk {
+                let id = event["event_id"].as_str().unwrap_or_default();
+                if core.store.seen(SYSTEM, id).await? {
+                    reached = true;
+                    break;
+                }
+                gap.push(event);
+            }
+            match reply["end"].as_str() {
+                Some(end) if !reached => from = end.to_owned(),
+                _ => break,
+            }
+        }
+        core.counters.incr("matrix_gaps_read");
+        tracing::warn!(room, messages = gap.len(), "read a gap in the room's timeline");
+        gap.reverse();
+        Ok(gap)
+    }
+
+    async fn handle_invites(&self, reply: &Value) {
+        if let Some(invites) = reply["rooms"]["invite"].as_object() {
+            for room in invites.keys() {
+                if self.rooms.contains(room) {
+                    match self.join(room).await {
+                        Ok(()) => tracing::info!(room, "joined the room it was invited to"),
+                        Err(e) => tracing::warn!(room, error = %airlock_protocol::error_chain(&e), "could not join"),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn handle_event(&self, core: &Core, room: &str, event: &Value) -> Result<(), SyncError> {
+        let (Some(event_id), Some(sender)) = (event["event_id"].as_str(), event["sender"].as_str()) else {
+            return Ok(());
+        };
+        if sender == self.config.user_id || event["type"] != "m.room.message" {
+            return Ok(());
+        }
+        let content = &event["content"];
+        // An edit of a message is not a new answer.
+        if content["m.relates_to"]["rel_type"] == "m.replace" {
+            return Ok(());
+        }
+        let Some(body) = content["body"].as_str() else {
+            return Ok(());
+        };
+        if event_id.len() > 255 || sender.len() > 255 || core.store.seen(SYSTEM, event_id).await? {
+            return Ok(());
+        }
+        let replied = content["m.relates_to"]["m.in_reply_to"]["event_id"].as_str();
+        let bound_to = match replied {
+            Some(original) if original.len() <= 255 => core.store.request_of_message(SYSTEM, original).await?,
+            _ => None,
+        };
+        let reply = match parse(body, bound_to.is_some()) {
+            Parsed::NotACommand => None,
+            Parsed::Invalid(why) => Some(why),
+            Parsed::Command(command) => {
+                let incoming = Incoming {
+                    system: SYSTEM,
+                    place: room.to_owned(),
+                    reference: event_id.to_owned(),
+                    who: sender.to_owned(),
+                    command,
+                    bound_to,
+                };
+                Some(core.answer(incoming).await?.text)
+            }
+        };
+        if let Some(text) = reply {
+            let txn = format!("airlock-reply-{}", crate::txn_id(&[event_id]));
+            let content = json!({
+                "msgtype": "m.notice",
+                "body": format!("{sender}: {text}"),
+                "format": "org.matrix.custom.html",
+                "formatted_body": format!(
+                    "<a href=\"https://matrix.to/#/{}\">{}</a>: {}",
+                    escape_html(sender),
+                    escape_html(sender),
+                    escape_html(&text)
+                ),
+                "m.mentions": { "user_ids": [sender] },
+                "m.relates_to": { "m.in_reply_to": { "event_id": event_id } },
+            });
+            if let Err(e) = self.send(room, &txn, content).await {
+                // The answer itself is relayed; only the confirmation is lost.
+                tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not reply in the room");
+            }
+        }
+        core.store.first_sight(SYSTEM, event_id).await?;
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum SyncError {
+    #[error(transparent)]
+    Chat(#[from] ChatError),
+    #[error("the bridge's records")]
+    Store(#[from] airlock_bus::ClaimError),
+    #[error("handling an answer")]
+    Answer(#[from] crate::answers::AnswerError),
+}
+
+impl SyncError {
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            SyncError::Chat(e) => e.retry_after(),
+            _ => None,
+        }
+    }
+}
+
+impl Adapter for Matrix {
+    fn system(&self) -> &'static str {
+        SYSTEM
+    }
+
+    fn place(&self) -> &str {
+        &self.config.room_id
+    }
+
+    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, txn: &'a str) -> ChatResult<'a, String> {
+        Box::pin(async move {
+            let content = Self::message(render::text(view, now_ms), render::html(view, now_ms), &[]);
+            self.send(place, txn, content).await
+        })
+    }
+
+    fn edit<'a>(
+        &'a self,
+        place: &'a str,
+        message: &'a str,
+        view: &'a View<'a>,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, ()> {
+        Box::pin(async move {
+            let text = render::text(view, now_ms);
+            let html = render::html(view, now_ms);
+            let new_content = Self::message(text.clone(), html.clone(), &[]);
+            let content = json!({
+                "msgtype": "m.notice",
+                "body": format!("* {text}"),
+                "format": "org.matrix.custom.html",
+                "formatted_body": format!("* {html}"),
+                "m.new_content": new_content,
+                "m.relates_to": { "rel_type": "m.replace", "event_id": message },
+                "m.mentions": {},
+            });
+            self.send(place, txn, content).await.map(|_| ())
+        })
+    }
+
+    fn notice<'a>(
+        &'a self,
+        place: &'a str,
+        reply_to: Option<&'a str>,
+        text: &'a str,
+        mention: &'a [String],
+        txn: &'a str,
+    ) -> ChatResult<'a, ()> {
+        Box::pin(async move {
+            let pills: Vec<String> = mention
+                .iter()
+                .map(|m| format!("<a href=\"https://matrix.to/#/{0}\">{0}</a>", escape_html(m)))
+                .collect();
+            let mut body = text.to_owned();
+            let mut html = escape_html(text);
+            if !mention.is_empty() {
+                body = format!("{}: {body}", mention.join(", "));
+                html = format!("{}: {html}", pills.join(", "));
+            }
+            let mut content = Self::message(body, html, mention);
+            if let Some(original) = reply_to {
+                content["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": original } });
+            }
+            self.send(place, txn, content).await.map(|_| ())
+        })
+    }
+}

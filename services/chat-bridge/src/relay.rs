@@ -1,0 +1,126 @@
+//! Carrying a human's answer to the gate: an [`OverrideAnswer`] signed with the bridge's key,
+//! naming who answered, where, and why, published as an `override_answered` event (the one kind
+//! the bridge may publish). Interactions the bridge refuses itself (a forged or stale signature,
+//! a replay) are relayed too, marked as refused, so that the gate refuses them on the record;
+//! those are rate-limited, so that a flood of forgeries cannot flood the audit log.
+
+use airlock_bus::{PublishError, Publisher, ServiceCounters};
+use airlock_protocol::overrides::{ANSWER_DOMAIN, EdgeRefusal, Via};
+use airlock_protocol::{
+    CodeDigest, Envelope, Event, OverrideAnswer, OverrideAnswered, Producer, RefusalReason, RequestId, Signed,
+    SigningKey, now_ms,
+};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Refused interactions relayed per minute at most; the rest are counted and logged.
+const EDGE_PER_MINUTE: u32 = 30;
+
+/// One answer to relay.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub request_id: RequestId,
+    pub code_digest: CodeDigest,
+    pub approve: bool,
+    pub reason: String,
+    pub who: String,
+    pub via: Via,
+    pub approve_again_for: Option<Duration>,
+    pub refused: Option<(RefusalReason, String)>,
+}
+
+pub struct Relay {
+    key: SigningKey,
+    publisher: Publisher,
+    counters: ServiceCounters,
+    budget: Mutex<(Instant, u32)>,
+}
+
+impl Relay {
+    pub fn new(key: SigningKey, publisher: Publisher, counters: ServiceCounters) -> Self {
+        Self {
+            key,
+            publisher,
+            counters,
+            budget: Mutex::new((Instant::now(), 0)),
+        }
+    }
+
+    pub fn key(&self) -> &SigningKey {
+        &self.key
+    }
+
+    /// Signs and publishes the answer.
+    pub async fn send(&self, answer: Answer) -> Result<(), PublishError> {
+        let body = OverrideAnswer {
+            request_id: answer.request_id.clone(),
+            code_digest: answer.code_digest,
+            approve: answer.approve,
+            reason: airlock_protocol::text::clip(&answer.reason, 1024),
+            who: airlock_protocol::text::clip(&answer.who, 256),
+            answered_at_ms: now_ms(),
+            via: Some(answer.via),
+            approve_again_for_ms: answer
+                .approve_again_for
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            refused_at_edge: answer.refused.map(|(reason, detail)| EdgeRefusal {
+                reason,
+                detail: airlock_protocol::text::clip(&detail, 512),
+            }),
+        };
+        let signed = Signed::sign(&body, ANSWER_DOMAIN, &self.key);
+        let envelope = Envelope::new(
+            answer.request_id,
+            Producer::ChatBridge,
+            Event::OverrideAnswered(OverrideAnswered { signed }),
+        );
+        self.publisher.publish(&envelope).await?;
+        self.counters.incr(if body.refused_at_edge.is_some() {
+            "refusals_relayed"
+        } else {
+            "answers_relayed"
+        });
+        Ok(())
+    }
+
+    /// Relays an interaction refused at the edge, within the rate budget.
+    pub async fn refused(
+        &self,
+        request_id: Option<RequestId>,
+        via: Via,
+        who: &str,
+        reason: RefusalReason,
+        detail: String,
+    ) -> Result<(), PublishError> {
+        if !self.within_budget() {
+            self.counters.incr("refusals_dropped");
+            tracing::warn!(%reason, detail, system = via.system, "refused interaction not relayed: over the rate budget");
+            return Ok(());
+        }
+        tracing::warn!(%reason, detail, system = via.system, place = via.place, "refused an interaction");
+        self.send(Answer {
+            request_id: request_id.unwrap_or_else(RequestId::unknown),
+            code_digest: CodeDigest::of(b""),
+            approve: false,
+            reason: String::new(),
+            who: if who.is_empty() {
+                "(unknown)".into()
+            } else {
+                who.to_owned()
+            },
+            via,
+            approve_again_for: None,
+            refused: Some((reason, detail)),
+        })
+        .await
+    }
+
+    fn within_budget(&self) -> bool {
+        let mut budget = self.budget.lock().unwrap_or_else(|p| p.into_inner());
+        if budget.0.elapsed() >= Duration::from_secs(60) {
+            *budget = (Instant::now(), 0);
+        }
+        budget.1 += 1;
+        budget.1 <= EDGE_PER_MINUTE
+    }
+}

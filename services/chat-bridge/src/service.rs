@@ -1,0 +1,136 @@
+//! The bridge's loop: consume override requests and terminal events (its durable consumer),
+//! track each request in the bucket, and let the outbox and each chat's reader do the rest.
+//!
+//! Nothing a chat does can stop the loop: chats are reached from other tasks, with backoff, and
+//! the consumer only touches NATS. The bridge publishes nothing but answers; a message it cannot
+//! read is logged and acknowledged (it could only come from the gate or the executor, whose
+//! users alone may publish these kinds).
+
+use crate::answers::Core;
+use crate::config::Config;
+use crate::outbox::Outbox;
+use crate::relay::Relay;
+use crate::render::Ended;
+use crate::state::{Store, Tracked};
+use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
+use airlock_bus::retry::Backoff;
+use airlock_bus::{BusError, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
+use airlock_protocol::roles::{self, BRIDGE_BUCKET, ServiceRole};
+use airlock_protocol::{Event, KeyError, Producer, SigningKey, now_ms};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("the bridge's signing key")]
+    Key(#[from] KeyError),
+    #[error("the bridge's records")]
+    Claims(#[from] ClaimError),
+    #[error(transparent)]
+    Bus(#[from] BusError),
+    #[error(transparent)]
+    Chat(#[from] crate::adapter::ChatError),
+    #[error("listening for interactions on {addr}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn service_role() -> &'static ServiceRole {
+    match &roles::CHAT_BRIDGE.service {
+        Some(service) => service,
+        None => unreachable!("the bridge's row names its service"),
+    }
+}
+
+pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), BridgeError> {
+    let key = SigningKey::load_or_generate(&config.key_file, &config.key_name)?;
+    tracing::info!(key = %key.verifier(), "chat bridge signing answers (list this key in [gate.bridge_keys])");
+    let js = async_nats::jetstream::new(client.clone());
+    let claims = match Claims::open(&js, BRIDGE_BUCKET, &shutdown).await {
+        Ok(claims) => claims,
+        Err(_) if shutdown.is_cancelled() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let counters = ServiceCounters::default();
+    let publisher = Publisher::new(js.clone(), Producer::ChatBridge, shutdown.clone());
+    let core = Arc::new(Core::new(
+        Store::new(claims),
+        Relay::new(key.clone(), publisher, counters.clone()),
+        counters.clone(),
+    ));
+    let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
+
+    let chats = crate::chats::start(&config, &key, core.clone(), shutdown.clone()).await?;
+    tokio::spawn(Outbox::new(core.clone(), chats).run(shutdown.clone()));
+
+    let spec = ConsumerSpec::for_role(&roles::CHAT_BRIDGE, Duration::from_secs(30), 64)
+        .ok_or_else(|| BusError::Service("the bridge's row names no consumer".into()))?
+        .unbounded_redelivery();
+    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+        return Ok(());
+    };
+    while let Some(delivery) = deliveries.next().await {
+        let span = delivery.span(service_role().name);
+        match handle(&core, &delivery).instrument(span).await {
+            Ok(()) => delivery.ack().await,
+            Err(e) => {
+                // Only NATS being away gets here: try again later, never set aside (setting aside
+                // would mean publishing a refusal, which the bridge may not).
+                let (_, delivered) = delivery.position();
+                let delay = Backoff::OUTAGE
+                    .delay(u32::try_from(delivered).unwrap_or(1))
+                    .max(Duration::from_millis(500));
+                tracing::warn!(error = %airlock_bus::error_text(&e), delivered, "could not record a request; redelivery in {delay:?}");
+                delivery.retry_after(delay).await;
+            }
+        }
+    }
+    let _ = service.stop().await;
+    Ok(())
+}
+
+async fn handle(core: &Core, delivery: &Delivery) -> Result<(), ClaimError> {
+    let envelope = match delivery.envelope() {
+        Ok(e) => e,
+        Err(e) => {
+            core.counters.incr("unreadable");
+            tracing::error!(error = %airlock_bus::error_text(&e), subject = delivery.subject(), "unreadable message; skipped");
+            return Ok(());
+        }
+    };
+    let rid = envelope.request_id.clone();
+    match envelope.event {
+        Event::OverrideAsked(asked) => {
+            let fresh = asked.deadline_ms > now_ms();
+            let tracked = Tracked::new(rid.clone(), asked);
+            if core.store.track(&tracked).await? {
+                core.counters
+                    .incr(if fresh { "requests" } else { "requests_past_deadline" });
+                tracing::info!(request_id = %rid, fresh, "override request tracked");
+            }
+            core.remember(&rid);
+        }
+        Event::Terminal(terminal) => {
+            let ended = Ended::of(&terminal);
+            let updated = core
+                .store
+                .update(&rid, |t| {
+                    if t.ended.is_none() {
+                        t.ended = Some(ended.clone());
+                    }
+                })
+                .await?;
+            if updated.is_some() {
+                core.counters.incr("requests_ended");
+                core.remember(&rid);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

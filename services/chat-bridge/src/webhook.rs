@@ -1,0 +1,245 @@
+//! A generic signed webhook, so that any other system (a paging service, an internal tool) can
+//! take override requests and answer them without new code.
+//!
+//! Out: `POST <url>` with a JSON body — `{"type": "override_asked" | "override_updated" |
+//! "override_ended" | "notice" | "test", "request_id", "text", ...}` — and the headers
+//! `X-Airlock-Timestamp` (Unix seconds) and `X-Airlock-Signature` (`v1=<hex HMAC-SHA256 of
+//! "<timestamp>.<body>">` with the shared secret, or `ed25519=<base64 signature of the same>` by
+//! the bridge's key).
+//!
+//! In: `POST /webhook/answer` with `{"request_id", "approve", "reason", "who",
+//! "approve_again_for"?}`, signed the same way (by the shared secret, or by the receiver's own
+//! Ed25519 key), within five minutes; a forged, stale or replayed answer gets 401 and is recorded.
+
+use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
+use crate::answers::{Core, Incoming};
+use crate::command::Command;
+use crate::config::{WebhookConfig, WebhookSigning, read_secret};
+use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
+use crate::render::{self, View};
+use crate::signatures::{WebhookKey, webhook_ed25519_sign, webhook_hmac_sign, webhook_verify};
+use airlock_protocol::{RequestId, SigningKey};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const SYSTEM: &str = "webhook";
+
+pub struct Webhook {
+    config: WebhookConfig,
+    secret: Option<String>,
+    answer_key: Option<ed25519_dalek::VerifyingKey>,
+    bridge_key: SigningKey,
+    http: reqwest::Client,
+}
+
+impl Webhook {
+    pub fn new(config: WebhookConfig, bridge_key: SigningKey) -> Result<Self, ChatError> {
+        let secret = match &config.secret_file {
+            Some(path) => Some(read_secret(path).map_err(|source| ChatError::Secret {
+                system: SYSTEM,
+                what: path.display().to_string(),
+                source,
+            })?),
+            None => None,
+        };
+        let answer_key = config
+            .answer_public_key
+            .as_deref()
+            .and_then(crate::signatures::parse_ed25519_public);
+        Ok(Self {
+            config,
+            secret,
+            answer_key,
+            bridge_key,
+            http: http_client(),
+        })
+    }
+
+    fn name(&self) -> &str {
+        if self.config.name.is_empty() {
+            "webhook"
+        } else {
+            &self.config.name
+        }
+    }
+
+    /// Signs and POSTs one JSON body.
+    async fn send(&self, body: Value) -> Result<Value, ChatError> {
+        let bytes = body.to_string().into_bytes();
+        let timestamp = now_secs().to_string();
+        let signature = match (self.config.signing, &self.secret) {
+            (WebhookSigning::HmacSha256, Some(secret)) => webhook_hmac_sign(secret, &timestamp, &bytes),
+            _ => webhook_ed25519_sign(&self.bridge_key, &timestamp, &bytes),
+        };
+        let response = self
+            .http
+            .post(&self.config.url)
+            .header("content-type", "application/json")
+            .header("x-airlock-timestamp", &timestamp)
+            .header("x-airlock-signature", signature)
+            .body(bytes)
+            .send()
+            .await
+            .map_err(|source| ChatError::Http { system: SYSTEM, source })?;
+        json_reply(SYSTEM, response).await
+    }
+
+    fn key(&self) -> Option<WebhookKey<'_>> {
+        match self.config.signing {
+            WebhookSigning::HmacSha256 => self.secret.as_deref().map(WebhookKey::Hmac),
+            WebhookSigning::Ed25519 => self.answer_key.as_ref().map(WebhookKey::Ed25519),
+        }
+    }
+
+    /// Handles one signed answer.
+    pub async fn answer(&self, core: &Core, timestamp: Option<&str>, signature: Option<&str>, body: &[u8]) -> Response {
+        let payload: Value = serde_json::from_slice(body).unwrap_or_default();
+        let claimed = bounded(payload["who"].as_str().unwrap_or_default(), 256);
+        let named = payload["request_id"]
+            .as_str()
+            .and_then(|r| RequestId::parse_client(r).ok());
+        let place = self.name().to_owned();
+        let Some(key) = self.key() else {
+            return Response::unavailable(&ChatError::Api {
+                system: SYSTEM,
+                error: "no key to check answers with".into(),
+            });
+        };
+        if let Err(check) = webhook_verify(&key, timestamp, signature, body, now_secs()) {
+            let refused = Refused::signature(SYSTEM, &place, signature, body, &claimed, named, &check);
+            return relay_refusal(core, refused, Response::unauthorized(check.to_string())).await;
+        }
+        match core.store.first_sight(SYSTEM, signature.unwrap_or_default()).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let refused = Refused::replay(SYSTEM, &place, signature, body, &claimed, named);
+                return relay_refusal(core, refused, Response::unauthorized("replayed request".into())).await;
+            }
+            Err(e) => return Response::unavailable(&e),
+        }
+        let Some(rid) = named else {
+            return Response::bad_request("request_id is missing or not a request id".into());
+        };
+        let Some(approve) = payload["approve"].as_bool() else {
+            return Response::bad_request("approve must be true or false".into());
+        };
+        if claimed.trim().is_empty() {
+            return Response::bad_request("who is required".into());
+        }
+        let again = match payload["approve_again_for"].as_str() {
+            None => None,
+            Some(text) => match humantime::parse_duration(text) {
+                Ok(d) if approve && !d.is_zero() => Some(d),
+                _ => {
+                    return Response::bad_request(
+                        "approve_again_for must be a duration such as \"4h\", with an approval".into(),
+                    );
+                }
+            },
+        };
+        let incoming = Incoming {
+            system: SYSTEM,
+            place,
+            reference: format!(
+                "answer:{}",
+                bounded(
+                    payload["id"]
+                        .as_str()
+                        .unwrap_or(&crate::txn_id(&[signature.unwrap_or_default()])),
+                    64
+                )
+            ),
+            who: claimed,
+            command: Command {
+                approve,
+                target: None,
+                reason: bounded(payload["reason"].as_str().unwrap_or_default(), 2000),
+                again,
+            },
+            bound_to: Some(rid.clone()),
+        };
+        match tokio::time::timeout(Duration::from_secs(5), core.answer(incoming)).await {
+            Ok(Ok(reply)) => Response::json(json!({
+                "request_id": rid.as_str(),
+                "relayed": reply.relayed,
+                "accepted": reply.accepted,
+                "message": reply.text,
+            })),
+            Ok(Err(e)) => Response::unavailable(&e),
+            Err(_) => Response::unavailable(&ChatError::Api {
+                system: SYSTEM,
+                error: "the gate did not confirm in time".into(),
+            }),
+        }
+    }
+
+    /// What every outgoing body about a request carries.
+    fn about(kind: &str, view: &View<'_>, now_ms: i64) -> Value {
+        json!({
+            "type": kind,
+            "request_id": view.request_id.as_str(),
+            "text": render::text(view, now_ms),
+            "asked": view.asked,
+            "approved_by": view.approved_by,
+            "ended": view.ended,
+            "answer": {
+                "path": "/webhook/answer",
+                "fields": ["request_id", "approve", "reason", "who", "approve_again_for"],
+            },
+        })
+    }
+}
+
+impl Adapter for Webhook {
+    fn system(&self) -> &'static str {
+        SYSTEM
+    }
+
+    fn place(&self) -> &str {
+        self.name()
+    }
+
+    fn post<'a>(&'a self, _place: &'a str, view: &'a View<'a>, now_ms: i64, txn: &'a str) -> ChatResult<'a, String> {
+        Box::pin(async move {
+            let mut body = Self::about("override_asked", view, now_ms);
+            body["delivery"] = json!(txn);
+            self.send(body).await?;
+            Ok(format!("{}:{}", view.request_id, txn))
+        })
+    }
+
+    fn edit<'a>(
+        &'a self,
+        _place: &'a str,
+        _message: &'a str,
+        view: &'a View<'a>,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, ()> {
+        Box::pin(async move {
+            let kind = if view.ended.is_some() {
+                "override_ended"
+            } else {
+                "override_updated"
+            };
+            let mut body = Self::about(kind, view, now_ms);
+            body["delivery"] = json!(txn);
+            self.send(body).await.map(|_| ())
+        })
+    }
+
+    fn notice<'a>(
+        &'a self,
+        _place: &'a str,
+        _reply_to: Option<&'a str>,
+        text: &'a str,
+        mention: &'a [String],
+        txn: &'a str,
+    ) -> ChatResult<'a, ()> {
+        Box::pin(async move {
+            self.send(json!({ "type": "notice", "text": text, "mention": mention, "delivery": txn }))
+                .await
+                .map(|_| ())
+        })
+    }
+}

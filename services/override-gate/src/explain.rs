@@ -1,0 +1,147 @@
+//! How an override request is shown to the human asked about it: the first lines of the code,
+//! what it is given besides its code, and why it is asked, built from the findings.
+
+use airlock_protocol::{Assessment, ExecutionRequest, Level};
+
+/// The first lines of the code, for a chat message.
+pub fn code_preview(request: &ExecutionRequest, max_lines: usize, max_bytes: usize) -> String {
+    let text = String::from_utf8_lossy(&request.code);
+    let mut preview = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == max_lines {
+            preview.push_str("...\n");
+            break;
+        }
+        let room = max_bytes.saturating_sub(preview.len() + 1);
+        if line.len() > room {
+            // A long line is shown in part rather than not at all: one 500 KB line must not
+            // leave the approver looking at nothing.
+            preview.push_str(&airlock_protocol::text::clip(line, room));
+            preview.push_str("\n...\n");
+            break;
+        }
+        preview.push_str(line);
+        preview.push('\n');
+    }
+    preview
+}
+
+/// What the program is given besides its code, for the approver: arguments, environment and
+/// packages change what code does, so they are shown with it.
+pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !request.inputs.args.is_empty() {
+        let args: Vec<String> = request.inputs.args.iter().map(|a| format!("{a:?}")).collect();
+        lines.push(format!("arguments: {}", args.join(" ")));
+    }
+    for (name, value) in &request.inputs.env {
+        lines.push(format!("environment: {name}={value:?}"));
+    }
+    if !request.packages.is_empty() {
+        lines.push(format!("packages: {}", request.packages.join(", ")));
+    }
+    if !request.inputs.stdin.is_empty() {
+        lines.push(format!(
+            "stdin: {} bytes, starting {:?}",
+            request.inputs.stdin.len(),
+            airlock_protocol::text::clip_bytes(&request.inputs.stdin, 80)
+        ));
+    }
+    let per_line = max_bytes / lines.len().max(1);
+    lines
+        .iter()
+        .map(|l| airlock_protocol::text::clip(l, per_line))
+        .collect()
+}
+
+/// Why a human is being asked, built from the findings: the headline of the assessor's summary
+/// (its first line; the rest lists the findings, which follow here in the gate's own form), then
+/// each finding at or above MEDIUM with its line, snippet and reason.
+pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
+    let mut text = format!(
+        "{} {} code{} rated {}: {}\n",
+        match request.origin {
+            airlock_protocol::Origin::Generated => "Mai-generated",
+            airlock_protocol::Origin::External => "External",
+        },
+        request.language.as_str(),
+        request.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
+        assessment.level,
+        assessment.summary.trim().lines().next().unwrap_or_default(),
+    );
+    let mut serious: Vec<_> = assessment
+        .findings
+        .iter()
+        .filter(|f| f.severity >= Level::Medium)
+        .collect();
+    serious.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.line.cmp(&b.line)));
+    for finding in serious.iter().take(12) {
+        text.push_str(&format!(
+            "- line {} [{} {}] `{}`: {}\n",
+            finding.line,
+            finding.severity,
+            finding.rule_id,
+            finding.snippet.trim(),
+            finding.explanation.trim()
+        ));
+    }
+    if serious.len() > 12 {
+        text.push_str(&format!("- and {} more findings\n", serious.len() - 12));
+    }
+    for line in inputs_preview(request, 2048) {
+        text.push_str(&format!("- {line}\n"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::{Category, Confidence, Finding, Inputs, Language, Origin, ParseStatus, TrustLevel};
+
+    #[test]
+    fn explanation_names_lines_and_reasons() {
+        let request = ExecutionRequest {
+            language: Language::Python,
+            code: b"import os\nos.system('rm -rf /')\n".to_vec(),
+            origin: Origin::External,
+            trust: TrustLevel::Unknown,
+            inputs: Inputs::default(),
+            packages: vec![],
+            revises: None,
+            deadline_ms: None,
+            label: Some("wipe.py".into()),
+        };
+        let assessment = Assessment {
+            level: Level::Blocked,
+            findings: vec![Finding {
+                rule_id: "AIR-DESTROY".into(),
+                category: Category::MaliciousIntent,
+                severity: Level::Blocked,
+                confidence: Confidence::High,
+                line: 2,
+                column: 1,
+                snippet: "os.system('rm -rf /')".into(),
+                explanation: "deletes the whole filesystem".into(),
+                references: vec![],
+            }],
+            parse: ParseStatus::Complete,
+            summary: "Deletes everything.\n- line 2 `os.system('rm -rf /')`: deletes the whole filesystem\n".into(),
+            language: Language::Python,
+            origin: Origin::External,
+            rules_version: "t".into(),
+            threats_version: "t".into(),
+            elapsed_us: 1,
+        };
+        let text = explain(&request, &assessment);
+        assert!(text.contains("wipe.py"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+        assert!(text.contains("Deletes everything."), "{text}");
+        assert_eq!(
+            text.matches("deletes the whole filesystem").count(),
+            1,
+            "each finding is listed once: {text}"
+        );
+        assert_eq!(code_preview(&request, 1, 1000), "import os\n...\n");
+    }
+}

@@ -1,0 +1,60 @@
+//! What the gate keeps in its key-value bucket: each request's state (pending with the approvals
+//! counted so far, or decided with the events to publish), and the approvals humans chose to
+//! remember for an exact code digest.
+
+use crate::policy::Approval;
+use airlock_protocol::{Assessment, CodeDigest, Event, ExecutionRequest, Level, OverrideAsked, RequestId};
+use serde::{Deserialize, Serialize};
+
+/// What the gate remembers of a request. (Boxed where large; records are written a few times
+/// per request, so their in-memory size does not matter.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Record {
+    Pending {
+        request: Box<ExecutionRequest>,
+        assessment: Assessment,
+        asked: OverrideAsked,
+        /// The request's trace, so that a denial at the deadline (decided outside any message)
+        /// joins it.
+        #[serde(default)]
+        traceparent: Option<String>,
+        /// Approvals counted so far, under the two-person rule.
+        #[serde(default)]
+        approvals: Vec<Approval>,
+    },
+    /// Decided; `events` are what the decision publishes (decided, and terminal for denials).
+    Decided { events: Vec<Event>, published: bool },
+}
+
+/// One request waiting for a human, as `airlock override list` shows it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PendingOverride {
+    pub request_id: RequestId,
+    /// (Its label, a file name, is `asked.label`: the JSON object has it as `label`.)
+    #[serde(flatten)]
+    pub asked: OverrideAsked,
+    /// Who has approved so far (the two-person rule needs two).
+    #[serde(default)]
+    pub approved_by: Vec<String>,
+}
+
+/// An approver's explicit choice to approve this exact code again, until `until_ms`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Remembered {
+    pub until_ms: i64,
+    pub who: String,
+    pub reason: String,
+    /// Requests rated above this level still ask.
+    pub level: Level,
+    pub approved_request: RequestId,
+    pub policy_version: String,
+}
+
+/// The bucket key of a remembered approval. Request ids never contain a dot, so these keys
+/// cannot collide with request records.
+pub fn remembered_key(digest: &CodeDigest) -> String {
+    let hex = digest.as_str().rsplit(':').next().unwrap_or_default();
+    format!("again.{hex}")
+}

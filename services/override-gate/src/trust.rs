@@ -1,0 +1,176 @@
+//! Whom the gate believes, and by which policy it judges: the approver and bridge keys and the
+//! policy, swapped as a whole when the config file changes (hot reload). A bad file keeps what
+//! is in force, and says why.
+
+use crate::config::Config;
+use crate::policy::{EffectivePolicy, Source};
+use airlock_bus::runner::ConfigFile;
+use airlock_protocol::{KeyError, VerifierKey, VerifierSet};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("{what} key {key:?}")]
+    Key {
+        what: &'static str,
+        key: String,
+        #[source]
+        source: KeyError,
+    },
+}
+
+/// The keys and policy in force.
+pub struct Trust {
+    pub policy: EffectivePolicy,
+    /// Every key whose answers the gate reads (operators' and bridges').
+    pub verifiers: VerifierSet,
+    /// Bridge keys, by their text, with the chat system each vouches for.
+    bridge_keys: BTreeMap<String, String>,
+}
+
+impl Trust {
+    pub fn from_config(config: &Config) -> Result<Self, TrustError> {
+        let parse = |what: &'static str, key: &String| {
+            VerifierKey::parse(key).map_err(|source| TrustError::Key {
+                what,
+                key: key.clone(),
+                source,
+            })
+        };
+        let mut keys = Vec::new();
+        for key in &config.approver_keys {
+            keys.push(parse("approver", key)?);
+        }
+        let mut bridge_keys = BTreeMap::new();
+        for (system, list) in &config.bridge_keys {
+            for key in list {
+                let parsed = parse("bridge", key)?;
+                if let Some(other) = bridge_keys.insert(parsed.to_string(), system.clone()) {
+                    // One key for several systems is fine; the answer's `via` picks the system
+                    // and the judgement checks it. Keep the last for the map, log the sharing.
+                    tracing::debug!(key = %parsed, system, other, "bridge key shared between chat systems");
+                }
+                keys.push(parsed);
+            }
+        }
+        Ok(Self {
+            policy: config.effective_policy(),
+            verifiers: VerifierSet::new(keys),
+            bridge_keys,
+        })
+    }
+
+    /// Where an answer signed by `signer` comes from. A bridge key is judged as a bridge even if
+    /// an operator listed it as an approver key too: the stricter reading wins. A key shared by
+    /// several systems vouches for the one the answer names, if that system lists it.
+    pub fn source_of(&self, signer: &VerifierKey, claimed_system: Option<&str>, config: &Config) -> Source {
+        let text = signer.to_string();
+        if let Some(system) = claimed_system
+            && config.bridge_keys.get(system).is_some_and(|keys| keys.contains(&text))
+        {
+            return Source::Bridge(system.to_owned());
+        }
+        match self.bridge_keys.get(&text) {
+            Some(system) => Source::Bridge(system.clone()),
+            None => Source::Operator,
+        }
+    }
+}
+
+/// The trust in force, shared by the gate's tasks; readers take a snapshot.
+pub struct Current {
+    inner: RwLock<(Arc<Trust>, Arc<Config>)>,
+}
+
+impl Current {
+    pub fn new(trust: Trust, config: Config) -> Self {
+        Self {
+            inner: RwLock::new((Arc::new(trust), Arc::new(config))),
+        }
+    }
+
+    pub fn get(&self) -> (Arc<Trust>, Arc<Config>) {
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, trust: Trust, config: Config) {
+        *self.inner.write().unwrap_or_else(|p| p.into_inner()) = (Arc::new(trust), Arc::new(config));
+    }
+
+    /// Re-reads the config file; on success swaps policy and keys (the gate's own key, its
+    /// timings and the quotas stay as started). Returns the new policy version when it changed.
+    pub fn reload(&self, path: &Path) -> Result<Option<String>, Box<dyn std::error::Error + Send + Sync>> {
+        let file = ConfigFile::read(path)?;
+        let fresh = Config::load(&file)?;
+        let trust = Trust::from_config(&fresh)?;
+        let (old_trust, old_config) = self.get();
+        let keys_changed =
+            fresh.approver_keys != old_config.approver_keys || fresh.bridge_keys != old_config.bridge_keys;
+        if trust.policy.version == old_trust.policy.version && !keys_changed {
+            return Ok(None);
+        }
+        let version = trust.policy.version.clone();
+        let config = Config {
+            approver_keys: fresh.approver_keys,
+            bridge_keys: fresh.bridge_keys,
+            policy: fresh.policy,
+            chat_approvers: fresh.chat_approvers,
+            ..(*old_config).clone()
+        };
+        self.set(trust, config);
+        Ok(Some(version))
+    }
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Reloads on SIGHUP, and when `watch` is on, whenever the file's modification time changes.
+pub async fn watch(current: Arc<Current>, counters: airlock_bus::ServiceCounters, shutdown: CancellationToken) {
+    let (_, config) = current.get();
+    let Some(path) = config.source.clone() else { return };
+    let watching = config.watch;
+    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGHUP; the policy reloads only on file changes");
+            None
+        }
+    };
+    let mut seen = modified(&path);
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        let hup = async {
+            match hangup.as_mut() {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let forced = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => false,
+            _ = hup => true,
+        };
+        let now = modified(&path);
+        if !forced && (!watching || now == seen) {
+            continue;
+        }
+        seen = now;
+        match current.reload(&path) {
+            Ok(Some(version)) => {
+                counters.incr("policy_reloads");
+                tracing::info!(policy_version = %version, "policy reloaded");
+            }
+            Ok(None) => {}
+            Err(e) => {
+                counters.incr("policy_reload_failures");
+                tracing::error!(error = %airlock_protocol::error_chain(&*e), "the changed config is not valid; keeping the policy in force");
+            }
+        }
+    }
+}
