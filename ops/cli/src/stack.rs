@@ -51,28 +51,47 @@ pub fn alive(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 
-/// The NATS URL of the running stack, or an error telling the user to start one.
+/// The NATS URL(s) of the stack: `--nats` (or `$AIRLOCK_NATS_URL`), else the running stack's
+/// (`stack.json`), else the deployment's servers (`[nats] urls`), else an error telling the
+/// user to start one.
 pub fn nats_url(home: &Home) -> anyhow::Result<String> {
+    if let Some(url) = home.nats_override() {
+        return Ok(url.to_owned());
+    }
     if let Ok(url) = std::env::var("AIRLOCK_NATS_URL") {
         return Ok(url);
     }
-    match StackInfo::read(home)? {
-        Some(info) if alive(info.supervisor_pid) => Ok(info.nats_url),
+    let info = StackInfo::read(home)?;
+    if let Some(info) = info.as_ref().filter(|i| alive(i.supervisor_pid)) {
+        return Ok(info.nats_url.clone());
+    }
+    let configured = crate::config::nats_section(home)?.urls;
+    if !configured.is_empty() {
+        return Ok(configured.join(","));
+    }
+    match info {
         Some(_) => anyhow::bail!(
             "the stack in {} is not running (stale stack.json); start it with `airlock up`",
             home.root().display()
         ),
         None => anyhow::bail!(
-            "no stack is running in {}; start one with `airlock up`",
+            "no stack is running in {}; start one with `airlock up` (or name a server with --nats)",
             home.root().display()
         ),
     }
 }
 
+/// How to connect as `user`: the stack's URL(s), the user's credentials, TLS when `[nats]`
+/// names the deployment's CA.
+pub fn connect_config(home: &Home, user: &str) -> anyhow::Result<airlock_bus::ConnectConfig> {
+    let url = nats_url(home)?;
+    let tls = crate::config::nats_section(home)?.tls()?;
+    Ok(airlock_bus::ConnectConfig::for_user(url, user, home.creds(user)).with_tls(tls))
+}
+
 /// Connects to the running stack as `user`, with that user's credentials.
 pub async fn connect(home: &Home, user: &str) -> anyhow::Result<async_nats::Client> {
-    let url = nats_url(home)?;
-    let config = airlock_bus::ConnectConfig::for_user(url, user, home.creds(user));
+    let config = connect_config(home, user)?;
     let client = airlock_bus::connect(&config).await?;
     // retry_on_initial_connect returns at once; wait briefly so that a dead server is reported
     // as such instead of as a timeout later.
@@ -93,7 +112,9 @@ pub fn ensure_identities(home: &Home) -> anyhow::Result<Vec<UserKey>> {
         std::fs::write(home.verifier_key(file), format!("{}\n", key.verifier()))?;
     }
     let clients: airlock_bus::ClientsConfig = home.config()?.section("clients")?;
-    clients.validate().map_err(|reason| anyhow::anyhow!("[clients] {reason}"))?;
+    clients
+        .validate()
+        .map_err(|reason| anyhow::anyhow!("[clients] {reason}"))?;
     nats_auth::users(&clients)
         .iter()
         .map(|user| nats_auth::load_or_create_user(user, &home.creds(user)))

@@ -8,8 +8,7 @@ use crate::BusError;
 use airlock_protocol::MAX_MESSAGE_BYTES;
 use airlock_protocol::roles;
 use airlock_protocol::subjects::{
-    AUDIT_STREAM, AUDITOR_BUCKET, DEAD_LETTER_PREFIX, DEAD_LETTER_STREAM, EVENTS_STREAM, audit_subjects,
-    event_subjects,
+    AUDIT_STREAM, AUDITOR_BUCKET, DEAD_LETTER_PREFIX, DEAD_LETTER_STREAM, EVENTS_STREAM, audit_subjects, event_subjects,
 };
 use async_nats::jetstream::{self, kv, stream};
 use std::time::Duration;
