@@ -9,9 +9,9 @@
 //! refuses it, and (for services that may) ends its request with one terminal event. Every
 //! refusal goes through [`Delivery::refuse`].
 
-use crate::BusError;
 use crate::publish::{PublishError, Publisher};
 use crate::retry::{Backoff, Transience, pause};
+use crate::BusError;
 use airlock_protocol::roles::Role;
 use airlock_protocol::subjects::{EVENTS_STREAM, dead_letter_subject};
 use airlock_protocol::{Envelope, Event, EventKind, Refusal, RefusalReason, RequestId, Terminal, WireError};
@@ -78,10 +78,7 @@ impl ConsumerSpec {
 
     /// For consumers whose messages are put back on purpose while work goes on elsewhere.
     pub fn unbounded_redelivery(self) -> Self {
-        Self {
-            max_deliver: -1,
-            ..self
-        }
+        Self { max_deliver: -1, ..self }
     }
 
     fn config(&self) -> pull::Config {
@@ -220,18 +217,11 @@ impl Delivery {
         let filed_under = rid.clone().unwrap_or_else(RequestId::unknown);
         refuser
             .publisher
-            .publish(&Envelope::new(
-                filed_under,
-                refuser.publisher.producer(),
-                Event::Refused(refusal),
-            ))
+            .publish(&Envelope::new(filed_under, refuser.publisher.producer(), Event::Refused(refusal)))
             .await?;
         if let (Ending::EndRequest, true, Some(rid)) = (ending, refuser.may_end_requests, rid) {
             let terminal = Terminal::refused(reason, &airlock_protocol::text::clip(detail, 512));
-            refuser
-                .publisher
-                .emit(&rid, Event::Terminal(Box::new(terminal)))
-                .await?;
+            refuser.publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
         }
         Ok(())
     }
@@ -297,11 +287,7 @@ impl Delivery {
             .message_id(format!("{}.{stream_seq}", refuser.user));
         let subject = dead_letter_subject(refuser.user, rid.as_str());
         let publish = async {
-            let ack = refuser
-                .publisher
-                .jetstream()
-                .send_publish(subject.clone(), message)
-                .await?;
+            let ack = refuser.publisher.jetstream().send_publish(subject.clone(), message).await?;
             ack.await
         };
         if let Err(source) = publish.await {

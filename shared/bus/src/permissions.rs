@@ -12,8 +12,8 @@ use crate::connect::inbox_prefix;
 use airlock_protocol::EventKind;
 use airlock_protocol::roles::{Role, RoleKind, ServiceRole};
 use airlock_protocol::subjects::{
-    AUDIT_PREFIX, AUDIT_RECEIPT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT, STATUS_PREFIX,
-    client_submit_filter, dead_letter_subject,
+    AUDIT_PREFIX, AUDIT_RECEIPT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT,
+    STATUS_PREFIX, client_submit_filter, dead_letter_subject,
 };
 
 /// A user's permissions, as NATS subject patterns.
@@ -153,8 +153,7 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
     }
     if role.user == airlock_protocol::roles::AUDITOR.user {
         // The audit log's only writer, and the reader of what it wrote when it restarts.
-        p.publish([format!("{AUDIT_PREFIX}.>")])
-            .publish(stream_getter(AUDIT_STREAM));
+        p.publish([format!("{AUDIT_PREFIX}.>")]).publish(stream_getter(AUDIT_STREAM));
     }
     if role.user == airlock_protocol::roles::ASSESSOR.user {
         // It counts each client's requests in flight until their terminal events.
@@ -188,11 +187,7 @@ mod tests {
                 .iter()
                 .all(|s| s == "airlock.submit.mai.*" || s.starts_with("$JS.API.DIRECT.GET."))
         );
-        assert!(
-            !p.subscribe
-                .iter()
-                .any(|s| s.contains("decision") || s.contains("override"))
-        );
+        assert!(!p.subscribe.iter().any(|s| s.contains("decision") || s.contains("override")));
         assert!(client("batch").publish.contains(&"airlock.submit.batch.*".to_owned()));
     }
 

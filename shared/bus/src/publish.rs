@@ -14,8 +14,8 @@
 
 use crate::retry::{Backoff, RetryError, Transience, retry};
 use airlock_protocol::{Envelope, Event, Producer, RequestId, WireError};
-use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::{self, ErrorCode};
+use async_nats::jetstream::context::PublishErrorKind;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 

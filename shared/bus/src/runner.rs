@@ -88,13 +88,11 @@ impl ConfigFile {
             return Ok(T::default());
         };
         let mut unknown = Vec::new();
-        let parsed: T =
-            serde_ignored::deserialize(value.clone(), |path| unknown.push(path.to_string())).map_err(|source| {
-                ConfigError::Section {
-                    path: self.path.display().to_string(),
-                    section: section.to_owned(),
-                    source,
-                }
+        let parsed: T = serde_ignored::deserialize(value.clone(), |path| unknown.push(path.to_string()))
+            .map_err(|source| ConfigError::Section {
+                path: self.path.display().to_string(),
+                section: section.to_owned(),
+                source,
             })?;
         if let Some(key) = unknown.into_iter().next() {
             return Err(ConfigError::UnknownKey {
@@ -119,13 +117,7 @@ impl ConfigFile {
 /// `"500ms"`, `"30s"`, `"15m"`): the old key, a number in its old unit, is still read for one
 /// release, with a warning naming the new key. The old key wins when both are given, so that a
 /// file written for the previous release means what it meant.
-pub fn legacy_duration(
-    old: Option<u64>,
-    unit: std::time::Duration,
-    new: &mut std::time::Duration,
-    old_key: &str,
-    new_key: &str,
-) {
+pub fn legacy_duration(old: Option<u64>, unit: std::time::Duration, new: &mut std::time::Duration, old_key: &str, new_key: &str) {
     if let Some(value) = old {
         let value = unit.saturating_mul(u32::try_from(value).unwrap_or(u32::MAX));
         tracing::warn!(
@@ -228,10 +220,6 @@ mod tests {
         let file = ConfigFile::parse(Path::new("a.toml"), "[x]\nsize = \"big\"\n").unwrap();
         let error = file.section::<Section>("x").unwrap_err();
         assert!(matches!(error, ConfigError::Section { .. }));
-        assert!(
-            crate::error_text(&error).contains("size"),
-            "{}",
-            crate::error_text(&error)
-        );
+        assert!(crate::error_text(&error).contains("size"), "{}", crate::error_text(&error));
     }
 }

@@ -60,9 +60,7 @@ async fn consume_failing(js: &async_nats::jetstream::Context, permanent: bool) -
             .expect("a delivery within 30 s")
             .expect("a delivery");
         let attempts = delivery.position().1;
-        delivery
-            .settle(Err(HandlerFailed(permanent)), &refuser, &shutdown)
-            .await;
+        delivery.settle(Err(HandlerFailed(permanent)), &refuser, &shutdown).await;
         if permanent || attempts >= airlock_bus::consume::MAX_ATTEMPTS {
             return attempts;
         }
@@ -96,53 +94,30 @@ async fn run_case(permanent: bool) {
     mai.publish(&submission(&rid)).await.expect("submitted");
 
     let attempts = consume_failing(&js, permanent).await;
-    assert_eq!(
-        attempts,
-        if permanent {
-            1
-        } else {
-            airlock_bus::consume::MAX_ATTEMPTS
-        }
-    );
+    assert_eq!(attempts, if permanent { 1 } else { airlock_bus::consume::MAX_ATTEMPTS });
 
     let dead = js.get_stream(DEAD_LETTER_STREAM).await.expect("dead-letter stream");
     let letter = dead
         .get_last_raw_message_by_subject(&format!("airlock.dead.assessor.{rid}"))
         .await
         .expect("the message is in the dead-letter stream");
-    let reason = letter
-        .headers
-        .get("Airlock-Dead-Reason")
-        .map(|v| v.to_string())
-        .unwrap_or_default();
+    let reason = letter.headers.get("Airlock-Dead-Reason").map(|v| v.to_string()).unwrap_or_default();
     assert!(reason.contains("the handler failed"), "{reason}");
     assert_eq!(
-        Envelope::decode(&letter.payload)
-            .expect("the original message")
-            .request_id,
+        Envelope::decode(&letter.payload).expect("the original message").request_id,
         rid
     );
     let kinds = kinds_of(&js, &rid).await;
     let terminals: Vec<_> = kinds.iter().filter(|(k, _)| *k == EventKind::Terminal).collect();
     assert_eq!(terminals.len(), 1, "{kinds:?}");
     assert_eq!(terminals[0].1, Some(RefusalReason::DeadLettered));
-    assert!(
-        kinds.contains(&(EventKind::Refused, Some(RefusalReason::DeadLettered))),
-        "{kinds:?}"
-    );
+    assert!(kinds.contains(&(EventKind::Refused, Some(RefusalReason::DeadLettered))), "{kinds:?}");
 
     // Set aside means acknowledged: nothing is delivered again.
     let shutdown = CancellationToken::new();
     let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 16).expect("a consumer");
-    let mut deliveries = DeliveryStream::open(js.clone(), spec, shutdown)
-        .await
-        .expect("consumer")
-        .expect("open");
-    assert!(
-        tokio::time::timeout(Duration::from_secs(3), deliveries.next())
-            .await
-            .is_err()
-    );
+    let mut deliveries = DeliveryStream::open(js.clone(), spec, shutdown).await.expect("consumer").expect("open");
+    assert!(tokio::time::timeout(Duration::from_secs(3), deliveries.next()).await.is_err());
 }
 
 #[tokio::test]
