@@ -298,10 +298,7 @@ async fn messages_of(stack: &Stack, request_id: &str) -> Vec<async_nats::jetstre
     let js = async_nats::jetstream::new(admin);
     let stream = js.get_stream("AIRLOCK").await.expect("events stream");
     let rid = airlock_protocol::RequestId::parse(request_id).expect("request id");
-    let filters = airlock_protocol::EventKind::ALL
-        .iter()
-        .map(|k| k.subject(&rid))
-        .collect();
+    let filters = airlock_protocol::EventKind::ALL.iter().map(|k| k.subject(&rid)).collect();
     let consumer = stream
         .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
             filter_subjects: filters,

@@ -54,11 +54,7 @@ fn join_bundle(entries: &[Vec<u8>]) -> Vec<u8> {
 
 fn verify(stack: &Stack, store: &Path) -> (bool, String) {
     let out = stack.output(&["audit", "verify", "--store", store.to_str().expect("path")]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success(), text)
 }
 
@@ -87,10 +83,7 @@ async fn the_log_of_a_run_verifies_and_detects_change_deletion_and_reordering() 
     std::fs::write(&bundle, bytes).expect("write");
     let (ok, text) = verify(&stack, &changed);
     assert!(!ok, "a changed byte went unnoticed: {text}");
-    assert!(
-        text.contains("entry") || text.contains("bundle"),
-        "the failure should name the entry: {text}"
-    );
+    assert!(text.contains("entry") || text.contains("bundle"), "the failure should name the entry: {text}");
 
     let deleted = scratch.path().join("deleted");
     copy_dir(&store, &deleted);
@@ -107,8 +100,5 @@ async fn the_log_of_a_run_verifies_and_detects_change_deletion_and_reordering() 
     std::fs::write(&bundle, join_bundle(&entries)).expect("write");
     let (ok, text) = verify(&stack, &reordered);
     assert!(!ok, "swapped entries went unnoticed: {text}");
-    assert!(
-        text.contains("entry 1"),
-        "the failure should name entry 1, the first out of place: {text}"
-    );
+    assert!(text.contains("entry 1"), "the failure should name entry 1, the first out of place: {text}");
 }

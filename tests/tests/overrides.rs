@@ -144,8 +144,5 @@ async fn blocked_code_runs_only_after_approval_and_ends_denied_otherwise() {
     // The denial at the deadline, decided outside any message, still joins the request's trace.
     let traces = trace_ids_of(&stack, &ignored_id).await;
     let first = traces.first().expect("events").1.clone();
-    assert!(
-        !first.is_empty() && traces.iter().all(|(_, t)| *t == first),
-        "{traces:?}"
-    );
+    assert!(!first.is_empty() && traces.iter().all(|(_, t)| *t == first), "{traces:?}");
 }

@@ -246,10 +246,7 @@ fn subject_patterns_match_like_nats() {
     assert!(matches("airlock.submit.mai.*", "airlock.submit.mai.r1"));
     assert!(!matches("airlock.submit.mai.*", "airlock.submit.mai-b.r1"));
     assert!(!matches("airlock.submit.mai.*", "airlock.submit.mai.r1.x"));
-    assert!(matches(
-        "$JS.API.DIRECT.GET.AIRLOCK.>",
-        "$JS.API.DIRECT.GET.AIRLOCK.a.b"
-    ));
+    assert!(matches("$JS.API.DIRECT.GET.AIRLOCK.>", "$JS.API.DIRECT.GET.AIRLOCK.a.b"));
     assert!(!matches("$JS.API.DIRECT.GET.AIRLOCK.>", "$JS.API.DIRECT.GET.AIRLOCK"));
     assert!(matches(">", "a"));
 }

@@ -49,10 +49,7 @@ async fn hello_world_runs_and_every_step_is_logged() {
     let traces = trace_ids_of(&stack, rid).await;
     let first = &traces.first().expect("events").1;
     assert_eq!(first.len(), 32, "the submission carries no traceparent: {traces:?}");
-    assert!(
-        traces.iter().all(|(_, t)| t == first),
-        "events of one request span several traces: {traces:?}"
-    );
+    assert!(traces.iter().all(|(_, t)| t == first), "events of one request span several traces: {traces:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
