@@ -62,16 +62,16 @@ fn pids_named(name: &str) -> Vec<u32> {
 /// The long-lived processes to account for, grouped.
 fn groups(deployment: &Deployment) -> BTreeMap<String, Vec<u32>> {
     let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for service in &deployment.services {
-        if let Some(pid) = service.pid() {
-            let group = service.name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
-            groups.entry(format!("airlock {group}")).or_default().push(pid);
-        }
-    }
-    for node in &deployment.nodes {
-        if let Some(pid) = node.pid() {
-            groups.entry("nats-server".into()).or_default().push(pid);
-        }
+    for (name, pid) in deployment.pids() {
+        let group = if name.starts_with("nats-") {
+            "nats-server".to_owned()
+        } else {
+            format!(
+                "airlock {}",
+                name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
+            )
+        };
+        groups.entry(group).or_default().push(pid);
     }
     groups.insert("dockerd".into(), pids_named("dockerd"));
     groups.insert("containerd".into(), pids_named("containerd"));
@@ -126,14 +126,14 @@ pub async fn executor_scale() {
     let requests = env("AIRLOCK_BENCH_REQUESTS", 200);
     let submitters = env("AIRLOCK_BENCH_SUBMITTERS", 16);
     let concurrency = env("AIRLOCK_BENCH_CONCURRENCY", 2);
-    let mut deployment = Deployment::start(Options {
+    let deployment = Deployment::start(Options {
         executors: 3,
         executor_concurrency: concurrency,
         extra_config: String::new(),
     })
     .await;
     for name in ["executor-2", "executor-3"] {
-        deployment.service(name).stop(Duration::from_secs(30));
+        deployment.stop(name, Duration::from_secs(30));
     }
     let mut results = Vec::new();
     for executors in 1..=3 {

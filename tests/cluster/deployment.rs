@@ -3,12 +3,19 @@
 //! writes; SeaweedFS as the audit store; and every service as its own `airlock serve` process
 //! (two assessors, the gate, two auditors, several executors, each executor its own instance on
 //! this machine's Docker engine).
+//!
+//! Like systemd or Docker's restart policy on real hosts, a supervisor starts again any process
+//! that exits by itself; one the test kills stays down until the test starts it again. Every
+//! restart the supervisor makes is counted and printed: a service that exits is worth knowing
+//! about even when the deployment recovers.
 
 use crate::netns::Network;
 use airlock_auditlog::testing::SeaweedFs;
 use airlock_tests::airlock_bin;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 pub const NODES: usize = 3;
@@ -23,6 +30,10 @@ pub struct Proc {
     log: PathBuf,
     /// When its current life began.
     pub started: SystemTime,
+    /// Whether it should be running: the supervisor starts it again if it exits.
+    wanted: bool,
+    /// Exits the supervisor saw (and restarted it after).
+    pub exits: usize,
 }
 
 impl Proc {
@@ -30,16 +41,18 @@ impl Proc {
         self.child.as_ref().map(Child::id)
     }
 
-    /// SIGKILL, and reaped.
+    /// SIGKILL, and reaped; it stays down until started again.
     pub fn kill9(&mut self) {
+        self.wanted = false;
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
         }
     }
 
-    /// SIGTERM, then SIGKILL after `grace`.
+    /// SIGTERM, then SIGKILL after `grace`; it stays down until started again.
     pub fn stop(&mut self, grace: Duration) {
+        self.wanted = false;
         if let Some(mut child) = self.child.take() {
             unsafe {
                 libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
@@ -58,6 +71,7 @@ impl Proc {
 
     fn spawn(&mut self, network: &Network) {
         assert!(self.child.is_none(), "{} is already running", self.name);
+        self.wanted = true;
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -79,6 +93,23 @@ impl Proc {
                 .unwrap_or_else(|e| panic!("starting {} ({e})", self.name)),
         );
         self.started = SystemTime::now();
+    }
+
+    /// Starts it again if it should run and has exited by itself.
+    fn supervise(&mut self, network: &Network) {
+        if !self.wanted {
+            return;
+        }
+        let exited = match self.child.as_mut().map(|c| c.try_wait()) {
+            Some(Ok(Some(status))) => Some(status),
+            _ => None,
+        };
+        if let Some(status) = exited {
+            eprintln!("supervisor: {} exited ({status}); starting it again", self.name);
+            self.exits += 1;
+            self.child = None;
+            self.spawn(network);
+        }
     }
 
     fn tail(&self, lines: usize) -> String {
@@ -116,11 +147,12 @@ pub struct Options {
 }
 
 pub struct Deployment {
-    pub network: Network,
+    pub network: Arc<Network>,
     pub home: tempfile::TempDir,
     pub s3: SeaweedFs,
-    pub nodes: Vec<Proc>,
-    pub services: Vec<Proc>,
+    /// The nodes first (`nats-1`, ...), then the services in start order.
+    procs: Arc<Mutex<Vec<Proc>>>,
+    supervising: Arc<AtomicBool>,
     /// Distinguishes this run's executor instances from every other stack on the engine.
     pub instance_prefix: String,
 }
@@ -132,7 +164,7 @@ impl Deployment {
             .tempdir()
             .expect("temporary home");
         let s3 = SeaweedFs::start("airlock-audit").await;
-        let network = Network::create(NODES);
+        let network = Arc::new(Network::create(NODES));
         let nodes_arg: Vec<String> = (0..NODES)
             .map(|i| format!("nats-{}={}", i + 1, network.address(i)))
             .collect();
@@ -152,13 +184,12 @@ impl Deployment {
             merge_config(home.path(), &options.extra_config);
         }
         std::fs::create_dir_all(home.path().join("logs")).expect("logs dir");
-        let instance_prefix = format!("cluster{}", std::process::id());
-        let mut deployment = Deployment {
+        let deployment = Deployment {
             network,
             s3,
-            nodes: Vec::new(),
-            services: Vec::new(),
-            instance_prefix,
+            procs: Arc::new(Mutex::new(Vec::new())),
+            supervising: Arc::new(AtomicBool::new(true)),
+            instance_prefix: format!("cluster{}", std::process::id()),
             home,
         };
         let nats = real_binary("nats-server");
@@ -170,12 +201,9 @@ impl Deployment {
                 "-c".to_owned(),
                 config.display().to_string(),
             ];
-            let node = deployment.process(&name, command, Some(i));
-            deployment.nodes.push(node);
+            deployment.launch(&name, command, Some(i));
         }
-        for node in deployment.nodes.iter_mut() {
-            node.spawn(&deployment.network);
-        }
+        deployment.supervise();
         let setup = deployment
             .airlock()
             .args(["setup", "--wait", "90"])
@@ -215,9 +243,7 @@ impl Deployment {
                 deployment.home.path().display().to_string(),
             ];
             command.extend(args);
-            let mut service = deployment.process(&name, command, None);
-            service.spawn(&deployment.network);
-            deployment.services.push(service);
+            deployment.launch(&name, command, None);
             if name == "auditor-1" {
                 // The first auditor takes the lease; the second stands by.
                 deployment.wait_for_auditor_lease(Duration::from_secs(60)).await;
@@ -227,15 +253,85 @@ impl Deployment {
         deployment
     }
 
-    fn process(&self, name: &str, command: Vec<String>, node: Option<usize>) -> Proc {
-        Proc {
+    fn procs(&self) -> MutexGuard<'_, Vec<Proc>> {
+        self.procs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn launch(&self, name: &str, command: Vec<String>, node: Option<usize>) {
+        let mut proc = Proc {
             name: name.to_owned(),
             command,
             node,
             child: None,
             log: self.home.path().join("logs").join(format!("{name}.log")),
             started: SystemTime::now(),
-        }
+            wanted: true,
+            exits: 0,
+        };
+        proc.spawn(&self.network);
+        self.procs().push(proc);
+    }
+
+    /// The supervisor: every half second, starts again what exited by itself.
+    fn supervise(&self) {
+        let procs = self.procs.clone();
+        let network = self.network.clone();
+        let on = self.supervising.clone();
+        std::thread::spawn(move || {
+            while on.load(Ordering::SeqCst) {
+                {
+                    let mut procs = procs.lock().unwrap_or_else(|p| p.into_inner());
+                    for proc in procs.iter_mut() {
+                        proc.supervise(&network);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        });
+    }
+
+    /// Runs `f` on the process named `name`.
+    pub fn with<T>(&self, name: &str, f: impl FnOnce(&mut Proc) -> T) -> T {
+        let mut procs = self.procs();
+        let proc = procs
+            .iter_mut()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no process {name}"));
+        f(proc)
+    }
+
+    pub fn kill9(&self, name: &str) {
+        self.with(name, Proc::kill9);
+    }
+
+    pub fn stop(&self, name: &str, grace: Duration) {
+        self.with(name, |p| p.stop(grace));
+    }
+
+    /// Pids of the running processes, by name.
+    pub fn pids(&self) -> Vec<(String, u32)> {
+        self.procs()
+            .iter()
+            .filter_map(|p| Some((p.name.clone(), p.pid()?)))
+            .collect()
+    }
+
+    /// How many times each process exited by itself (and was started again).
+    pub fn exits(&self) -> Vec<(String, usize)> {
+        self.procs()
+            .iter()
+            .filter(|p| p.exits > 0)
+            .map(|p| (p.name.clone(), p.exits))
+            .collect()
+    }
+
+    /// Starts a stopped or killed process again, as its supervisor would.
+    pub fn restart(&self, name: &str) {
+        let network = self.network.clone();
+        self.with(name, |p| {
+            p.kill9();
+            p.spawn(&network);
+        });
     }
 
     /// An `airlock` command against this deployment.
@@ -245,33 +341,9 @@ impl Deployment {
         command
     }
 
-    pub fn service(&mut self, name: &str) -> &mut Proc {
-        self.services
-            .iter_mut()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no service {name}"))
-    }
-
-    pub fn node(&mut self, index: usize) -> &mut Proc {
-        &mut self.nodes[index]
-    }
-
-    /// Starts a killed process again, as its supervisor (systemd, Docker's restart policy) would.
-    pub fn restart(&mut self, name: &str) {
-        let network = &self.network;
-        let proc = self
-            .services
-            .iter_mut()
-            .chain(self.nodes.iter_mut())
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no process {name}"));
-        proc.kill9();
-        proc.spawn(network);
-    }
-
     /// The executor instances of this run.
     pub fn executor_instances(&self) -> Vec<String> {
-        self.services
+        self.procs()
             .iter()
             .filter(|s| s.name.starts_with("executor-"))
             .map(|s| format!("{}-{}", self.instance_prefix, s.name))
@@ -336,7 +408,7 @@ impl Deployment {
     }
 
     /// The process holding the audit log's lease (its writer id starts with its pid).
-    pub async fn active_auditor(&mut self) -> Option<String> {
+    pub async fn active_auditor(&self) -> Option<String> {
         let admin = self.connect("admin").await;
         let js = async_nats::jetstream::new(admin);
         let kv = js
@@ -350,13 +422,13 @@ impl Deployment {
             return None;
         }
         let pid: u32 = head["writer"].as_str()?.split('-').next()?.parse().ok()?;
-        self.services
-            .iter()
-            .find(|s| s.name.starts_with("auditor-") && s.pid() == Some(pid))
-            .map(|s| s.name.clone())
+        self.pids()
+            .into_iter()
+            .find(|(name, p)| name.starts_with("auditor-") && *p == pid)
+            .map(|(name, _)| name)
     }
 
-    async fn wait_for_auditor_lease(&mut self, limit: Duration) {
+    async fn wait_for_auditor_lease(&self, limit: Duration) {
         let start = Instant::now();
         while self.active_auditor().await.is_none() {
             assert!(
@@ -371,7 +443,7 @@ impl Deployment {
     /// The last lines of every process's log, for failure messages.
     pub fn diagnostics(&self) -> String {
         let mut out = String::new();
-        for proc in self.nodes.iter().chain(self.services.iter()) {
+        for proc in self.procs().iter() {
             out.push_str(&format!("--- {} (last lines)\n{}\n", proc.name, proc.tail(25)));
         }
         out
@@ -380,13 +452,15 @@ impl Deployment {
 
 impl Drop for Deployment {
     fn drop(&mut self) {
-        // Executors first, so that they remove their containers; the nodes last.
-        for service in self.services.iter_mut().rev() {
-            service.stop(Duration::from_secs(30));
+        self.supervising.store(false, Ordering::SeqCst);
+        // Services in the reverse of their start order (executors first, so that they remove
+        // their containers), the nodes last.
+        let mut procs = self.procs();
+        for proc in procs.iter_mut().rev() {
+            let grace = if proc.name.starts_with("nats-") { 5 } else { 30 };
+            proc.stop(Duration::from_secs(grace));
         }
-        for node in self.nodes.iter_mut() {
-            node.stop(Duration::from_secs(5));
-        }
+        drop(procs);
         if std::env::var_os("AIRLOCK_KEEP_CLUSTER_HOME").is_some() {
             let kept = self.home.path().to_owned();
             eprintln!("keeping the deployment's home: {}", kept.display());

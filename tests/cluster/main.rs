@@ -77,7 +77,7 @@ async fn executor_scale() {
 
 async fn chaos(scale: Scale) {
     eprintln!("cluster chaos: {scale:?}");
-    let mut deployment = Deployment::start(Options {
+    let deployment = Deployment::start(Options {
         executors: 2,
         executor_concurrency: 2,
         extra_config: String::new(),
@@ -91,17 +91,21 @@ async fn chaos(scale: Scale) {
     }
     for round in 1..=scale.rounds {
         eprintln!("round {round} of {}", scale.rounds);
-        node_loss(&mut deployment, scale).await;
-        executor_loss(&mut deployment, scale).await;
-        auditor_loss(&mut deployment, scale).await;
-        partition(&mut deployment, scale).await;
+        node_loss(&deployment, scale).await;
+        executor_loss(&deployment, scale).await;
+        auditor_loss(&deployment, scale).await;
+        partition(&deployment, scale).await;
     }
     // Stopped in order, the executors leave nothing on the engine: not even warm containers.
     for name in ["executor-1", "executor-2"] {
-        deployment.service(name).stop(Duration::from_secs(60));
+        deployment.stop(name, Duration::from_secs(60));
     }
     let left = checks::containers(&instances);
     assert!(left.is_empty(), "containers left after the executors stopped: {left:?}");
+    eprintln!(
+        "processes that exited by themselves (and were started again): {:?}",
+        deployment.exits()
+    );
 }
 
 /// Starts a load of `scale.requests` and returns once a quarter of it is submitted: the
@@ -177,19 +181,19 @@ async fn wait_healthy(deployment: &Deployment, limit: Duration) {
     }
 }
 
-async fn node_loss(d: &mut Deployment, scale: Scale) {
+async fn node_loss(d: &Deployment, scale: Scale) {
     let load = begin(d, scale, "node loss").await;
     let leader = events_leader(d);
-    let name = d.node(leader).name.clone();
+    let name = format!("nats-{}", leader + 1);
     eprintln!("kill -9 {name} (the events stream's leader)");
-    d.node(leader).kill9();
+    d.kill9(&name);
     tokio::time::sleep(Duration::from_secs(5)).await;
     d.restart(&name);
     end(d, load, "node loss", &[]).await;
     wait_healthy(d, Duration::from_secs(120)).await;
 }
 
-async fn executor_loss(d: &mut Deployment, scale: Scale) {
+async fn executor_loss(d: &Deployment, scale: Scale) {
     let victim = "executor-2";
     let instance = format!("{}-{victim}", d.instance_prefix);
     let load = begin(d, scale, "executor loss").await;
@@ -229,7 +233,7 @@ async fn executor_loss(d: &mut Deployment, scale: Scale) {
             .map(|(id, _)| id)
             .collect();
         eprintln!("kill -9 {victim} mid-run ({} containers of it)", before.len());
-        d.service(victim).kill9();
+        d.kill9(victim);
         tokio::time::sleep(Duration::from_secs(3)).await;
         // Its supervisor starts it again; the new life removes what the old one left.
         d.restart(victim);
@@ -238,12 +242,12 @@ async fn executor_loss(d: &mut Deployment, scale: Scale) {
     }
 }
 
-async fn auditor_loss(d: &mut Deployment, scale: Scale) {
+async fn auditor_loss(d: &Deployment, scale: Scale) {
     let load = begin(d, scale, "auditor loss").await;
     {
         let active = d.active_auditor().await.expect("an auditor holds the log");
         eprintln!("kill -9 {active} (holds the audit log's lease)");
-        d.service(&active).kill9();
+        d.kill9(&active);
         // The standby takes over once the lease runs out.
         let start = std::time::Instant::now();
         loop {
@@ -265,11 +269,11 @@ async fn auditor_loss(d: &mut Deployment, scale: Scale) {
     end(d, load, "auditor loss", &[]).await;
 }
 
-async fn partition(d: &mut Deployment, scale: Scale) {
+async fn partition(d: &Deployment, scale: Scale) {
     let load = begin(d, scale, "partition").await;
     {
         let cut = events_leader(d);
-        eprintln!("cutting {} off the other nodes", d.nodes[cut].name);
+        eprintln!("cutting nats-{} off the other nodes", cut + 1);
         d.network.partition(cut);
         tokio::time::sleep(Duration::from_secs(15)).await;
         let status = d.status();

@@ -13,7 +13,7 @@ pub struct Network {
     /// The /24 in use: `10.213.<subnet>.0`.
     subnet: u8,
     nodes: usize,
-    partitioned: Vec<usize>,
+    partitioned: std::sync::Mutex<Vec<usize>>,
 }
 
 fn ip(args: &[&str]) {
@@ -58,7 +58,7 @@ impl Network {
             prefix,
             subnet: free_subnet(),
             nodes,
-            partitioned: Vec::new(),
+            partitioned: std::sync::Mutex::new(Vec::new()),
         };
         let switch = network.switch();
         ip(&["netns", "add", &switch]);
@@ -136,14 +136,17 @@ impl Network {
     }
 
     /// Cuts host `i` off the other hosts (it still reaches, and is reached from, this machine).
-    pub fn partition(&mut self, i: usize) {
+    pub fn partition(&self, i: usize) {
         self.firewall(i, "-A");
-        self.partitioned.push(i);
+        self.partitioned.lock().unwrap_or_else(|p| p.into_inner()).push(i);
     }
 
-    pub fn heal(&mut self, i: usize) {
+    pub fn heal(&self, i: usize) {
         self.firewall(i, "-D");
-        self.partitioned.retain(|p| *p != i);
+        self.partitioned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|p| *p != i);
     }
 }
 

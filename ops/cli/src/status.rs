@@ -116,6 +116,9 @@ struct Report {
     services: BTreeMap<String, Vec<Instance>>,
     consumers: BTreeMap<String, Option<ConsumerReport>>,
     streams: Vec<StreamReport>,
+    /// Why no stream could be listed (the server this connection reached has no quorum, say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    streams_error: Option<String>,
 }
 
 impl Report {
@@ -196,6 +199,12 @@ fn print(report: &Report) {
         }
     }
     println!("streams and buckets:");
+    if let Some(error) = &report.streams_error {
+        println!(
+            "  cannot list them through {}: {error}",
+            nats["server"].as_str().unwrap_or("-")
+        );
+    }
     for stream in &report.streams {
         println!("  {stream}");
     }
@@ -210,10 +219,10 @@ async fn probe(client: &async_nats::Client) -> Report {
         let durable = service.consumes.durable;
         consumers.insert(durable.to_owned(), consumer(&js, durable).await);
     }
-    let streams = streams(&js).await.unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "listing streams");
-        Vec::new()
-    });
+    let (streams, streams_error) = match streams(&js).await {
+        Ok(s) => (s, None),
+        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+    };
     let info = client.server_info();
     let mut nodes: Vec<String> = streams
         .iter()
@@ -233,6 +242,7 @@ async fn probe(client: &async_nats::Client) -> Report {
         services,
         consumers,
         streams,
+        streams_error,
     }
 }
 
