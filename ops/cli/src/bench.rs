@@ -138,10 +138,7 @@ impl LlmSandbox {
         let Some((stdin, lines)) = io.as_mut() else {
             return Err("the llm-sandbox helper is closed".into());
         };
-        stdin
-            .write_all(format!("{mode}\n").as_bytes())
-            .await
-            .map_err(|e| format!("llm-sandbox helper: {e}"))?;
+        stdin.write_all(format!("{mode}\n").as_bytes()).await.map_err(|e| format!("llm-sandbox helper: {e}"))?;
         stdin.flush().await.map_err(|e| e.to_string())?;
         match lines.next_line().await.map_err(|e| e.to_string())? {
             Some(line) if line == "ok" => Ok(()),
@@ -155,10 +152,7 @@ impl LlmSandbox {
     async fn close(&self) {
         self.io.lock().await.take();
         let mut child = self.child.lock().await;
-        if tokio::time::timeout(Duration::from_secs(30), child.wait())
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(Duration::from_secs(30), child.wait()).await.is_err() {
             eprintln!("the llm-sandbox helper did not exit; its reused container may be left running");
         }
     }
@@ -259,11 +253,7 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!(e))?;
         let pipeline_cpu = cpu_seconds(&stack_pids) - cpu_before;
         let machine_cpu = machine_cpu_seconds() - machine_before;
-        let share = if machine_cpu > 0.0 {
-            pipeline_cpu / machine_cpu
-        } else {
-            f64::NAN
-        };
+        let share = if machine_cpu > 0.0 { pipeline_cpu / machine_cpu } else { f64::NAN };
         throughput = serde_json::json!({
             "measured": &measured,
             "pipeline_cpu_s": pipeline_cpu,
@@ -285,15 +275,9 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
         println!("{report}");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "trivial script, submit to final result, {} runs each (interleaved):",
-        args.runs
-    );
+    println!("trivial script, submit to final result, {} runs each (interleaved):", args.runs);
     for (name, l) in &latencies {
-        println!(
-            "  {name:<32} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms",
-            l.p50_ms, l.p90_ms, l.p99_ms
-        );
+        println!("  {name:<32} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms", l.p50_ms, l.p90_ms, l.p99_ms);
     }
     for (name, l) in &latencies[1..] {
         println!(

@@ -80,10 +80,7 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     // The request's trace starts here, as Mai's submission; every service continues it.
     let _telemetry = airlock_telemetry::init(
         "airlock-cli",
-        &airlock_telemetry::TelemetryConfig {
-            default_filter: Some("warn".into()),
-            ..Default::default()
-        },
+        &airlock_telemetry::TelemetryConfig { default_filter: Some("warn".into()), ..Default::default() },
     );
     let span = tracing::info_span!("airlock run", request_id = %request_id);
     let _entered = span.enter();
