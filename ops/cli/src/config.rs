@@ -5,6 +5,7 @@
 use crate::home::Home;
 use crate::stack;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// Top-level sections a stack's config may have besides each service's own.
 const STACK_SECTIONS: [&str; 3] = ["nats", "quotas", "clients"];
@@ -19,6 +20,15 @@ pub struct NatsSection {
     pub port: u16,
     /// Replicas of streams and buckets (1 for a single server, 3 for a cluster).
     pub replicas: usize,
+    /// The servers of a deployment whose NATS runs elsewhere (`tls://nats-1:4222`, ...): used
+    /// when `--nats` names none and no stack of this home is running.
+    pub urls: Vec<String>,
+    /// The deployment's CA (PEM). When set, every connection is TLS, and only a server whose
+    /// certificate this CA issued is accepted.
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate and key (PEM), for servers that verify clients.
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
 }
 
 impl Default for NatsSection {
@@ -26,6 +36,29 @@ impl Default for NatsSection {
         Self {
             port: 4222,
             replicas: 1,
+            urls: Vec::new(),
+            ca_file: None,
+            cert_file: None,
+            key_file: None,
+        }
+    }
+}
+
+impl NatsSection {
+    /// How connections check the server, from `ca_file` (and the client certificate).
+    pub fn tls(&self) -> anyhow::Result<Option<airlock_bus::TlsSettings>> {
+        let client_cert = match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
+            (None, None) => None,
+            _ => anyhow::bail!("[nats] cert_file and key_file go together"),
+        };
+        match &self.ca_file {
+            Some(ca) => Ok(Some(airlock_bus::TlsSettings {
+                ca_file: ca.clone(),
+                client_cert,
+            })),
+            None if client_cert.is_some() => anyhow::bail!("[nats] cert_file needs ca_file"),
+            None => Ok(None),
         }
     }
 }
@@ -63,23 +96,53 @@ pub fn check(home: &Home) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where a config's paths point and how its services reach NATS: this machine's embedded
+/// server by default; for a cluster (`airlock init --cluster`), the nodes over TLS, with the
+/// paths the deployment's files will have where its services run.
+pub struct Layout {
+    /// The home as the services will see it (`/airlock` in a container).
+    pub root: PathBuf,
+    /// The body of `[nats]`.
+    pub nats: String,
+    /// The audit store's URL.
+    pub store: String,
+}
+
+impl Layout {
+    pub fn local(home: &Home) -> Layout {
+        Layout {
+            root: home.root().to_owned(),
+            nats: "port = 4222\nreplicas = 1\n".to_owned(),
+            store: format!("file://{}", home.audit_store().display()),
+        }
+    }
+
+    fn path(&self, home: &Home, local: &Path) -> String {
+        let relative = local.strip_prefix(home.root()).unwrap_or(local);
+        self.root.join(relative).display().to_string()
+    }
+}
+
 /// Writes the initial config unless one exists (an operator's edits are never overwritten).
 pub fn ensure_config(home: &Home) -> anyhow::Result<()> {
+    ensure_config_with(home, &Layout::local(home))
+}
+
+/// Like [`ensure_config`], with the paths and NATS of `layout`.
+pub fn ensure_config_with(home: &Home, layout: &Layout) -> anyhow::Result<()> {
     let path = home.config_file();
     if path.exists() {
         return Ok(());
     }
-    let gate_key = home.private_key(stack::GATE_KEY.0);
-    let auditor_key = home.private_key(stack::AUDITOR_KEY.0);
+    let gate_key = layout.path(home, &home.private_key(stack::GATE_KEY.0));
+    let auditor_key = layout.path(home, &home.private_key(stack::AUDITOR_KEY.0));
     let text = format!(
-        r#"# Airlock stack configuration, written by `airlock up` on first start.
+        r#"# Airlock stack configuration, written by `airlock up` (or `airlock init`) on first start.
 # Each service reads its own section; anything left out takes the service's defaults
 # (see the README and docs/ for every setting).
 
 [nats]
-port = 4222
-replicas = 1
-
+{nats}
 # The limits of each trust level, read by the gate (what it grants) and the executor (its warm
 # pool's shapes). Defaults: trusted 2 CPUs, 1 GiB, 120 s; unknown 1 CPU, 512 MiB, 30 s;
 # untrusted 0.5 CPU, 256 MiB, 10 s. Override a level as a whole, e.g.
@@ -145,16 +208,17 @@ origin = {auditor_name:?}
 # room_id = "!room:localhost"
 # approvers = ["@alice:localhost"]
 "#,
-        gate_key = gate_key.display().to_string(),
+        nats = layout.nats,
+        gate_key = gate_key,
         gate_name = stack::GATE_KEY.1,
         approver = stack::read_verifier(home, stack::APPROVER_KEY.0)?,
         bridge = stack::read_verifier(home, BRIDGE_KEY.0)?,
         bridge_key = home.private_key(BRIDGE_KEY.0).display().to_string(),
         gate_pub = stack::read_verifier(home, stack::GATE_KEY.0)?,
-        store = format!("file://{}", home.audit_store().display()),
-        auditor_key = auditor_key.display().to_string(),
+        store = layout.store,
+        auditor_key = auditor_key,
         auditor_name = stack::AUDITOR_KEY.1,
-        packages = home.packages_dir().display().to_string(),
+        packages = layout.path(home, &home.packages_dir()),
         instance = format!("home-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]),
     );
     std::fs::write(path, text)?;

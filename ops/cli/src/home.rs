@@ -9,12 +9,18 @@
 //! - `keys/<name>.key`   Ed25519 private keys (gate, auditor, approver), `keys/<name>.pub` verifier keys
 //! - `audit/`            the local audit store (tlog-tiles layout)
 //! - `logs/`             one log file per service
+//! - `tls/`              a clustered deployment's CA and NATS node certificates (`airlock init --cluster`)
 
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug)]
 pub struct Home {
     root: PathBuf,
+    /// `--nats`: the server(s) to use, whatever `stack.json` or `[nats] urls` say.
+    nats: Option<String>,
+    /// `--set section.key=value`: settings laid over `airlock.toml` as it is read, so that one
+    /// file can serve several instances (each executor names its own `instance`).
+    overrides: Vec<(String, toml::Value)>,
 }
 
 impl Home {
@@ -24,7 +30,35 @@ impl Home {
         let stack = airlock_client::StackHome::locate(explicit)?;
         Ok(Self {
             root: stack.root().to_owned(),
+            nats: None,
+            overrides: Vec::new(),
         })
+    }
+
+    /// Uses `nats` (a URL, or several separated by commas) as the stack's NATS.
+    pub fn with_nats(mut self, nats: Option<String>) -> Self {
+        self.nats = nats.filter(|n| !n.trim().is_empty());
+        self
+    }
+
+    /// Lays `section.key=value` settings over the config file (values are TOML, else strings).
+    pub fn with_overrides(mut self, settings: &[String]) -> anyhow::Result<Self> {
+        for setting in settings {
+            let Some((key, value)) = setting.split_once('=') else {
+                anyhow::bail!("--set {setting:?}: expected section.key=value");
+            };
+            let key = key.trim();
+            if key.split('.').count() < 2 || key.split('.').any(str::is_empty) {
+                anyhow::bail!("--set {setting:?}: the key must name a section and a setting (executor.instance)");
+            }
+            self.overrides.push((key.to_owned(), parse_value(value)));
+        }
+        Ok(self)
+    }
+
+    /// The `--nats` given, if any.
+    pub fn nats_override(&self) -> Option<&str> {
+        self.nats.as_deref()
     }
 
     pub fn root(&self) -> &Path {
@@ -39,12 +73,42 @@ impl Home {
     }
     /// The stack's config file, read (every section at its defaults when there is none).
     pub fn config(&self) -> Result<airlock_bus::runner::ConfigFile, airlock_bus::runner::ConfigError> {
+        use airlock_bus::runner::{ConfigError, ConfigFile};
         let path = self.config_file();
-        if path.exists() {
-            airlock_bus::runner::ConfigFile::read(&path)
-        } else {
-            Ok(airlock_bus::runner::ConfigFile::empty())
+        if self.overrides.is_empty() {
+            return if path.exists() {
+                ConfigFile::read(&path)
+            } else {
+                Ok(ConfigFile::empty())
+            };
         }
+        let mut table = if path.exists() {
+            let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            toml::from_str::<toml::Table>(&text).map_err(|source| ConfigError::Syntax {
+                path: path.display().to_string(),
+                source: Box::new(source),
+            })?
+        } else {
+            toml::Table::new()
+        };
+        for (key, value) in &self.overrides {
+            set_dotted(&mut table, key, value.clone()).map_err(|reason| ConfigError::Invalid {
+                path: path.display().to_string(),
+                key: key.clone(),
+                reason,
+            })?;
+        }
+        // Serialised back so that the file's own reader (and its refusal of unknown keys, which
+        // covers the overrides too) does the rest.
+        let text = toml::to_string(&table).map_err(|e| ConfigError::Invalid {
+            path: path.display().to_string(),
+            key: "--set".into(),
+            reason: e.to_string(),
+        })?;
+        ConfigFile::parse(&path, &text)
     }
     pub fn stack_file(&self) -> PathBuf {
         self.stack().stack_file()
@@ -71,5 +135,76 @@ impl Home {
 
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
+    }
+    /// A clustered deployment's CA and NATS node certificates.
+    pub fn tls_dir(&self) -> PathBuf {
+        self.root.join("tls")
+    }
+}
+
+/// A `--set` value: TOML when it parses as a TOML value (`3`, `true`, `["a"]`), else a string.
+fn parse_value(text: &str) -> toml::Value {
+    let text = text.trim();
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut table) => table
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.to_owned())),
+        Err(_) => toml::Value::String(text.to_owned()),
+    }
+}
+
+/// Sets `a.b.c` in `table`, creating the tables on the way.
+fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().ok_or("empty key")?;
+    let mut current = table;
+    for part in parts {
+        let entry = current
+            .entry(part.to_owned())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        current = entry.as_table_mut().ok_or_else(|| format!("{part} is not a table"))?;
+    }
+    current.insert(last.to_owned(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_laid_over_the_file_and_still_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("airlock.toml"),
+            "[executor]\ninstance = \"shared\"\n[nats]\nreplicas = 1\n",
+        )
+        .unwrap();
+        let home = Home::locate(Some(dir.path().to_owned()))
+            .unwrap()
+            .with_overrides(&["executor.instance=executor-2".into(), "nats.replicas=3".into()])
+            .unwrap();
+        let file = home.config().unwrap();
+        let nats: crate::config::NatsSection = file.section("nats").unwrap();
+        assert_eq!(nats.replicas, 3);
+        let executor = airlock_executor::service::Config::load(&file).unwrap();
+        assert_eq!(executor.sandbox.instance, "executor-2");
+
+        let typo = Home::locate(Some(dir.path().to_owned()))
+            .unwrap()
+            .with_overrides(&["nats.replica=3".into()])
+            .unwrap();
+        assert!(
+            typo.config()
+                .unwrap()
+                .section::<crate::config::NatsSection>("nats")
+                .is_err()
+        );
+        assert!(
+            Home::locate(None)
+                .unwrap()
+                .with_overrides(&["instance=x".into()])
+                .is_err()
+        );
     }
 }

@@ -5,6 +5,7 @@ mod audit;
 #[cfg(feature = "bench")]
 mod bench;
 mod bridge;
+mod cluster;
 mod config;
 mod home;
 mod image;
@@ -30,14 +31,24 @@ struct Cli {
     /// The stack's state directory (default: $AIRLOCK_HOME, else <data dir>/airlock).
     #[arg(long, global = true)]
     home: Option<std::path::PathBuf>,
+    /// The NATS server(s) to use, comma-separated (default: the running stack's, else
+    /// `[nats] urls` of airlock.toml); `airlock up` then starts none of its own.
+    #[arg(long, global = true)]
+    nats: Option<String>,
+    /// Lay a setting over airlock.toml, e.g. `--set executor.instance=executor-2` (repeatable).
+    #[arg(long = "set", global = true, value_name = "SECTION.KEY=VALUE")]
+    set: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Create the stack's keys, credentials and airlock.toml in $AIRLOCK_HOME, without starting it.
-    Init,
+    /// Create the stack's keys, credentials and airlock.toml in $AIRLOCK_HOME, without starting
+    /// it; with --cluster, a deployment across machines (CA, NATS node certificates and configs).
+    Init(cluster::InitArgs),
+    /// Create or update the streams and buckets on the stack's NATS, with `[nats] replicas`.
+    Setup(cluster::SetupArgs),
     /// Start NATS, the services (the chat bridge when [bridge.*] is configured) and the local audit store, in the foreground.
     Up(up::UpArgs),
     /// Submit a program as Mai and wait for its result.
@@ -100,9 +111,12 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
-    let home = home::Home::locate(cli.home)?;
+    let home = home::Home::locate(cli.home)?
+        .with_nats(cli.nats)
+        .with_overrides(&cli.set)?;
     match cli.command {
-        Command::Init => up::init(&home).map(|_| ExitCode::SUCCESS),
+        Command::Init(args) => cluster::init(&home, &args),
+        Command::Setup(args) => cluster::setup(&home, &args).await,
         Command::Up(args) => up::run(&home, args).await,
         Command::Run(args) => run::run(&home, args).await,
         Command::Override(command) => overrides::run(&home, command).await,

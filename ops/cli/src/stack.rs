@@ -15,9 +15,47 @@ pub const AUDITOR_KEY: (&str, &str) = ("auditor", "airlock.local/audit");
 pub use airlock_client::StackInfo;
 pub use airlock_client::home::alive;
 
+/// The NATS URL(s) of the stack: `--nats` (or `$AIRLOCK_NATS_URL`), else the running stack's
+/// (`stack.json`), else the deployment's servers (`[nats] urls`), else an error telling the
+/// user to start one.
+pub fn nats_url(home: &Home) -> anyhow::Result<String> {
+    if let Some(url) = home.nats_override() {
+        return Ok(url.to_owned());
+    }
+    if let Ok(url) = std::env::var("AIRLOCK_NATS_URL") {
+        return Ok(url);
+    }
+    let info = StackInfo::read(&home.stack())?;
+    if let Some(info) = info.as_ref().filter(|i| alive(i.supervisor_pid)) {
+        return Ok(info.nats_url.clone());
+    }
+    let configured = crate::config::nats_section(home)?.urls;
+    if !configured.is_empty() {
+        return Ok(configured.join(","));
+    }
+    match info {
+        Some(_) => anyhow::bail!(
+            "the stack in {} is not running (stale stack.json); start it with `airlock up`",
+            home.root().display()
+        ),
+        None => anyhow::bail!(
+            "no stack is running in {}; start one with `airlock up` (or name a server with --nats)",
+            home.root().display()
+        ),
+    }
+}
+
+/// How to connect as `user`: the stack's URL(s), the user's credentials, TLS when `[nats]`
+/// names the deployment's CA.
+pub fn connect_config(home: &Home, user: &str) -> anyhow::Result<airlock_bus::ConnectConfig> {
+    let url = nats_url(home)?;
+    let tls = crate::config::nats_section(home)?.tls()?;
+    Ok(airlock_bus::ConnectConfig::for_user(url, user, home.creds(user)).with_tls(tls))
+}
+
 /// Connects to the running stack as `user`, with that user's credentials.
 pub async fn connect(home: &Home, user: &str) -> anyhow::Result<async_nats::Client> {
-    Ok(airlock_client::connect_as(&home.stack(), None, None, user).await?)
+    Ok(airlock_client::connect_with(&connect_config(home, user)?).await?)
 }
 
 /// Creates (once) every key and credential of the stack, and returns the NATS users.

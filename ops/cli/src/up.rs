@@ -13,9 +13,6 @@ use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct UpArgs {
-    /// Use this NATS server (configured with the stack's users) instead of starting one.
-    #[arg(long)]
-    pub nats: Option<String>,
     /// Port for the embedded nats-server (default: `[nats] port` of airlock.toml; 0 for any).
     #[arg(long)]
     pub port: Option<u16>,
@@ -113,8 +110,13 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
     config::check(home)?;
     let nats_config = config::nats_section(home)?;
 
-    let (nats_url, mut nats_child) = match &args.nats {
-        Some(url) => (url.clone(), None),
+    // `--nats`, else the deployment's servers (`[nats] urls`), else an embedded server.
+    let external = home
+        .nats_override()
+        .map(str::to_owned)
+        .or_else(|| (!nats_config.urls.is_empty()).then(|| nats_config.urls.join(",")));
+    let (nats_url, mut nats_child) = match external {
+        Some(url) => (url, None),
         None => {
             let port = match args.port.unwrap_or(nats_config.port) {
                 0 => stack::free_port()?,
@@ -126,11 +128,14 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
         }
     };
 
-    let admin = airlock_bus::connect(&airlock_bus::ConnectConfig::for_user(
-        nats_url.clone(),
-        airlock_protocol::roles::ADMIN.user,
-        home.creds(airlock_protocol::roles::ADMIN.user),
-    ))
+    let admin = airlock_bus::connect(
+        &airlock_bus::ConnectConfig::for_user(
+            nats_url.clone(),
+            airlock_protocol::roles::ADMIN.user,
+            home.creds(airlock_protocol::roles::ADMIN.user),
+        )
+        .with_tls(nats_config.tls()?),
+    )
     .await?;
     let js = async_nats::jetstream::new(admin.clone());
     let settings = airlock_bus::StreamSettings {

@@ -136,12 +136,22 @@ impl ReplayItem {
             ),
             Event::OverrideAnswered(a) => match a.signed.peek::<OverrideAnswer>() {
                 Some(answer) => format!(
-                    "{} by {} (key {}+{:08x}): {}",
+                    "{} by {}{} (key {}+{:08x}): {}{}",
                     if answer.approve { "approved" } else { "denied" },
                     answer.who,
+                    answer
+                        .via
+                        .as_ref()
+                        .map(|v| format!(" in {} {}", v.system, v.place))
+                        .unwrap_or_default(),
                     a.signed.key_name,
                     a.signed.key_id,
-                    answer.reason
+                    answer.reason,
+                    answer
+                        .refused_at_edge
+                        .as_ref()
+                        .map(|r| format!(" [refused by the bridge: {}: {}]", r.reason.as_str(), r.detail))
+                        .unwrap_or_default(),
                 ),
                 None => format!("an unreadable answer signed by {}", a.signed.key_name),
             },
@@ -263,8 +273,30 @@ fn describe_terminal(t: &Terminal) -> String {
 fn describe_decision(decision: &Decision) -> String {
     let who = match &decision.approver {
         Approver::Policy { rule } => format!("by policy ({rule})"),
-        Approver::Human { who, reason, .. } => format!("by {who}: {reason}"),
+        Approver::Human {
+            who,
+            reason,
+            via,
+            seconded_by,
+            ..
+        } => {
+            let place = via.as_deref().map(|v| format!(" in {v}")).unwrap_or_default();
+            let seconds: String = seconded_by
+                .iter()
+                .map(|c| format!("; seconded by {}: {}", c.who, c.reason))
+                .collect();
+            format!("by {who}{place}: {reason}{seconds}")
+        }
         Approver::Deadline => "by the deadline: nobody answered".to_owned(),
+        Approver::Remembered {
+            who,
+            reason,
+            approved_request,
+            until_ms,
+        } => format!(
+            "again, as {who} approved this exact code for {approved_request} ({reason}; remembered until {})",
+            humantime_ms(*until_ms)
+        ),
     };
     match &decision.outcome {
         DecisionOutcome::Approved { quota, limits } => format!(
@@ -476,9 +508,16 @@ mod tests {
                 who: "@alice:localhost".into(),
                 reason: "reviewed the download".into(),
                 key: "k".into(),
+                via: Some("matrix !room:localhost".into()),
+                seconded_by: vec![airlock_protocol::decision::CoApprover {
+                    who: "@bob:localhost".into(),
+                    reason: "agreed".into(),
+                    via: None,
+                }],
             },
             issued_at_ms: 0,
             expires_at_ms: 1_700_000_000_000,
+            policy_version: None,
         };
         let decided = item(Event::Decided(Box::new(Decided {
             signed: Signed::sign(&decision, airlock_protocol::decision::DECISION_DOMAIN, &key),
@@ -487,7 +526,7 @@ mod tests {
         })))
         .to_text();
         for needle in [
-            "approved by @alice:localhost: reviewed the download",
+            "approved by @alice:localhost in matrix !room:localhost: reviewed the download; seconded by @bob:localhost: agreed",
             "quota untrusted",
             "2023-11-14T22:13:20",
         ] {
@@ -500,6 +539,9 @@ mod tests {
             reason: "no downloads today".into(),
             who: "bob".into(),
             answered_at_ms: 0,
+            via: None,
+            approve_again_for_ms: None,
+            refused_at_edge: None,
         };
         let answered = item(Event::OverrideAnswered(OverrideAnswered {
             signed: Signed::sign(&answer, airlock_protocol::overrides::ANSWER_DOMAIN, &key),

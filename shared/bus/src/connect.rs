@@ -15,6 +15,18 @@ pub struct ConnectConfig {
     /// Reply subjects go under this prefix, so each user's permissions can allow only its own
     /// inbox (`_INBOX_<user>`).
     pub inbox_prefix: Option<String>,
+    /// TLS to the server (a clustered deployment); none: whatever the URL and server say.
+    pub tls: Option<TlsSettings>,
+}
+
+/// How a client checks the server, and (optionally) proves itself with a certificate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// The deployment's CA (PEM): the only root trusted for the server's certificate, so a
+    /// server presenting a certificate from any other authority is refused.
+    pub ca_file: PathBuf,
+    /// A client certificate and its key (PEM), for servers that verify clients.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
 }
 
 impl ConnectConfig {
@@ -24,6 +36,7 @@ impl ConnectConfig {
             nkey_seed_file: None,
             name: name.into(),
             inbox_prefix: None,
+            tls: None,
         }
     }
 
@@ -34,7 +47,14 @@ impl ConnectConfig {
             nkey_seed_file: Some(seed_file),
             name: format!("airlock-{user}"),
             inbox_prefix: Some(inbox_prefix(user)),
+            tls: None,
         }
+    }
+
+    /// The same, over TLS checked against `tls`.
+    pub fn with_tls(mut self, tls: Option<TlsSettings>) -> Self {
+        self.tls = tls;
+        self
     }
 }
 
@@ -73,6 +93,24 @@ pub async fn connect(config: &ConnectConfig) -> Result<async_nats::Client, BusEr
             source: Box::new(e),
         })?;
         options = options.nkey(seed);
+    }
+    if let Some(tls) = &config.tls {
+        // Read up front: with retry_on_initial_connect an unreadable file would otherwise be
+        // retried forever in the background instead of reported.
+        let files = std::iter::once(&tls.ca_file).chain(tls.client_cert.iter().flat_map(|(c, k)| [c, k]));
+        for path in files {
+            std::fs::metadata(path).map_err(|e| BusError::Credentials {
+                path: path.display().to_string(),
+                source: Box::new(e),
+            })?;
+        }
+        // Both ring and aws-lc-rs are linked into the binaries (async-nats, object_store), and
+        // rustls panics rather than choose; an already-installed provider is kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        options = options.require_tls(true).add_root_certificates(tls.ca_file.clone());
+        if let Some((cert, key)) = &tls.client_cert {
+            options = options.add_client_certificate(cert.clone(), key.clone());
+        }
     }
     let urls: Vec<&str> = config.url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
     // With retry_on_initial_connect the future resolves at once and the client connects in the

@@ -134,6 +134,8 @@ fn operator(role: &Role) -> Permissions {
         ])
         .publish(stream_getter(EVENTS_STREAM))
         .publish(stream_getter(AUDIT_STREAM))
+        // Reading (never changing) the services' consumers: `airlock status` shows each one's backlog.
+        .publish([format!("$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.*")])
         .subscribe(["airlock.>".to_owned()]);
     p
 }

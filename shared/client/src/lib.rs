@@ -95,8 +95,12 @@ pub async fn connect_as(
         None => home.nats_url()?,
     };
     let creds = creds.unwrap_or_else(|| home.creds(user));
-    let config = airlock_bus::ConnectConfig::for_user(url.clone(), user, creds);
-    let client = airlock_bus::connect(&config).await?;
+    connect_with(&airlock_bus::ConnectConfig::for_user(url, user, creds)).await
+}
+
+/// Connects with a complete configuration (several URLs, TLS), waiting as [`connect_as`] does.
+pub async fn connect_with(config: &airlock_bus::ConnectConfig) -> Result<async_nats::Client, ClientError> {
+    let client = airlock_bus::connect(config).await?;
     let started = tokio::time::Instant::now();
     while started.elapsed() < CONNECT_PATIENCE {
         if client.connection_state() == async_nats::connection::State::Connected {
@@ -107,7 +111,7 @@ pub async fn connect_as(
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     Err(ClientError::Unreachable {
-        url,
-        user: user.to_owned(),
+        url: config.url.clone(),
+        user: config.name.trim_start_matches("airlock-").to_owned(),
     })
 }

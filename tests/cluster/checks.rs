@@ -1,0 +1,230 @@
+//! What must hold after every disruption: each request ended exactly once, none ran twice, no
+//! container is left behind, the audit log on S3 verifies and holds each event once.
+
+use crate::deployment::Deployment;
+use airlock_protocol::subjects::EVENTS_STREAM;
+use airlock_protocol::{Envelope, Event, Outcome, RequestId};
+use futures::StreamExt as _;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// What the events stream holds about one request.
+#[derive(Debug, Default)]
+pub struct RequestRecord {
+    pub terminals: Vec<Outcome>,
+    pub reasons: Vec<String>,
+    pub exec_started: usize,
+    /// The distinct run tokens its output showed: one per run of the program.
+    pub run_tokens: HashSet<String>,
+    /// Stream sequences of all its events.
+    pub stream_seqs: Vec<u64>,
+}
+
+/// Every message of the events stream, by request, read as the administrator.
+pub async fn read_events(deployment: &Deployment) -> HashMap<String, RequestRecord> {
+    let admin = deployment.connect("admin").await;
+    let js = async_nats::jetstream::new(admin);
+    let stream = js.get_stream(EVENTS_STREAM).await.expect("events stream");
+    let consumer = stream
+        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig::default())
+        .await
+        .expect("ordered consumer");
+    let pending = consumer.cached_info().num_pending as usize;
+    let mut messages = consumer.messages().await.expect("messages");
+    let mut records: HashMap<String, RequestRecord> = HashMap::new();
+    let mut read = 0;
+    while read < pending {
+        let message = match tokio::time::timeout(Duration::from_secs(10), messages.next()).await {
+            Ok(Some(Ok(m))) => m,
+            other => panic!("reading the events stream stopped after {read} of {pending}: {other:?}"),
+        };
+        read += 1;
+        let Ok(envelope) = Envelope::decode_on(message.subject.as_str(), &message.payload) else {
+            continue;
+        };
+        let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
+        let record = records.entry(envelope.request_id.to_string()).or_default();
+        record.stream_seqs.push(seq);
+        match envelope.event {
+            Event::Terminal(t) => {
+                record.terminals.push(t.outcome);
+                record.reasons.push(t.reason.unwrap_or_default());
+            }
+            Event::ExecStarted(_) => record.exec_started += 1,
+            Event::Output(chunk) => {
+                for line in String::from_utf8_lossy(&chunk.data).lines() {
+                    if let Some(token) = line.strip_prefix("run ") {
+                        record.run_tokens.insert(token.trim().to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    records
+}
+
+/// A phase's summary, for the log of the test.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub outcomes: BTreeMap<String, usize>,
+    pub interrupted: usize,
+}
+
+/// Every request ended exactly once and ran at most once. Waits (up to `limit`) for the
+/// stragglers: requests whose executor died end only once their run is judged gone.
+pub async fn every_request_ended_once(deployment: &Deployment, rids: &[RequestId], limit: Duration) -> Summary {
+    let start = Instant::now();
+    let records = loop {
+        let records = read_events(deployment).await;
+        let missing = rids
+            .iter()
+            .filter(|r| records.get(r.as_str()).is_none_or(|rec| rec.terminals.is_empty()))
+            .count();
+        if missing == 0 {
+            break records;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{missing} of {} requests have no terminal event after {limit:?}:\n{}",
+            rids.len(),
+            deployment.diagnostics()
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
+    let mut summary = Summary::default();
+    for rid in rids {
+        let record = &records[rid.as_str()];
+        assert_eq!(
+            record.terminals.len(),
+            1,
+            "request {rid} has {} terminal events",
+            record.terminals.len()
+        );
+        assert!(
+            record.exec_started <= 1,
+            "request {rid}: {} exec.started events",
+            record.exec_started
+        );
+        assert!(
+            record.run_tokens.len() <= 1,
+            "request {rid} ran {} times (tokens {:?})",
+            record.run_tokens.len(),
+            record.run_tokens
+        );
+        let outcome = record.terminals[0];
+        if outcome == Outcome::Finished {
+            assert_eq!(
+                record.run_tokens.len(),
+                1,
+                "request {rid} finished without its run's output"
+            );
+            assert_eq!(record.exec_started, 1, "request {rid} finished without exec.started");
+        }
+        if record.reasons[0].starts_with("interrupted") {
+            summary.interrupted += 1;
+        }
+        *summary.outcomes.entry(outcome.as_str().to_owned()).or_default() += 1;
+    }
+    summary
+}
+
+/// The audit log on S3 holds every event of these requests exactly once (by events-stream
+/// sequence), and no stream message twice; `airlock audit verify` passes over it.
+pub async fn audit_log_holds_each_event_once(deployment: &Deployment, rids: &[RequestId], limit: Duration) {
+    let records = read_events(deployment).await;
+    let wanted: HashSet<u64> = rids
+        .iter()
+        .filter_map(|r| records.get(r.as_str()))
+        .flat_map(|r| r.stream_seqs.iter().copied())
+        .collect();
+    let store = airlock_auditlog::store::Store::open(&deployment.s3.url("log")).expect("S3 store");
+    let reader = airlock_auditlog::reader::LogReader::new(store);
+    let start = Instant::now();
+    loop {
+        let (checkpoint, _) = reader
+            .checkpoint()
+            .await
+            .expect("reading the checkpoint")
+            .expect("the log has a checkpoint");
+        let size = checkpoint.checkpoint.size;
+        let entries = reader.entries(0, size, size).await.expect("reading entries");
+        let mut seen: HashMap<u64, usize> = HashMap::new();
+        for (_, entry) in &entries {
+            if let Some(seq) = entry.stream_seq {
+                *seen.entry(seq).or_default() += 1;
+            }
+        }
+        if let Some((seq, n)) = seen.iter().find(|(_, n)| **n > 1) {
+            panic!("stream message {seq} is in the audit log {n} times");
+        }
+        let missing: Vec<u64> = wanted.iter().filter(|s| !seen.contains_key(s)).copied().collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{} events are not in the audit log after {limit:?} (first: {:?}):\n{}",
+            missing.len(),
+            missing.iter().min(),
+            deployment.diagnostics()
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let verify = deployment
+        .airlock()
+        .args(["audit", "verify"])
+        .output()
+        .expect("airlock audit verify");
+    assert!(
+        verify.status.success(),
+        "airlock audit verify failed over S3:\n{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}
+
+/// Containers of these executor instances: (id, state).
+pub fn containers(instances: &[String]) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for instance in instances {
+        let output = std::process::Command::new("docker")
+            .args(["ps", "-a", "--filter", &format!("label=airlock.executor={instance}")])
+            .args(["--format", "{{.ID}} {{.State}}"])
+            .output()
+            .expect("docker ps");
+        assert!(
+            output.status.success(),
+            "docker ps: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            if let Some((id, state)) = line.split_once(' ') {
+                found.push((id.to_owned(), state.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// No container is left from a run: everything of these instances is a warm container
+/// waiting for a job (running), within `limit`; and none of `gone` (ids of a dead executor's
+/// containers) exists any more.
+pub async fn no_container_left(instances: &[String], gone: &[String], limit: Duration) {
+    let start = Instant::now();
+    loop {
+        let now = containers(instances);
+        let leftovers: Vec<&(String, String)> = now
+            .iter()
+            .filter(|(id, state)| state != "running" || gone.contains(id))
+            .collect();
+        if leftovers.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "containers left behind after {limit:?}: {leftovers:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
