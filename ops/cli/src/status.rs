@@ -1,4 +1,5 @@
-//! `airlock status`: whether each service of the running stack answers, with its counters.
+//! `airlock status`: whether each service of the running stack answers, with its counters and
+//! where it serves its metrics (from its NATS service API INFO metadata).
 
 use crate::home::Home;
 use airlock_protocol::roles;
@@ -32,11 +33,14 @@ pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
             if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
-                for (name, stats) in &report {
-                    if stats.is_null() {
+                for (name, status) in &report {
+                    if status.is_null() {
                         println!("{name:<22} not answering");
-                    } else {
-                        println!("{name:<22} up   {}", stats);
+                        continue;
+                    }
+                    println!("{name:<22} up   {}", status["counters"]);
+                    if let Some(url) = status["metrics"].as_str() {
+                        println!("{:<22}      metrics {url}", "");
                     }
                 }
             }
@@ -46,17 +50,29 @@ pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Each service's counters (from `$SRV.STATS`), or null when it does not answer.
+/// Each service's `{"counters": {...}, "metrics": URL or null}`, or null when it does not
+/// answer.
 async fn probe(client: &async_nats::Client) -> std::collections::BTreeMap<String, serde_json::Value> {
     let mut report = std::collections::BTreeMap::new();
     for (_, service) in roles::services() {
         let name = service.name;
-        let request = client.request(service.status_subject(), "".into());
-        let value = match tokio::time::timeout(Duration::from_secs(2), request).await {
-            Ok(Ok(reply)) => serde_json::from_slice(&reply.payload).unwrap_or(serde_json::Value::Null),
-            _ => serde_json::Value::Null,
+        let counters = ask(client, service.status_subject()).await;
+        let value = if counters.is_null() {
+            serde_json::Value::Null
+        } else {
+            let info = ask(client, format!("$SRV.INFO.{name}")).await;
+            let metrics = info["metadata"][airlock_bus::METRICS_METADATA].clone();
+            serde_json::json!({ "counters": counters, "metrics": metrics })
         };
         report.insert(name.to_owned(), value);
     }
     report
+}
+
+/// A JSON reply to a request, or null when none comes in time.
+async fn ask(client: &async_nats::Client, subject: String) -> serde_json::Value {
+    match tokio::time::timeout(Duration::from_secs(2), client.request(subject, "".into())).await {
+        Ok(Ok(reply)) => serde_json::from_slice(&reply.payload).unwrap_or(serde_json::Value::Null),
+        _ => serde_json::Value::Null,
+    }
 }

@@ -375,6 +375,7 @@ impl Gate {
         ruling: Ruling,
         approver: Approver,
     ) -> Vec<Event> {
+        let _span = tracing::info_span!("decide", level = assessment.level.as_str(), ruling = ?ruling).entered();
         let now = now_ms();
         let ttl_end = now + i64::try_from(self.config.decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);
         let outcome = match &ruling {
