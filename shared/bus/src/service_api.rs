@@ -60,6 +60,7 @@ pub async fn start_service(
         .start(role.name, env!("CARGO_PKG_VERSION"))
         .await
         .map_err(BusError::Service)?;
+    airlock_telemetry::metrics::record_start();
     let mut status = service
         .endpoint(role.status_subject())
         .await

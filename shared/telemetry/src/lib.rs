@@ -17,6 +17,7 @@ pub mod filters;
 pub mod metrics;
 pub mod scrape;
 pub mod settings;
+pub mod sigpipe;
 
 pub use settings::TelemetrySettings;
 
@@ -71,6 +72,7 @@ impl Drop for TelemetryGuard {
         let spawned = std::thread::Builder::new()
             .name("telemetry-shutdown".into())
             .spawn(move || {
+                sigpipe::block_in_this_thread();
                 let _ = tracer.shutdown();
                 if let Some(meter) = meter {
                     let _ = meter.shutdown();
@@ -119,6 +121,13 @@ impl TelemetryConfig {
 /// the async runtime (OTLP over gRPC and the metrics endpoint run on it); the guard must live
 /// as long as the process.
 pub fn init(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
+    // The exporters' threads (and the blocking HTTP client's) are started here and inherit
+    // this: a collector that resets a connection makes an export fail, never kills a command
+    // that prints (see [`sigpipe`]).
+    sigpipe::with_blocked(|| start(service_name, config))
+}
+
+fn start(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
     let resource = opentelemetry_sdk::Resource::builder()
         .with_service_name(service_name.to_owned())
         .build();
@@ -220,7 +229,6 @@ fn init_metrics(
     let provider = builder.build();
     opentelemetry::global::set_meter_provider(provider.clone());
     metrics::set_enabled();
-    metrics::record_start();
     (Some(provider), endpoint)
 }
 

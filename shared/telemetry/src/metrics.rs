@@ -239,8 +239,9 @@ pub fn watch_pool(read: impl Fn() -> PoolReading + Send + Sync + 'static) {
         .build();
 }
 
-/// Records the process's start, so that a reset counter can be told from a drop.
-pub(crate) fn record_start() {
+/// Records when this service started, so that a reset counter can be told from a drop. Called
+/// by a service as it starts (not by a CLI, whose short life is nothing to measure).
+pub fn record_start() {
     let start = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
