@@ -49,6 +49,12 @@ impl Stack {
     /// Like `start`, after `airlock init` and merging `extra_config` (TOML, such as
     /// `[gate.quotas.untrusted]` tables) into the home's airlock.toml.
     pub fn start_with(extra_config: &str) -> Stack {
+        Self::start_with_env(extra_config, &[])
+    }
+
+    /// Like `start_with`, with `env` set for `airlock up` and so for every service (the
+    /// `OTEL_*` variables of the telemetry tests).
+    pub fn start_with_env(extra_config: &str, env: &[(&str, &str)]) -> Stack {
         let home = tempfile::Builder::new()
             .prefix("airlock-test-")
             .tempdir()
@@ -77,6 +83,7 @@ impl Stack {
             .arg("--home")
             .arg(home.path())
             .args(["up", "--port", "0"])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)

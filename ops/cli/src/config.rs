@@ -4,11 +4,12 @@
 
 use crate::home::Home;
 use crate::stack;
+use airlock_bus::runner::ConfigFile;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Top-level sections a stack's config may have besides each service's own.
-const STACK_SECTIONS: [&str; 3] = ["nats", "quotas", "clients"];
+const STACK_SECTIONS: [&str; 4] = ["nats", "quotas", "clients", "telemetry"];
 
 /// The chat bridge's key: its file name in `keys/` and its signed-note name.
 pub const BRIDGE_KEY: (&str, &str) = ("bridge", "airlock.local/bridge");
@@ -67,6 +68,19 @@ pub fn nats_section(home: &Home) -> anyhow::Result<NatsSection> {
     Ok(home.config()?.section("nats")?)
 }
 
+/// `[telemetry]`: where each service serves its metrics (per-service keys checked against the
+/// services' sections).
+pub fn telemetry_section(file: &ConfigFile) -> anyhow::Result<airlock_telemetry::TelemetrySettings> {
+    let settings: airlock_telemetry::TelemetrySettings = file.section("telemetry")?;
+    let sections: Vec<&str> = airlock_protocol::roles::services()
+        .map(|(_, s)| s.config_section)
+        .collect();
+    settings
+        .validate(&sections)
+        .map_err(|(key, reason)| file.invalid(&key, reason))?;
+    Ok(settings)
+}
+
 /// Loads every section the way its service will, so that `airlock up` refuses a bad config
 /// (an unknown section or key, a bad value) with the key's path before anything starts,
 /// instead of a service crash-looping behind "Airlock is up."
@@ -86,6 +100,7 @@ pub fn check(home: &Home) -> anyhow::Result<()> {
         }
     }
     let _: NatsSection = file.section("nats")?;
+    telemetry_section(&file)?;
     airlock_assessor::service::Config::load(&file)?;
     airlock_override_gate::Config::load(&file)?;
     airlock_executor::service::Config::load(&file)?;
@@ -154,6 +169,14 @@ pub fn ensure_config_with(home: &Home, layout: &Layout) -> anyhow::Result<()> {
 # output_bytes = 262144
 # disk_bytes = 16777216
 # open_files = 128
+
+# Each service serves Prometheus metrics (GET /metrics) on a free loopback port by default,
+# shown by `airlock status` and written to metrics/<service>.json for Prometheus's
+# file_sd_configs. Fixed addresses, or "off" (see docs/observability.md):
+# [telemetry]
+# metrics_listen = "127.0.0.1:0"
+# [telemetry.metrics_listen_for]
+# executor = "127.0.0.1:9464"
 
 [assessor]
 

@@ -89,12 +89,18 @@ fn main() -> ExitCode {
     if !matches!(cli.command, Command::Serve { .. } | Command::Up(_)) {
         // Output piped into `head` and the like ends quietly when the reader goes away. Only
         // for commands that print: a service or the supervisor with SIGPIPE's default action
-        // would die whenever a peer (a telemetry collector, say) closed a connection.
+        // would die whenever a peer (a telemetry collector, say) closed a connection. Printing
+        // happens on this thread; the runtime's threads, which talk to NATS and to a collector,
+        // block the signal (a closed connection is an error there, not a death).
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(airlock_telemetry::sigpipe::block_in_this_thread)
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("airlock: cannot start the async runtime: {e}");

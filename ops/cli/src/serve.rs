@@ -39,7 +39,12 @@ pub async fn run(home: &Home, command: &str) -> anyhow::Result<ExitCode> {
     let file = home.config()?;
     // Rust ignores SIGPIPE in its own processes; a service keeps it ignored, so that a peer
     // closing a socket (a telemetry collector, a chat server) is an error, never a death.
-    let _telemetry = airlock_telemetry::init(service.name, &Default::default());
+    let telemetry = airlock_telemetry::TelemetryConfig::for_service(
+        &crate::config::telemetry_section(&file)?,
+        service.config_section,
+        home.root().join("metrics"),
+    );
+    let _telemetry = airlock_telemetry::init(service.name, &telemetry);
     let shutdown = airlock_bus::runner::shutdown_on_signal();
     macro_rules! serve {
         ($config:expr, $run:path) => {{

@@ -3,7 +3,8 @@
 //! follower is, and how much each service's consumer has still to take.
 //!
 //! Instances answer the NATS service API (`$SRV.STATS.<name>`), one reply each; streams come
-//! from JetStream's stream list, whose cluster section names the leader and every replica.
+//! from JetStream's stream list, whose cluster section names the leader and every replica. Each
+//! instance's INFO names where it serves its Prometheus metrics.
 
 use crate::home::Home;
 use airlock_protocol::roles;
@@ -35,6 +36,8 @@ pub struct Instance {
     pub started: String,
     /// Its own counters.
     pub counters: serde_json::Value,
+    /// Where it serves its metrics (from its service API INFO metadata), when it does.
+    pub metrics: Option<String>,
 }
 
 /// A stream or bucket and where its replicas are.
@@ -198,6 +201,9 @@ fn print(report: &Report) {
                 "    {:<24} since {}  {}",
                 instance.id, instance.started, instance.counters
             );
+            if let Some(url) = &instance.metrics {
+                println!("    {:<24} metrics {url}", "");
+            }
         }
     }
     println!("streams and buckets:");
@@ -275,8 +281,14 @@ async fn instances(client: &async_nats::Client, name: &str) -> Vec<Instance> {
             .and_then(|e| e.iter().find_map(|e| e.get("data").filter(|d| !d.is_null())))
             .cloned()
             .unwrap_or(serde_json::Value::Null);
+        let id = stats["id"].as_str().unwrap_or("-").to_owned();
+        let info = ask(client, format!("$SRV.INFO.{name}.{id}")).await;
+        let metrics = info["metadata"][airlock_bus::METRICS_METADATA]
+            .as_str()
+            .map(str::to_owned);
         found.push(Instance {
-            id: stats["id"].as_str().unwrap_or("-").to_owned(),
+            metrics,
+            id,
             version: stats["version"].as_str().unwrap_or("-").to_owned(),
             started: stats["started"].as_str().unwrap_or("-").to_owned(),
             counters,
@@ -334,4 +346,12 @@ pub async fn streams(js: &jetstream::Context) -> anyhow::Result<Vec<StreamReport
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(found)
+}
+
+/// A JSON reply to a request, or null when none comes in time.
+async fn ask(client: &async_nats::Client, subject: String) -> serde_json::Value {
+    match tokio::time::timeout(Duration::from_secs(2), client.request(subject, "".into())).await {
+        Ok(Ok(reply)) => serde_json::from_slice(&reply.payload).unwrap_or(serde_json::Value::Null),
+        _ => serde_json::Value::Null,
+    }
 }

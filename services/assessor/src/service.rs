@@ -225,7 +225,17 @@ impl Assessor {
         // The engine bounds its own time per request; the blocking pool keeps a slow file from
         // holding up the runtime.
         let rated = request.clone();
-        let assessment = tokio::task::spawn_blocking(move || current.assess_request(&rated)).await?;
+        let span = tracing::info_span!(
+            "assess",
+            level = tracing::field::Empty,
+            findings = tracing::field::Empty
+        );
+        let assessment = tokio::task::spawn_blocking(move || current.assess_request(&rated))
+            .instrument(span.clone())
+            .await?;
+        span.record("level", assessment.level.as_str());
+        span.record("findings", assessment.findings.len());
+        drop(span);
         self.count(assessment.level);
         tracing::info!(level = %assessment.level, findings = assessment.findings.len(), elapsed_us = assessment.elapsed_us, "assessed");
         let assessed = Envelope::new(

@@ -56,6 +56,7 @@ impl Auditor {
             self.crash.at("swapped");
             // Committed: from here on the batch is finished, now or by the next start.
             self.apply(&batch, shutdown).await?;
+            self.metrics.committed(batch.staged.size);
             self.crash.at("checkpoint");
             self.writer.accept(&batch);
             self.committed_seq = last_stream_seq;

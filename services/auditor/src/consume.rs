@@ -126,8 +126,13 @@ impl Auditor {
             .as_ref()
             .and_then(|h| h.get("traceparent"))
             .map(|v| airlock_protocol::text::clip(v.as_str(), 128));
+        let stored_ms = message
+            .info()
+            .ok()
+            .map(|info| i64::try_from(info.published.unix_timestamp_nanos() / 1_000_000).unwrap_or(0));
         let span = tracing::info_span!(
             "audit.append",
+            otel.name = "audit append",
             subject = %subject,
             stream_seq = seq,
             request_id = tracing::field::Empty,
@@ -137,6 +142,7 @@ impl Auditor {
         let prepared = match Envelope::decode_on(&subject, &message.payload) {
             Ok(envelope) => {
                 span.record("request_id", envelope.request_id.as_str());
+                self.metrics.taken(Some(&envelope), stored_ms);
                 let mut prepared = Prepared::from_envelope(envelope, Some(seq), traceparent);
                 // Who submitted is the NATS user the subject names (the server vouches for
                 // it), not what the body says.
@@ -148,6 +154,7 @@ impl Auditor {
             Err(error) => {
                 tracing::warn!(error = %airlock_bus::error_text(&error), "logging a message that cannot be read");
                 self.counters.incr("malformed");
+                self.metrics.taken(None, stored_ms);
                 Prepared::malformed(&subject, &error, &message.payload, Some(seq))
             }
         };

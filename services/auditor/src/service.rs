@@ -53,6 +53,12 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     };
     let counters = ServiceCounters::default();
     let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
+    airlock_bus::consume::watch_depth(
+        js.clone(),
+        airlock_protocol::subjects::EVENTS_STREAM,
+        service_role().consumes.durable,
+        shutdown.clone(),
+    );
 
     let writer_id = format!("{}-{}", std::process::id(), airlock_protocol::MessageId::new());
     let adopt = crate::recovery::adopt_from_store(&store, &config.origin, &keys).await;
@@ -100,6 +106,7 @@ pub(crate) struct Auditor {
     pub(crate) waiting: BTreeMap<u64, jetstream::Message>,
     pub(crate) gap_since: Option<Instant>,
     pub(crate) last_head_write: Instant,
+    pub(crate) metrics: crate::metrics::AuditMetrics,
 }
 
 impl Auditor {
@@ -113,6 +120,7 @@ impl Auditor {
         requests: HashMap<String, Vec<u64>>,
     ) -> Self {
         let committed_seq = head.head.last_stream_seq;
+        airlock_telemetry::metrics::audit_log_size(head.head.size);
         Auditor {
             config,
             store,
@@ -130,6 +138,7 @@ impl Auditor {
             waiting: BTreeMap::new(),
             gap_since: None,
             last_head_write: Instant::now(),
+            metrics: Default::default(),
         }
     }
 

@@ -259,6 +259,16 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         stop: stop.clone(),
     });
     let service = airlock_bus::start_service(&client, service_role(), executor.counters.clone()).await?;
+    let pool = sandbox.clone();
+    airlock_telemetry::metrics::watch_pool(move || {
+        let stats = pool.pool_stats();
+        airlock_telemetry::metrics::PoolReading {
+            idle: stats.idle as u64,
+            starting: stats.starting as u64,
+            hits: stats.hits,
+            misses: stats.misses,
+        }
+    });
     tracing::info!(concurrency, "executor ready");
 
     // The consumer hands out at most `concurrency` decisions at a time; the rest wait in
@@ -522,10 +532,18 @@ impl Executor {
             limits: self.sandbox.effective_limits(&authorized.limits),
         };
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);
+        // The run's two phases, as spans of the request's trace: getting its container ready (a
+        // warm one taken or one launched, packages installed) until the program starts, then
+        // the program's run until its report.
+        let mut phase = tracing::info_span!("container start", warm = tracing::field::Empty);
         let forward = async {
             while let Some(event) = events_rx.recv().await {
                 let event = match event {
-                    SandboxEvent::Started(e) => Event::ExecStarted(e),
+                    SandboxEvent::Started(e) => {
+                        phase.record("warm", e.warm);
+                        phase = tracing::info_span!("run", container = %e.container);
+                        Event::ExecStarted(e)
+                    }
                     SandboxEvent::Output(e) => Event::Output(e),
                     SandboxEvent::Usage(e) => Event::Usage(e),
                     SandboxEvent::Activity(e) => Event::Activity(e),
@@ -538,13 +556,15 @@ impl Executor {
         };
         self.counters.incr("runs");
         let run = self.sandbox.run(job, events_tx);
-        tokio::select! {
+        let report = tokio::select! {
             (report, ()) = async { tokio::join!(run, forward) } => Some(report),
             () = lease.keep(HEARTBEAT, delivery) => {
                 tracing::error!("the run's lease was lost: another executor ended the request; nothing more of it is published");
                 None
             }
-        }
+        };
+        drop(phase);
+        report
     }
 
     fn terminal_base(&self, authorized: &Authorized, outcome: Outcome) -> Terminal {

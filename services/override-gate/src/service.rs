@@ -473,6 +473,7 @@ impl Gate {
         approver: Approver,
         trust: &Trust,
     ) -> Vec<Event> {
+        let _span = tracing::info_span!("decide", level = assessment.level.as_str(), ruling = ?ruling).entered();
         let now = now_ms();
         let decision_ttl = self.current.get().1.decision_ttl;
         let ttl_end = now + i64::try_from(decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);

@@ -135,6 +135,10 @@ pub enum Ending {
 /// One message from the stream.
 pub struct Delivery {
     message: jetstream::Message,
+    /// The durable consumer it came through, for metrics.
+    consumer: std::sync::Arc<str>,
+    /// When it was handed to the service: its handling is timed from here.
+    received: std::time::Instant,
 }
 
 impl Delivery {
@@ -172,8 +176,12 @@ impl Delivery {
     /// A span for handling this delivery, joined to the trace that produced it.
     pub fn span(&self, service: &'static str) -> tracing::Span {
         let (stream_seq, delivered) = self.position();
+        let kind = EventKind::parse_subject(self.subject()).map_or("message", |(kind, _)| kind.as_str());
         let span = tracing::info_span!(
             "handle",
+            otel.name = %format!("handle {kind}"),
+            otel.kind = "consumer",
+            messaging.system = "nats",
             service,
             subject = %self.subject(),
             stream_seq,
@@ -249,6 +257,7 @@ impl Delivery {
         let error = match outcome {
             Ok(()) => {
                 self.ack().await;
+                self.measure("acked");
                 return true;
             }
             Err(error) => error,
@@ -256,10 +265,12 @@ impl Delivery {
         let text = crate::error_text(&error);
         if shutdown.is_cancelled() {
             tracing::info!(error = %text, "stopped mid-message; it will be redelivered");
+            self.measure("interrupted");
             return false;
         }
         let (_, delivered) = self.position();
         if error.is_permanent() || delivered >= MAX_ATTEMPTS {
+            self.measure("dead_lettered");
             tracing::error!(error = %text, delivered, permanent = error.is_permanent(), "setting the message aside");
             match self.dead_letter(refuser, error.refusal_reason(), &text).await {
                 Ok(()) => self.ack().await,
@@ -277,8 +288,14 @@ impl Delivery {
         }
         .delay(delivered.max(1) as u32);
         tracing::error!(error = %text, delivered, retry_in = ?delay, "handling failed; asking for redelivery");
+        self.measure("retried");
         self.retry_after(delay).await;
         true
+    }
+
+    /// Counts and times this delivery's handling as `result`.
+    fn measure(&self, result: &'static str) {
+        airlock_telemetry::metrics::delivery(&self.consumer, result, self.received.elapsed());
     }
 
     /// Copies the message to the dead-letter stream with why, then refuses it and ends its
@@ -328,6 +345,7 @@ pub async fn ack(message: &jetstream::Message) {
 pub struct DeliveryStream {
     js: jetstream::Context,
     spec: ConsumerSpec,
+    consumer: std::sync::Arc<str>,
     messages: Option<pull::Stream>,
     shutdown: CancellationToken,
 }
@@ -340,8 +358,10 @@ impl DeliveryStream {
         spec: ConsumerSpec,
         shutdown: CancellationToken,
     ) -> Result<Option<Self>, BusError> {
+        watch_depth(js.clone(), &spec.stream, &spec.durable, shutdown.clone());
         let mut stream = Self {
             js,
+            consumer: spec.durable.as_str().into(),
             spec,
             messages: None,
             shutdown,
@@ -402,7 +422,13 @@ impl DeliveryStream {
                 item = messages.next() => item,
             };
             match item {
-                Some(Ok(message)) => return Some(Delivery { message }),
+                Some(Ok(message)) => {
+                    return Some(Delivery {
+                        message,
+                        consumer: self.consumer.clone(),
+                        received: std::time::Instant::now(),
+                    });
+                }
                 Some(Err(e)) => {
                     tracing::warn!(consumer = %self.spec.durable, error = %e, "consumer stream error; reopening");
                     self.messages = None;
@@ -411,4 +437,42 @@ impl DeliveryStream {
             }
         }
     }
+}
+
+/// How often a consumer's queue depth is read from the server for the metrics.
+pub const DEPTH_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Keeps the metrics' view of a durable consumer's queue (messages not yet delivered, and
+/// delivered but not settled) current, reading it from the server every [`DEPTH_INTERVAL`]
+/// until `shutdown`. Does nothing when metrics go nowhere.
+pub fn watch_depth(js: jetstream::Context, stream: &str, durable: &str, shutdown: CancellationToken) {
+    if !airlock_telemetry::metrics::enabled() {
+        return;
+    }
+    let (stream, durable) = (stream.to_owned(), durable.to_owned());
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(DEPTH_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let info = async {
+                let mut consumer: jetstream::consumer::Consumer<pull::Config> =
+                    js.get_consumer_from_stream(&durable, &stream).await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(consumer.info().await?.clone())
+            };
+            match tokio::time::timeout(DEPTH_INTERVAL, info).await {
+                Ok(Ok(info)) => airlock_telemetry::metrics::consumer_depth(
+                    &durable,
+                    info.num_pending,
+                    u64::try_from(info.num_ack_pending).unwrap_or(0),
+                ),
+                // The consumer may not exist yet, or the server be away: the next tick will tell.
+                Ok(Err(e)) => tracing::debug!(consumer = %durable, error = %e, "reading the consumer's depth"),
+                Err(_) => tracing::debug!(consumer = %durable, "reading the consumer's depth timed out"),
+            }
+        }
+    });
 }

@@ -22,7 +22,7 @@ pub use connect::{ConnectConfig, TlsSettings, connect};
 pub use consume::{ConsumerSpec, Delivery, DeliveryStream, Ending, Failure, Refuser};
 pub use publish::{PublishError, Published, Publisher};
 pub use retry::{Backoff, RetryError, Transience, retry, retry_judged};
-pub use service_api::{ServiceCounters, start_service};
+pub use service_api::{METRICS_METADATA, ServiceCounters, start_service};
 pub use setup::{StreamSettings, ensure_streams};
 
 /// Errors of the bus plumbing that callers treat alike: something about NATS failed.

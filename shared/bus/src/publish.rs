@@ -13,11 +13,12 @@
 //! once ([`PublishError::is_permanent`]); outages are retried.
 
 use crate::retry::{Backoff, RetryError, Transience, retry};
-use airlock_protocol::{Envelope, Event, Producer, RequestId, WireError};
+use airlock_protocol::{Approver, Decision, Envelope, Event, EventKind, Producer, RequestId, WireError};
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::{self, ErrorCode};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -170,8 +171,15 @@ impl Publisher {
         let payload = bytes::Bytes::from(envelope.encode()?);
         let kind = envelope.kind();
         let expect_first = kind.once_per_request();
-        self.send(envelope.subject(), payload, envelope.dedup_id(), expect_first)
-            .await
+        let send = self.send(envelope.subject(), payload, envelope.dedup_id(), expect_first);
+        let published = match publish_span(kind, envelope.request_id.as_str()) {
+            Some(span) => send.instrument(span).await?,
+            None => send.await?,
+        };
+        if !published.duplicate {
+            count(&envelope.event);
+        }
+        Ok(published)
     }
 
     /// Publishes a client's encoded submission on its own subject
@@ -182,7 +190,14 @@ impl Publisher {
         payload: bytes::Bytes,
         dedup_id: &str,
     ) -> Result<Published, PublishError> {
-        self.send(subject, payload, dedup_id, true).await
+        let span = tracing::info_span!(
+            "publish",
+            otel.name = "publish submitted",
+            otel.kind = "producer",
+            messaging.system = "nats",
+            messaging.destination.name = %subject,
+        );
+        self.send(subject, payload, dedup_id, true).instrument(span).await
     }
 
     /// Publishes already-encoded bytes (tests use this for deliberately bad messages).
@@ -246,5 +261,54 @@ impl Publisher {
                 }),
             },
         }
+    }
+}
+
+/// A span for publishing an event that marks a step of its request (not for output chunks and
+/// usage samples, of which a run has many): the next service's handling of it is its child, so
+/// a request's trace reads as its chain of events.
+fn publish_span(kind: EventKind, request_id: &str) -> Option<tracing::Span> {
+    if matches!(
+        kind,
+        EventKind::Output | EventKind::Usage | EventKind::Activity | EventKind::Egress
+    ) {
+        return None;
+    }
+    Some(tracing::info_span!(
+        "publish",
+        otel.name = %format!("publish {kind}"),
+        otel.kind = "producer",
+        messaging.system = "nats",
+        kind = kind.as_str(),
+        request_id,
+    ))
+}
+
+/// Counts what a published event says about its request: every event a service publishes
+/// passes here once, so verdicts, decisions, outcomes, violations and refusals are counted in
+/// one place rather than in each service.
+fn count(event: &Event) {
+    use airlock_telemetry::metrics;
+    metrics::published(event.kind().as_str());
+    match event {
+        Event::Assessed(assessed) => metrics::assessed(assessed.assessment.level.as_str()),
+        Event::Decided(decided) => {
+            if let Some(decision) = decided.signed.peek::<Decision>() {
+                let outcome = if decision.is_approved() { "approved" } else { "denied" };
+                let approver = match decision.approver {
+                    Approver::Policy { .. } => "policy",
+                    Approver::Human { .. } => "human",
+                    Approver::Deadline => "deadline",
+                    Approver::Remembered { .. } => "remembered",
+                };
+                metrics::decided(outcome, approver);
+            }
+        }
+        Event::Terminal(terminal) => metrics::ended(
+            terminal.outcome.as_str(),
+            terminal.violation.as_ref().map(|v| v.kind.as_str()),
+        ),
+        Event::Refused(refusal) => metrics::refused(refusal.reason.as_str()),
+        _ => {}
     }
 }

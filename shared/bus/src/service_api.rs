@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// The key of the service API's INFO metadata giving the service's metrics URL.
+pub const METRICS_METADATA: &str = "metrics";
+
 /// Named counters a service bumps as it works (`handled`, `refused`, `approved`, ...).
 #[derive(Clone, Default)]
 pub struct ServiceCounters {
@@ -36,7 +39,7 @@ impl ServiceCounters {
 }
 
 /// Registers the service; it answers PING/INFO/STATS until the returned service is dropped or
-/// stopped. The counters appear in each endpoint's `data` in STATS replies, and on the service's
+/// stopped. Its INFO metadata names its metrics endpoint, if it serves one. The counters appear in each endpoint's `data` in STATS replies, and on the service's
 /// status endpoint (`airlock.status.<name>`) as JSON.
 pub async fn start_service(
     client: &async_nats::Client,
@@ -44,13 +47,20 @@ pub async fn start_service(
     counters: ServiceCounters,
 ) -> Result<async_nats::service::Service, BusError> {
     let stats_counters = counters.clone();
+    // Where this process serves its Prometheus metrics, for `airlock status` and for anyone
+    // asking `$SRV.INFO`: with free ports by default, the service is the one who knows.
+    let metadata = airlock_telemetry::metrics_url()
+        .map(|url| std::collections::HashMap::from([(METRICS_METADATA.to_owned(), url.to_owned())]))
+        .unwrap_or_default();
     let service = client
         .service_builder()
         .description(role.description)
+        .metadata(metadata)
         .stats_handler(move |_endpoint, _stats| serde_json::json!(stats_counters.snapshot()))
         .start(role.name, env!("CARGO_PKG_VERSION"))
         .await
         .map_err(BusError::Service)?;
+    airlock_telemetry::metrics::record_start();
     let mut status = service
         .endpoint(role.status_subject())
         .await

@@ -1,91 +1,255 @@
-//! Tracing for every Airlock process: logs to stderr, spans to an OTLP collector when one is
-//! configured, and the W3C trace context carried in NATS headers so that one request is one
-//! trace across the four services.
+//! Tracing and metrics for every Airlock process: logs to stderr, spans and metrics to an
+//! OTLP collector when one is configured (gRPC or HTTP, by the standard `OTEL_*` variables:
+//! [`export`]), a Prometheus endpoint per service ([`scrape`]), and the W3C trace context
+//! carried in NATS headers so that one request is one trace across the four services.
 //!
 //! Spans are always recorded by an OpenTelemetry tracer (even with no exporter), so that every
 //! published message carries a `traceparent` and a collector added later sees whole traces.
+//! Only Airlock's own spans are exported ([`filters`]).
+//!
+//! Nothing here can take a process down or hold a request up: exporters run on the SDK's own
+//! threads and drop what they cannot send, an endpoint that cannot be bound or an exporter that
+//! cannot be built is logged and left out, the exporter's errors are logged at a bounded rate,
+//! and flushing at exit is bounded ([`TelemetryConfig::flush_limit`]).
+
+pub mod export;
+pub mod filters;
+pub mod metrics;
+pub mod scrape;
+pub mod settings;
+pub mod sigpipe;
+
+pub use settings::TelemetrySettings;
 
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
 
-/// Environment variable naming the OTLP (gRPC) endpoint; export is off when it is unset.
+/// Environment variable naming the OTLP endpoint; export is off when it is unset.
 pub const OTLP_ENDPOINT_ENV: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
-/// Flushes and shuts the tracer down when dropped.
+/// Environment variable giving a metrics listen address to a process whose caller did not
+/// (a service binary started on its own, as in a container).
+pub const METRICS_LISTEN_ENV: &str = "AIRLOCK_METRICS_LISTEN";
+
+/// How long flushing may hold up a process's exit unless told otherwise: a healthy collector
+/// takes milliseconds; a dead or hanging one must not keep `airlock run` from returning.
+pub const DEFAULT_FLUSH_LIMIT: Duration = Duration::from_millis(500);
+
+/// The URL of this process's metrics endpoint, once serving.
+static METRICS_URL: OnceLock<String> = OnceLock::new();
+
+/// Where this process serves Prometheus metrics (`http://host:port/metrics`), if it does.
+pub fn metrics_url() -> Option<&'static str> {
+    METRICS_URL.get().map(String::as_str)
+}
+
+/// Flushes and shuts telemetry down when dropped, within [`TelemetryConfig::flush_limit`].
 pub struct TelemetryGuard {
-    provider: SdkTracerProvider,
+    tracer: SdkTracerProvider,
+    meter: Option<SdkMeterProvider>,
+    flush_limit: Duration,
+    _endpoint: Option<scrape::Endpoint>,
 }
 
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
-        let _ = self.provider.shutdown();
+        // The SDK's shutdown waits for a last export, which a hanging collector can stretch to
+        // the export timeout: it runs on a thread of its own, and the process goes on after
+        // the limit whatever it is doing.
+        let tracer = self.tracer.clone();
+        let meter = self.meter.take();
+        let (done, finished) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("telemetry-shutdown".into())
+            .spawn(move || {
+                sigpipe::block_in_this_thread();
+                let _ = tracer.shutdown();
+                if let Some(meter) = meter {
+                    let _ = meter.shutdown();
+                }
+                let _ = done.send(());
+            });
+        if spawned.is_ok() && finished.recv_timeout(self.flush_limit).is_err() {
+            tracing::warn!(limit = ?self.flush_limit, "telemetry not flushed in time; exiting without it");
+        }
     }
 }
 
-/// How a process logs.
+/// How a process logs, traces and measures.
 #[derive(Clone, Debug, Default)]
 pub struct TelemetryConfig {
-    /// OTLP endpoint; falls back to `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    /// Base OTLP endpoint; falls back to `OTEL_EXPORTER_OTLP_ENDPOINT` (and the per-signal
+    /// variables).
     pub otlp_endpoint: Option<String>,
     /// Log lines as JSON rather than text.
     pub json_logs: bool,
     /// Default filter when `RUST_LOG` is unset.
     pub default_filter: Option<String>,
+    /// Serve Prometheus metrics on this address (`host:port`, port 0 for a free one); falls
+    /// back to `AIRLOCK_METRICS_LISTEN`; none when both are unset.
+    pub metrics_listen: Option<String>,
+    /// Write a Prometheus file-discovery target file for the metrics endpoint here.
+    pub metrics_targets_dir: Option<PathBuf>,
+    /// How long flushing may hold up the exit ([`DEFAULT_FLUSH_LIMIT`] when unset).
+    pub flush_limit: Option<Duration>,
 }
 
-/// Installs the global subscriber. Call once, at the top of `main`; the guard must live as long
-/// as the process.
-pub fn init(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
-    let mut builder = SdkTracerProvider::builder().with_resource(
-        opentelemetry_sdk::Resource::builder()
-            .with_service_name(service_name.to_owned())
-            .build(),
-    );
-    let endpoint = config
-        .otlp_endpoint
-        .clone()
-        .or_else(|| std::env::var(OTLP_ENDPOINT_ENV).ok());
-    let mut export_error = None;
-    if let Some(endpoint) = endpoint.filter(|e| !e.is_empty()) {
-        use opentelemetry_otlp::WithExportConfig as _;
-        match opentelemetry_otlp::SpanExporter::builder()
-            .with_tonic()
-            .with_endpoint(endpoint.clone())
-            .build()
-        {
-            Ok(exporter) => builder = builder.with_batch_exporter(exporter),
-            Err(e) => export_error = Some(format!("OTLP exporter for {endpoint}: {e}")),
+impl TelemetryConfig {
+    /// A service's configuration under `airlock serve`: its metrics address from
+    /// `[telemetry]`, its target file in `targets_dir`, and time to flush at a graceful stop.
+    pub fn for_service(settings: &TelemetrySettings, config_section: &str, targets_dir: PathBuf) -> Self {
+        Self {
+            metrics_listen: settings.metrics_listen(config_section),
+            metrics_targets_dir: Some(targets_dir),
+            flush_limit: Some(Duration::from_secs(5)),
+            ..Default::default()
         }
     }
-    let provider = builder.build();
-    let tracer = provider.tracer(service_name.to_owned());
-    opentelemetry::global::set_tracer_provider(provider.clone());
+}
+
+/// Installs the global subscriber, tracer and meter. Call once, at the top of `main`, inside
+/// the async runtime (OTLP over gRPC and the metrics endpoint run on it); the guard must live
+/// as long as the process.
+pub fn init(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
+    // The exporters' threads (and the blocking HTTP client's) are started here and inherit
+    // this: a collector that resets a connection makes an export fail, never kills a command
+    // that prints (see [`sigpipe`]).
+    sigpipe::with_blocked(|| start(service_name, config))
+}
+
+fn start(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
+    let resource = opentelemetry_sdk::Resource::builder()
+        .with_service_name(service_name.to_owned())
+        .build();
+    let plan = export::plan(&export::process_env, config.otlp_endpoint.as_deref());
+    // Problems are logged once the subscriber is in place.
+    let mut problems: Vec<String> = plan.problems.clone();
+    let mut notes: Vec<String> = Vec::new();
+
+    let mut tracing_builder = SdkTracerProvider::builder().with_resource(resource.clone());
+    if let Some(target) = &plan.traces {
+        match export::span_exporter(&export::process_env, target) {
+            Ok(exporter) => {
+                tracing_builder = tracing_builder.with_batch_exporter(exporter);
+                notes.push(format!("traces to {} ({})", target.endpoint, target.protocol.as_str()));
+            }
+            Err(e) => problems.push(format!("trace export is off: {}", error_chain(&e))),
+        }
+    }
+    let tracer_provider = tracing_builder.build();
+    let tracer = tracer_provider.tracer(service_name.to_owned());
+    opentelemetry::global::set_tracer_provider(tracer_provider.clone());
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
 
+    let (meter_provider, endpoint) = init_metrics(service_name, config, &plan, resource, &mut problems, &mut notes);
+
+    install_subscriber(config, tracer);
+    for problem in problems {
+        tracing::warn!("{problem}");
+    }
+    if !notes.is_empty() {
+        tracing::info!("telemetry: {}", notes.join("; "));
+    }
+    TelemetryGuard {
+        tracer: tracer_provider,
+        meter: meter_provider,
+        flush_limit: config.flush_limit.unwrap_or(DEFAULT_FLUSH_LIMIT),
+        _endpoint: endpoint,
+    }
+}
+
+/// The meter provider, when metrics go anywhere: a Prometheus endpoint, an OTLP collector, or
+/// both (each a reader of the same instruments).
+fn init_metrics(
+    service_name: &str,
+    config: &TelemetryConfig,
+    plan: &export::Plan,
+    resource: opentelemetry_sdk::Resource,
+    problems: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> (Option<SdkMeterProvider>, Option<scrape::Endpoint>) {
+    let listen = config
+        .metrics_listen
+        .clone()
+        .or_else(|| std::env::var(METRICS_LISTEN_ENV).ok())
+        .filter(|l| !l.is_empty() && l != settings::OFF);
+    let mut builder = SdkMeterProvider::builder().with_resource(resource);
+    let mut readers = 0;
+    let mut endpoint = None;
+    if let Some(listen) = listen {
+        let registry = prometheus::Registry::new();
+        let served = opentelemetry_prometheus::exporter()
+            .with_registry(registry.clone())
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|exporter| {
+                scrape::serve(&listen, registry)
+                    .map(|endpoint| (exporter, endpoint))
+                    .map_err(|e| error_chain(&e))
+            });
+        match served {
+            Ok((exporter, mut served)) => {
+                builder = builder.with_reader(exporter);
+                readers += 1;
+                if let Some(dir) = &config.metrics_targets_dir
+                    && let Err(e) = served.write_target_file(dir, service_name)
+                {
+                    problems.push(format!("metrics: {}", error_chain(&e)));
+                }
+                notes.push(format!("metrics at {}", served.url()));
+                let _ = METRICS_URL.set(served.url());
+                endpoint = Some(served);
+            }
+            Err(e) => problems.push(format!("the metrics endpoint is off: {e}")),
+        }
+    }
+    if let Some(target) = &plan.metrics {
+        match export::metric_exporter(&export::process_env, target) {
+            Ok(exporter) => {
+                builder = builder.with_reader(opentelemetry_sdk::metrics::PeriodicReader::builder(exporter).build());
+                readers += 1;
+                notes.push(format!("metrics to {} ({})", target.endpoint, target.protocol.as_str()));
+            }
+            Err(e) => problems.push(format!("metric export is off: {}", error_chain(&e))),
+        }
+    }
+    if readers == 0 {
+        return (None, endpoint);
+    }
+    let provider = builder.build();
+    opentelemetry::global::set_meter_provider(provider.clone());
+    metrics::set_enabled();
+    (Some(provider), endpoint)
+}
+
+fn install_subscriber(config: &TelemetryConfig, tracer: opentelemetry_sdk::trace::Tracer) {
     let default_filter = config.default_filter.clone().unwrap_or_else(|| "info".to_owned());
     let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&default_filter));
-    // The SDK logs through `tracing` too; keeping its own targets out of the OTLP layer avoids
-    // a loop in which exporting a span produces a span to export.
-    let otel_filter = tracing_subscriber::filter::filter_fn(|meta| !meta.target().starts_with("opentelemetry"));
     let otel = tracing_opentelemetry::layer()
         .with_tracer(tracer)
-        .with_filter(otel_filter);
+        .with_filter(tracing_subscriber::filter::filter_fn(filters::exported));
     let registry = tracing_subscriber::registry().with(otel);
     use std::io::IsTerminal as _;
     let ansi = std::io::stderr().is_terminal();
+    let limit = || filters::ExporterLogLimit::new(filters::EXPORTER_LOG_INTERVAL);
     let result = if config.json_logs {
         registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .json()
                     .with_writer(std::io::stderr)
-                    .with_filter(filter()),
+                    .with_filter(filter())
+                    .with_filter(limit()),
             )
             .try_init()
     } else {
@@ -94,7 +258,8 @@ pub fn init(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
                 tracing_subscriber::fmt::layer()
                     .with_ansi(ansi)
                     .with_writer(std::io::stderr)
-                    .with_filter(filter()),
+                    .with_filter(filter())
+                    .with_filter(limit()),
             )
             .try_init()
     };
@@ -102,10 +267,22 @@ pub fn init(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
         // A subscriber was already installed (tests running several services in one process).
         tracing::debug!("tracing subscriber already installed");
     }
-    if let Some(e) = export_error {
-        tracing::warn!(error = %e, "OTLP export is off");
+}
+
+/// An error and its causes, on one line.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        // Some errors already print their cause; saying it twice says nothing more.
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
     }
-    TelemetryGuard { provider }
+    text
 }
 
 struct HeaderInjector<'a>(&'a mut async_nats::HeaderMap);
