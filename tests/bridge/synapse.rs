@@ -143,10 +143,10 @@ rc_invites:
     fn wait_ready(&mut self, limit: Duration) {
         let start = Instant::now();
         loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    panic!("synapse exited ({status}):\n{}", self.log_tail());
-                }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                panic!("synapse exited ({status}):\n{}", self.log_tail());
             }
             if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                 let ok = Command::new("curl")

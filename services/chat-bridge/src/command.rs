@@ -283,11 +283,11 @@ mod tests {
         #[test]
         fn any_text_is_read_without_panicking_and_reasons_stay_bounded(text in "\\PC{0,600}", reply in proptest::bool::ANY) {
             let rid = RequestId::parse("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").unwrap();
-            if let Parsed::Command(c) = parse(&text, reply) {
-                if let Ok(reason) = c.reason_for(&rid, reply) {
-                    proptest::prop_assert!(reason.chars().count() <= MAX_REASON_CHARS);
-                    proptest::prop_assert!(!reason.chars().any(char::is_control));
-                }
+            if let Parsed::Command(c) = parse(&text, reply)
+                && let Ok(reason) = c.reason_for(&rid, reply)
+            {
+                proptest::prop_assert!(reason.chars().count() <= MAX_REASON_CHARS);
+                proptest::prop_assert!(!reason.chars().any(char::is_control));
             }
         }
 
