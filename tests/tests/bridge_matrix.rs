@@ -413,7 +413,7 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     let status = w.stack.output(&["status", "--json"]);
     let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
     assert!(
-        report["airlock-chat-bridge"]["matrix_gaps_read"].as_u64() >= Some(1),
+        report["services"]["airlock-chat-bridge"][0]["counters"]["matrix_gaps_read"].as_u64() >= Some(1),
         "the answer was not in a gap: {report}"
     );
 
@@ -573,7 +573,10 @@ async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being
     let status = w.stack.output(&["status", "--json"]);
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stdout));
     let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
-    assert!(report["airlock-chat-bridge"].is_object(), "{report}");
+    assert!(
+        report["services"]["airlock-chat-bridge"][0]["counters"].is_object(),
+        "{report}"
+    );
 
     let child = w.submit("survivor.py", &[]);
     let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();

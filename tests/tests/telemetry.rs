@@ -257,7 +257,7 @@ fn a_hanging_or_missing_collector_costs_a_request_nothing() {
     // Their metrics are still served while the collector hangs.
     let status = stack.output(&["status", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status --json");
-    let url = report["airlock-executor"]["metrics"]
+    let url = report["services"]["airlock-executor"][0]["metrics"]
         .as_str()
         .unwrap_or_else(|| panic!("no metrics URL in {report}"));
     let text = http_get(url);

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 const STACK_SECTIONS: [&str; 4] = ["nats", "quotas", "clients", "telemetry"];
 
 /// The chat bridge's key: its file name in `keys/` and its signed-note name.
-pub const BRIDGE_KEY: (&str, &str) = ("bridge", "airlock.local/bridge");
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
@@ -235,8 +234,8 @@ origin = {auditor_name:?}
         gate_key = gate_key,
         gate_name = stack::GATE_KEY.1,
         approver = stack::read_verifier(home, stack::APPROVER_KEY.0)?,
-        bridge = stack::read_verifier(home, BRIDGE_KEY.0)?,
-        bridge_key = home.private_key(BRIDGE_KEY.0).display().to_string(),
+        bridge = stack::read_verifier(home, stack::BRIDGE_KEY.0)?,
+        bridge_key = home.private_key(stack::BRIDGE_KEY.0).display().to_string(),
         gate_pub = stack::read_verifier(home, stack::GATE_KEY.0)?,
         store = layout.store,
         auditor_key = auditor_key,

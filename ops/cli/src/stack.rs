@@ -11,6 +11,8 @@ use std::path::Path;
 pub const GATE_KEY: (&str, &str) = ("gate", "airlock.local/gate");
 pub const APPROVER_KEY: (&str, &str) = ("approver", "airlock.local/operator");
 pub const AUDITOR_KEY: (&str, &str) = ("auditor", "airlock.local/audit");
+/// The chat bridge's key: the gate trusts it per chat system (`[gate.bridge_keys]`).
+pub const BRIDGE_KEY: (&str, &str) = ("bridge", "airlock.local/bridge");
 
 pub use airlock_client::StackInfo;
 pub use airlock_client::home::alive;
@@ -60,7 +62,7 @@ pub async fn connect(home: &Home, user: &str) -> anyhow::Result<async_nats::Clie
 
 /// Creates (once) every key and credential of the stack, and returns the NATS users.
 pub fn ensure_identities(home: &Home) -> anyhow::Result<Vec<UserKey>> {
-    for (file, name) in [GATE_KEY, APPROVER_KEY, AUDITOR_KEY] {
+    for (file, name) in [GATE_KEY, APPROVER_KEY, AUDITOR_KEY, BRIDGE_KEY] {
         let key = SigningKey::load_or_generate(&home.private_key(file), name)
             .with_context(|| format!("key {}", home.private_key(file).display()))?;
         std::fs::write(home.verifier_key(file), format!("{}\n", key.verifier()))?;

@@ -78,11 +78,6 @@ impl Supervised {
 pub fn init(home: &Home) -> anyhow::Result<Vec<crate::nats_auth::UserKey>> {
     stack::ensure_dir(home.root())?;
     let users = stack::ensure_identities(home)?;
-    // The chat bridge's key: the gate trusts it per chat system (`[gate.bridge_keys]`).
-    let (file, name) = config::BRIDGE_KEY;
-    let key = airlock_protocol::SigningKey::load_or_generate(&home.private_key(file), name)
-        .with_context(|| format!("key {}", home.private_key(file).display()))?;
-    std::fs::write(home.verifier_key(file), format!("{}\n", key.verifier()))?;
     config::ensure_config(home)?;
     Ok(users)
 }

@@ -36,8 +36,22 @@ fn free_port_pair() -> (u16, u16) {
 }
 
 impl SeaweedFs {
-    /// Starts `weed mini` with one bucket and waits until S3 answers.
+    /// Starts `weed mini` with one bucket and waits until S3 answers. A port picked free can be
+    /// taken by a parallel test before `weed` binds it (it then exits): such a start is tried
+    /// again on fresh ports, a few times.
     pub async fn start(bucket: &str) -> SeaweedFs {
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let mut server = Self::spawn(bucket);
+            match server.wait_ready().await {
+                Ok(()) => return server,
+                Err(why) => failures.push(why),
+            }
+        }
+        panic!("SeaweedFS did not start in 3 attempts:\n{}", failures.join("\n---\n"));
+    }
+
+    fn spawn(bucket: &str) -> SeaweedFs {
         let dir = tempfile::tempdir().expect("temporary SeaweedFS directory");
         let mut args: Vec<String> = vec![
             "mini".into(),
@@ -81,14 +95,12 @@ impl SeaweedFs {
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start SeaweedFS `weed` ({e}): run ops/install-deps"));
-        let server = SeaweedFs {
+        SeaweedFs {
             child,
             s3_port,
             bucket: bucket.to_owned(),
             dir,
-        };
-        server.wait_ready().await;
-        server
+        }
     }
 
     /// The store URL of the bucket (credentials travel in the URL's query for tests).
@@ -99,20 +111,24 @@ impl SeaweedFs {
         )
     }
 
-    async fn wait_ready(&self) {
+    /// Waits until S3 answers; why not (with the log's tail) if `weed` exits or 60 s pass.
+    async fn wait_ready(&mut self) -> Result<(), String> {
         let started = Instant::now();
         let store = crate::store::Store::open(&self.url("ready")).expect("S3 store URL");
         loop {
             if store.put_blob("ready/probe", b"ok").await.is_ok() && store.check().await.is_ok() {
-                return;
+                return Ok(());
             }
-            if started.elapsed() > Duration::from_secs(60) {
+            let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+            if exited || started.elapsed() > Duration::from_secs(60) {
                 let log = std::fs::read_to_string(self.dir.path().join("weed.log")).unwrap_or_default();
                 let tail: String = log.lines().rev().take(30).collect::<Vec<_>>().join("\n");
-                panic!(
-                    "SeaweedFS did not serve S3 on port {} within 60 s; log tail:\n{tail}",
-                    self.s3_port
-                );
+                let what = if exited {
+                    "exited"
+                } else {
+                    "did not serve S3 within 60 s"
+                };
+                return Err(format!("SeaweedFS on port {} {what}; log tail:\n{tail}", self.s3_port));
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }

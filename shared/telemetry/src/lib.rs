@@ -242,14 +242,17 @@ fn install_subscriber(config: &TelemetryConfig, tracer: opentelemetry_sdk::trace
     use std::io::IsTerminal as _;
     let ansi = std::io::stderr().is_terminal();
     let limit = || filters::ExporterLogLimit::new(filters::EXPORTER_LOG_INTERVAL);
+    // One combined filter per layer: a filtered layer filtered again trips tracing-subscriber's
+    // per-layer filter state (a debug assertion, and events lost without it) when the inner
+    // filter turns an event down.
+    use tracing_subscriber::filter::FilterExt as _;
     let result = if config.json_logs {
         registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .json()
                     .with_writer(std::io::stderr)
-                    .with_filter(filter())
-                    .with_filter(limit()),
+                    .with_filter(filter().and(limit())),
             )
             .try_init()
     } else {
@@ -258,8 +261,7 @@ fn install_subscriber(config: &TelemetryConfig, tracer: opentelemetry_sdk::trace
                 tracing_subscriber::fmt::layer()
                     .with_ansi(ansi)
                     .with_writer(std::io::stderr)
-                    .with_filter(filter())
-                    .with_filter(limit()),
+                    .with_filter(filter().and(limit())),
             )
             .try_init()
     };
