@@ -41,10 +41,15 @@ impl Config {
     pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
         let clients: ClientsConfig = file.section("clients")?;
         clients.validate().map_err(|reason| file.invalid("clients", reason))?;
-        Ok(Self {
-            engine: file.section(service_role().config_section)?,
-            clients,
-        })
+        let mut engine: EngineConfig = file.section(service_role().config_section)?;
+        airlock_bus::runner::legacy_duration(
+            engine.analysis_budget_ms.take(),
+            std::time::Duration::from_millis(1),
+            &mut engine.analysis_budget,
+            "assessor.analysis_budget_ms",
+            "assessor.analysis_budget",
+        );
+        Ok(Self { engine, clients })
     }
 }
 

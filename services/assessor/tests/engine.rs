@@ -303,7 +303,7 @@ fn a_huge_literal_is_analysed_within_the_budget() {
 #[test]
 fn a_tiny_budget_stops_analysis_and_says_so() {
     let config = EngineConfig {
-        analysis_budget_ms: 0,
+        analysis_budget: std::time::Duration::ZERO,
         ..EngineConfig::default()
     };
     let e = Engine::load(&config).unwrap();
@@ -353,8 +353,11 @@ fn arbitrary_bytes_never_panic() {
 
 #[test]
 fn config_deserializes_with_defaults() {
-    let config: EngineConfig = toml::from_str("analysis_budget_ms = 100\n[thresholds]\nhigh = 20.0\n").unwrap();
-    assert_eq!(config.analysis_budget_ms, 100);
+    let config: EngineConfig = toml::from_str("analysis_budget = \"100ms\"\n[thresholds]\nhigh = 20.0\n").unwrap();
+    assert_eq!(config.budget(), std::time::Duration::from_millis(100));
+    // The previous release's key still reads, for one more release.
+    let old: EngineConfig = toml::from_str("analysis_budget_ms = 40\n").unwrap();
+    assert_eq!(old.budget(), std::time::Duration::from_millis(40));
     assert_eq!(config.thresholds.high, 20.0);
     assert_eq!(config.thresholds.medium, EngineConfig::default().thresholds.medium);
     assert_eq!(config.rules_dir, None);

@@ -54,7 +54,7 @@ fn padding_in_front_of_a_payload_never_lowers_the_rating() {
 #[test]
 fn a_budget_that_runs_out_says_where_and_fails_closed() {
     let config = EngineConfig {
-        analysis_budget_ms: 1,
+        analysis_budget: std::time::Duration::from_millis(1),
         ..EngineConfig::default()
     };
     let e = Engine::load(&config).unwrap();

@@ -28,8 +28,13 @@ pub struct EngineConfig {
     /// Larger programs are not parsed (they are rated `unanalysed_level`).
     pub max_input_bytes: usize,
     /// Limit for analysing one program, parsing included, in CPU time of the analysing thread (a
-    /// loaded host slows the wall clock, not what a request may be given).
-    pub analysis_budget_ms: u64,
+    /// loaded host slows the wall clock, not what a request may be given). `"250ms"` in TOML.
+    #[serde(with = "humantime_serde")]
+    pub analysis_budget: Duration,
+    /// The previous release's key for `analysis_budget`, in milliseconds: read for one more
+    /// release (`Config::load` folds it in with a warning).
+    #[serde(skip_serializing)]
+    pub analysis_budget_ms: Option<u64>,
     /// Syntax nested deeper than this is not analysed (and the program is rated
     /// `unanalysed_level`): no legitimate program needs it, and it bounds the stack.
     pub max_nesting_depth: u32,
@@ -43,13 +48,24 @@ pub struct EngineConfig {
     pub watch: bool,
 }
 
+impl EngineConfig {
+    /// The analysis budget: the previous release's `analysis_budget_ms` when a file still sets
+    /// it, else `analysis_budget`.
+    pub fn budget(&self) -> Duration {
+        self.analysis_budget_ms
+            .map(Duration::from_millis)
+            .unwrap_or(self.analysis_budget)
+    }
+}
+
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             rules_dir: None,
             threats_file: None,
             max_input_bytes: MAX_CODE_BYTES,
-            analysis_budget_ms: 250,
+            analysis_budget: Duration::from_millis(250),
+            analysis_budget_ms: None,
             max_nesting_depth: 256,
             thresholds: Thresholds::default(),
             blocked_min_confidence: Confidence::Medium,
@@ -279,12 +295,12 @@ impl Engine {
                 text
             }
         };
-        let mut budget = Budget::new(Duration::from_millis(self.config.analysis_budget_ms));
+        let mut budget = Budget::new(self.config.budget());
         let Some(tree) = extract::parse(language, &text, &mut budget) else {
             let reached = text.get(..budget.parsed_to).map_or(0, |t| t.lines().count()).max(1);
             let reason = format!(
-                "parsing did not finish within the analysis budget of {} ms; it stopped near line {reached} of {}",
-                self.config.analysis_budget_ms,
+                "parsing did not finish within the analysis budget of {}; it stopped near line {reached} of {}",
+                humantime::format_duration(self.config.budget()),
                 text.lines().count().max(1)
             );
             findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
@@ -336,8 +352,8 @@ impl Engine {
         }
         if ctx.budget.check_now() {
             let reason = format!(
-                "analysis stopped at its budget of {} ms near line {} of {total_lines}; the rest of the code was not checked",
-                self.config.analysis_budget_ms,
+                "analysis stopped at its budget of {} near line {} of {total_lines}; the rest of the code was not checked",
+                humantime::format_duration(self.config.budget()),
                 ctx.reached_line.max(1)
             );
             findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
