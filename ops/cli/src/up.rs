@@ -85,64 +85,13 @@ pub fn init(home: &Home) -> anyhow::Result<Vec<crate::nats_auth::UserKey>> {
 pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
     stack::ensure_dir(home.root())?;
     stack::ensure_dir(&home.logs_dir())?;
-    if let Some(info) = StackInfo::read(&home.stack())? {
-        if stack::alive(info.supervisor_pid) {
-            anyhow::bail!(
-                "a stack is already running from {} (pid {})",
-                home.root().display(),
-                info.supervisor_pid
-            );
-        }
-        // A previous `up` died without cleaning up: its server may still run.
-        if let Some(pid) = info.nats_pid.filter(|p| stack::alive(*p)) {
-            eprintln!("stopping nats-server (pid {pid}) left by a previous run");
-            terminate(pid, Duration::from_secs(5));
-        }
-        std::fs::remove_file(home.stack_file()).ok();
-    }
+    clear_stale_stack(home)?;
     let users = init(home)?;
     // Every section as its service will read it: a bad config stops here, with the key's path.
     config::check(home)?;
     let nats_config = config::nats_section(home)?;
-
-    // `--nats`, else the deployment's servers (`[nats] urls`), else an embedded server.
-    let external = home
-        .nats_override()
-        .map(str::to_owned)
-        .or_else(|| (!nats_config.urls.is_empty()).then(|| nats_config.urls.join(",")));
-    let (nats_url, mut nats_child) = match external {
-        Some(url) => (url, None),
-        None => {
-            let port = match args.port.unwrap_or(nats_config.port) {
-                0 => stack::free_port()?,
-                p => p,
-            };
-            let server_config = stack::write_server_config(home, &users, port)?;
-            let child = NatsProcess(spawn_nats(home, &server_config)?, server_config);
-            (format!("nats://127.0.0.1:{port}"), Some(child))
-        }
-    };
-
-    let admin = airlock_bus::connect(
-        &airlock_bus::ConnectConfig::for_user(
-            nats_url.clone(),
-            airlock_protocol::roles::ADMIN.user,
-            home.creds(airlock_protocol::roles::ADMIN.user),
-        )
-        .with_tls(nats_config.tls()?),
-    )
-    .await?;
-    let js = async_nats::jetstream::new(admin.clone());
-    let settings = airlock_bus::StreamSettings {
-        replicas: nats_config.replicas,
-        ..Default::default()
-    };
-    wait_for(Duration::from_secs(20), || async {
-        airlock_bus::ensure_streams(&js, &settings).await
-    })
-    .await
-    .with_context(|| format!("setting up JetStream on {nats_url}"))?;
-
+    let (nats_url, mut nats_child) = start_nats(home, &args, &users, &nats_config)?;
+    let admin = prepare_jetstream(home, &nats_url, &nats_config).await?;
     if !args.no_image {
         crate::image::ensure(home).await.context("the sandbox image")?;
     }
@@ -156,7 +105,94 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
     };
     // Written before the services start: they find NATS through it.
     info.write(&home.stack())?;
-    // In the table's order: the auditor first, so that it logs everything the others publish.
+    let shutdown = airlock_bus::runner::shutdown_on_signal();
+    let mut services = start_services(home)?;
+    info.services = pids(&services);
+    info.write(&home.stack())?;
+    print_banner(home, &nats_url, &services);
+
+    let exit = supervise(home, &shutdown, &mut info, &mut nats_child, &mut services).await;
+    stop(&mut services);
+    drop(admin);
+    drop(nats_child);
+    std::fs::remove_file(home.stack_file()).ok();
+    println!("stopped");
+    Ok(exit)
+}
+
+/// Refuses to start beside a running stack; cleans up after one that died without doing so.
+fn clear_stale_stack(home: &Home) -> anyhow::Result<()> {
+    let Some(info) = StackInfo::read(&home.stack())? else {
+        return Ok(());
+    };
+    if stack::alive(info.supervisor_pid) {
+        anyhow::bail!(
+            "a stack is already running from {} (pid {})",
+            home.root().display(),
+            info.supervisor_pid
+        );
+    }
+    // A previous `up` died without cleaning up: its server may still run.
+    if let Some(pid) = info.nats_pid.filter(|p| stack::alive(*p)) {
+        eprintln!("stopping nats-server (pid {pid}) left by a previous run");
+        terminate(pid, Duration::from_secs(5));
+    }
+    std::fs::remove_file(home.stack_file()).ok();
+    Ok(())
+}
+
+/// `--nats`, else the deployment's servers (`[nats] urls`), else an embedded server started
+/// here (returned, so that it stops with `up`).
+fn start_nats(
+    home: &Home,
+    args: &UpArgs,
+    users: &[crate::nats_auth::UserKey],
+    nats_config: &config::NatsSection,
+) -> anyhow::Result<(String, Option<NatsProcess>)> {
+    let external = home
+        .nats_override()
+        .map(str::to_owned)
+        .or_else(|| (!nats_config.urls.is_empty()).then(|| nats_config.urls.join(",")));
+    if let Some(url) = external {
+        return Ok((url, None));
+    }
+    let port = match args.port.unwrap_or(nats_config.port) {
+        0 => stack::free_port()?,
+        p => p,
+    };
+    let server_config = stack::write_server_config(home, users, port)?;
+    let child = NatsProcess(spawn_nats(home, &server_config)?, server_config);
+    Ok((format!("nats://127.0.0.1:{port}"), Some(child)))
+}
+
+/// Connects as the admin user and creates or updates every stream and bucket.
+async fn prepare_jetstream(
+    home: &Home,
+    nats_url: &str,
+    nats_config: &config::NatsSection,
+) -> anyhow::Result<async_nats::Client> {
+    let admin_user = airlock_protocol::roles::ADMIN.user;
+    let admin = airlock_bus::connect(
+        &airlock_bus::ConnectConfig::for_user(nats_url.to_owned(), admin_user, home.creds(admin_user))
+            .with_tls(nats_config.tls()?),
+    )
+    .await?;
+    let js = async_nats::jetstream::new(admin.clone());
+    let settings = airlock_bus::StreamSettings {
+        replicas: nats_config.replicas,
+        ..Default::default()
+    };
+    wait_for(Duration::from_secs(20), || async {
+        airlock_bus::ensure_streams(&js, &settings).await
+    })
+    .await
+    .with_context(|| format!("setting up JetStream on {nats_url}"))?;
+    Ok(admin)
+}
+
+/// Starts every service this stack runs, in the table's order: the auditor first, so that it
+/// logs everything the others publish.
+fn start_services(home: &Home) -> anyhow::Result<Vec<Supervised>> {
     let mut services: Vec<Supervised> = crate::serve::started(&home.config()?)
         .into_iter()
         .map(|name| Supervised {
@@ -167,22 +203,26 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
             restart_at: Some(Instant::now()),
         })
         .collect();
-    let shutdown = airlock_bus::runner::shutdown_on_signal();
     for s in services.iter_mut() {
         s.restart_if_due(home);
     }
-    info.services = services
+    Ok(services)
+}
+
+fn pids(services: &[Supervised]) -> BTreeMap<String, u32> {
+    services
         .iter()
         .filter_map(|s| Some((s.name.to_owned(), s.pid()?)))
-        .collect();
-    info.write(&home.stack())?;
+        .collect()
+}
 
+fn print_banner(home: &Home, nats_url: &str, services: &[Supervised]) {
     println!("Airlock is up.");
     println!("  home:      {}", home.root().display());
     println!("  nats:      {nats_url}");
     println!("  audit log: {}", home.audit_store().display());
     println!("  logs:      {}", home.logs_dir().display());
-    for s in &services {
+    for s in services {
         println!(
             "  {:<14} pid {}",
             s.name,
@@ -190,9 +230,18 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
         );
     }
     println!("Submit code with `airlock run FILE`; stop with Ctrl-C.");
+}
 
+/// Restarts what exits (the embedded server and the services) until shutdown; keeps
+/// `stack.json` current. Fails only when the embedded server cannot be restarted.
+async fn supervise(
+    home: &Home,
+    shutdown: &tokio_util::sync::CancellationToken,
+    info: &mut StackInfo,
+    nats_child: &mut Option<NatsProcess>,
+    services: &mut [Supervised],
+) -> ExitCode {
     let mut tick = tokio::time::interval(Duration::from_millis(250));
-    let mut exit = ExitCode::SUCCESS;
     while !shutdown.is_cancelled() {
         tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -213,8 +262,7 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => {
                     eprintln!("cannot restart nats-server: {e:#}");
-                    exit = ExitCode::FAILURE;
-                    break;
+                    return ExitCode::FAILURE;
                 }
             }
         }
@@ -223,18 +271,19 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
             changed |= s.restart_if_due(home);
         }
         if changed {
-            info.services = services
-                .iter()
-                .filter_map(|s| Some((s.name.to_owned(), s.pid()?)))
-                .collect();
+            info.services = pids(services);
             if let Err(e) = info.write(&home.stack()) {
                 eprintln!("cannot update stack.json: {e:#}");
             }
         }
     }
+    ExitCode::SUCCESS
+}
 
+/// Stops the services: the executor first (it may be running code), the auditor last (it logs
+/// the others' last events).
+fn stop(services: &mut [Supervised]) {
     println!("stopping services");
-    // The executor first (it may be running code), the auditor last (it logs the others' last events).
     for s in services.iter().rev() {
         if let Some(pid) = s.pid() {
             terminate(pid, Duration::from_secs(15));
@@ -245,11 +294,6 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
             let _ = child.wait();
         }
     }
-    drop(admin);
-    drop(nats_child);
-    std::fs::remove_file(home.stack_file()).ok();
-    println!("stopped");
-    Ok(exit)
 }
 
 /// The embedded server, stopped when dropped: also when `up` fails half-way through starting.
