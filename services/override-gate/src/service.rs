@@ -7,7 +7,7 @@
 
 use crate::config::Config;
 use crate::explain;
-use crate::policy::{self, Asked, Judgement, Ruling};
+use crate::policy::{self, Ruling};
 use crate::records::{PendingOverride, Record, Remembered, remembered_key};
 use crate::trust::{Current, Trust, TrustError};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
@@ -17,19 +17,20 @@ use airlock_bus::{
 };
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::event::Assessed;
-use airlock_protocol::overrides::ANSWER_DOMAIN;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, MessageId,
-    Outcome, OverrideAnswer, OverrideAnswered, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey,
-    Terminal, VerifierKey, now_ms,
+    Outcome, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey, Terminal, now_ms,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
+
+/// Answers from humans: checked, judged against the policy, counted or decided.
+mod answers;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
@@ -290,176 +291,6 @@ impl Gate {
                 Ok(())
             }
             Claim::Held { value, .. } => self.resume(rid, value).await,
-        }
-    }
-
-    async fn on_answer(
-        &self,
-        delivery: &Delivery,
-        rid: &RequestId,
-        answered: OverrideAnswered,
-    ) -> Result<(), GateError> {
-        let (trust, config) = self.current.get();
-        let (answer, signer): (OverrideAnswer, VerifierKey) =
-            match answered
-                .signed
-                .verify(ANSWER_DOMAIN, "override answer", &trust.verifiers)
-            {
-                Ok(v) => v,
-                Err(e) => {
-                    return self
-                        .refuse_message(delivery, RefusalReason::from(&e), e.to_string())
-                        .await;
-                }
-            };
-        if &answer.request_id != rid {
-            let detail = format!("answer signed for request {} arrived for {rid}", answer.request_id);
-            return self
-                .refuse_message(delivery, RefusalReason::SubjectMismatch, detail)
-                .await;
-        }
-        let who_where = match &answer.via {
-            Some(via) => format!("{} ({} {})", answer.who, via.system, via.place),
-            None => answer.who.clone(),
-        };
-        // An interaction the bridge refused at its edge (forged, stale, replayed) may name no
-        // request at all: refuse it on the record before looking for one.
-        if let Some(edge) = &answer.refused_at_edge {
-            let detail = format!("{who_where}: refused by the chat bridge: {}", edge.detail);
-            return self.refuse_message(delivery, edge.reason, detail).await;
-        }
-        let Some((record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
-            let detail = format!("{who_where}: no such request is waiting");
-            return self.refuse_message(delivery, RefusalReason::NotPending, detail).await;
-        };
-        let Record::Pending {
-            request,
-            assessment,
-            asked,
-            traceparent,
-            approvals,
-        } = record
-        else {
-            let detail = format!("{who_where} answered after the request was decided");
-            return self.refuse_message(delivery, RefusalReason::NotPending, detail).await;
-        };
-        let source = trust.source_of(&signer, answer.via.as_ref().map(|v| v.system.as_str()), &config);
-        let judgement = trust.policy.judge(
-            &config.quotas,
-            Asked {
-                level: asked.level,
-                code_digest: &asked.code_digest,
-                deadline_ms: asked.deadline_ms,
-                requested: request.trust,
-                now_ms: now_ms(),
-            },
-            &approvals,
-            &answer,
-            &source,
-            &signer.to_string(),
-        );
-        tracing::info!(who = %who_where, approve = answer.approve, ?judgement, policy_version = %trust.policy.version, "override answer judged");
-        let (ruling, approver, again_for_ms) = match judgement {
-            Judgement::Refuse { reason, detail } => {
-                return self.refuse_message(delivery, reason, detail).await;
-            }
-            Judgement::Count { approvals } => {
-                let record = Record::Pending {
-                    request,
-                    assessment,
-                    asked,
-                    traceparent,
-                    approvals,
-                };
-                return match self.records.update(rid.as_str(), &record, revision).await {
-                    Ok(_) => {
-                        self.counters.incr("override_approvals_counted");
-                        Ok(())
-                    }
-                    // Another answer or the deadline changed the record meanwhile: judge again
-                    // against what it is now.
-                    Err(ClaimError::Conflict { .. }) => Err(GateError::Claims(ClaimError::Store {
-                        bucket: GATE_BUCKET.to_owned(),
-                        source: "the request changed while an answer was judged; judging it again".into(),
-                    })),
-                    Err(e) => Err(e.into()),
-                };
-            }
-            Judgement::Decide {
-                ruling,
-                approver,
-                again_for_ms,
-            } => (ruling, approver, again_for_ms),
-        };
-        let approved = matches!(ruling, Ruling::Approve { .. });
-        let code_digest = asked.code_digest.clone();
-        let level = asked.level;
-        let events = self.decision_events(rid, *request, assessment, ruling, approver.clone(), &trust);
-        match self
-            .records
-            .update(
-                rid.as_str(),
-                &Record::Decided {
-                    events: events.clone(),
-                    published: false,
-                },
-                revision,
-            )
-            .await
-        {
-            Ok(revision) => {
-                self.counters.incr(if approved {
-                    "override_approved"
-                } else {
-                    "override_denied"
-                });
-                self.deadlines.lock().unwrap_or_else(|p| p.into_inner()).remove(rid);
-                if let (Some(ms), Approver::Human { who, reason, .. }) = (again_for_ms, &approver) {
-                    self.remember(rid, &code_digest, level, ms, who, reason, &trust).await;
-                }
-                self.publish_decided(rid, events, revision).await
-            }
-            Err(ClaimError::Conflict { .. }) => {
-                let detail = format!("{who_where}: decided meanwhile (deadline or another answer)");
-                self.refuse_message(delivery, RefusalReason::NotPending, detail).await
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Records an approver's explicit choice to approve this exact code again. Failing to record
-    /// it only means the next run asks again.
-    #[allow(clippy::too_many_arguments)]
-    async fn remember(
-        &self,
-        rid: &RequestId,
-        digest: &airlock_protocol::CodeDigest,
-        level: airlock_protocol::Level,
-        for_ms: u64,
-        who: &str,
-        reason: &str,
-        trust: &Trust,
-    ) {
-        let remembered = Remembered {
-            until_ms: now_ms().saturating_add(i64::try_from(for_ms).unwrap_or(i64::MAX / 2)),
-            who: who.to_owned(),
-            reason: reason.to_owned(),
-            level,
-            approved_request: rid.clone(),
-            policy_version: trust.policy.version.clone(),
-        };
-        let key = remembered_key(digest);
-        let stored = match self.records.get::<Remembered>(&key).await {
-            Ok(Some((_, revision))) => self.records.update(&key, &remembered, revision).await.map(|_| ()),
-            Ok(None) => self.records.claim(&key, &remembered).await.map(|_| ()),
-            Err(e) => Err(e),
-        };
-        match stored {
-            Ok(()) => {
-                self.counters.incr("approvals_remembered");
-                tracing::info!(%who, code = %digest, until_ms = remembered.until_ms, "approval remembered for this exact code");
-            }
-            Err(e) => tracing::warn!(error = %airlock_bus::error_text(&e), "could not remember the approval"),
         }
     }
 
