@@ -336,83 +336,12 @@ impl EffectivePolicy {
         source: &Source,
         signer: &str,
     ) -> Judgement {
-        let now_ms = asked.now_ms;
+        if let Err((reason, detail)) = self.admissible(&asked, answer, source) {
+            return refuse(reason, detail);
+        }
         let via_text = answer.via.as_ref().map(|v| format!("{} {}", v.system, v.place));
-        let from = via_text.clone().unwrap_or_else(|| "the command line".into());
-        if let Some(edge) = &answer.refused_at_edge {
-            return refuse(
-                edge.reason,
-                format!("refused by the chat bridge ({from}): {}", edge.detail),
-            );
-        }
-        if let Source::Bridge(system) = source {
-            match &answer.via {
-                Some(via) if &via.system == system => {}
-                Some(via) => {
-                    return refuse(
-                        RefusalReason::UnknownSigner,
-                        format!(
-                            "signed with the bridge key for {system} but relayed from {}",
-                            via.system
-                        ),
-                    );
-                }
-                None => {
-                    return refuse(
-                        RefusalReason::UnknownSigner,
-                        format!("a bridge key for {system} signed an answer that names no chat"),
-                    );
-                }
-            }
-        }
-        if answer.reason.trim().is_empty() {
-            return refuse(
-                RefusalReason::InvalidRequest,
-                format!(
-                    "{} answered from {from} without a reason; a reason is required",
-                    answer.who
-                ),
-            );
-        }
-        if let Source::Bridge(system) = source
-            && !self.allowed(system, asked.level).iter().any(|a| a == &answer.who)
-        {
-            return refuse(
-                RefusalReason::UnknownSigner,
-                format!(
-                    "{} may not answer {} requests from {system} (policy {})",
-                    answer.who, asked.level, self.version
-                ),
-            );
-        }
-        if &answer.code_digest != asked.code_digest {
-            return refuse(
-                RefusalReason::DigestMismatch,
-                format!(
-                    "answer is for code {}, the request's code is {}",
-                    answer.code_digest, asked.code_digest
-                ),
-            );
-        }
-        if now_ms > asked.deadline_ms {
-            return refuse(
-                RefusalReason::Expired,
-                format!("{} answered from {from} after the deadline", answer.who),
-            );
-        }
-        if let Some(again) = answer.approve_again_for_ms
-            && (!answer.approve || again > self.approve_again_max_ms())
-        {
-            return refuse(
-                RefusalReason::InvalidRequest,
-                format!(
-                    "approving again for {} is not allowed (at most {})",
-                    humantime::format_duration(Duration::from_millis(again)),
-                    humantime::format_duration(self.rules.approve_again_max)
-                ),
-            );
-        }
         if !answer.approve {
+            // One deny ends the request, whatever was approved before.
             return Judgement::Decide {
                 ruling: Ruling::Deny {
                     reason: format!("denied by {}: {}", answer.who, answer.reason),
@@ -434,6 +363,109 @@ impl EffectivePolicy {
                 again_for_ms: None,
             };
         }
+        self.count_approval(quotas, &asked, prior, answer, signer, via_text)
+    }
+
+    /// Everything an answer must be before it counts: not refused at the bridge's edge, from
+    /// the chat system its key vouches for, with a reason, from someone allowed to answer this
+    /// level there, for this code, in time, and within the "approve again" bound.
+    fn admissible(
+        &self,
+        asked: &Asked<'_>,
+        answer: &OverrideAnswer,
+        source: &Source,
+    ) -> Result<(), (RefusalReason, String)> {
+        let from = answer
+            .via
+            .as_ref()
+            .map(|v| format!("{} {}", v.system, v.place))
+            .unwrap_or_else(|| "the command line".into());
+        if let Some(edge) = &answer.refused_at_edge {
+            return Err((
+                edge.reason,
+                format!("refused by the chat bridge ({from}): {}", edge.detail),
+            ));
+        }
+        if let Source::Bridge(system) = source {
+            match &answer.via {
+                Some(via) if &via.system == system => {}
+                Some(via) => {
+                    return Err((
+                        RefusalReason::UnknownSigner,
+                        format!(
+                            "signed with the bridge key for {system} but relayed from {}",
+                            via.system
+                        ),
+                    ));
+                }
+                None => {
+                    return Err((
+                        RefusalReason::UnknownSigner,
+                        format!("a bridge key for {system} signed an answer that names no chat"),
+                    ));
+                }
+            }
+        }
+        if answer.reason.trim().is_empty() {
+            return Err((
+                RefusalReason::InvalidRequest,
+                format!(
+                    "{} answered from {from} without a reason; a reason is required",
+                    answer.who
+                ),
+            ));
+        }
+        if let Source::Bridge(system) = source
+            && !self.allowed(system, asked.level).iter().any(|a| a == &answer.who)
+        {
+            return Err((
+                RefusalReason::UnknownSigner,
+                format!(
+                    "{} may not answer {} requests from {system} (policy {})",
+                    answer.who, asked.level, self.version
+                ),
+            ));
+        }
+        if &answer.code_digest != asked.code_digest {
+            return Err((
+                RefusalReason::DigestMismatch,
+                format!(
+                    "answer is for code {}, the request's code is {}",
+                    answer.code_digest, asked.code_digest
+                ),
+            ));
+        }
+        if asked.now_ms > asked.deadline_ms {
+            return Err((
+                RefusalReason::Expired,
+                format!("{} answered from {from} after the deadline", answer.who),
+            ));
+        }
+        if let Some(again) = answer.approve_again_for_ms
+            && (!answer.approve || again > self.approve_again_max_ms())
+        {
+            return Err((
+                RefusalReason::InvalidRequest,
+                format!(
+                    "approving again for {} is not allowed (at most {})",
+                    humantime::format_duration(Duration::from_millis(again)),
+                    humantime::format_duration(self.rules.approve_again_max)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts an approval; decides once enough different approvers have approved.
+    fn count_approval(
+        &self,
+        quotas: &Quotas,
+        asked: &Asked<'_>,
+        prior: &[Approval],
+        answer: &OverrideAnswer,
+        signer: &str,
+        via_text: Option<String>,
+    ) -> Judgement {
         if prior.iter().any(|a| a.who == answer.who) {
             return refuse(
                 RefusalReason::Replayed,
@@ -450,7 +482,7 @@ impl EffectivePolicy {
             via: via_text,
             key: signer.to_owned(),
             approve_again_for_ms: answer.approve_again_for_ms,
-            at_ms: now_ms,
+            at_ms: asked.now_ms,
         });
         if approvals.len() < usize::from(self.approvals_needed(asked.level)) {
             return Judgement::Count { approvals };
