@@ -4,10 +4,13 @@
 //! connection. One request is one trace from the CLI to its terminal event, idle services
 //! export nothing, a collector's troubles cost a request nothing, and SIGPIPE kills no service.
 
+#[path = "../telemetry/prometheus.rs"]
+mod prometheus;
 #[path = "../telemetry/receiver.rs"]
 mod receiver;
 
 use airlock_tests::{Stack, trace_ids_of};
+use prometheus::Prometheus;
 use receiver::{Receiver, Span, env_refs, otel_env, run_with_env};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -283,6 +286,84 @@ fn http_get(url: &str) -> String {
     stream.read_to_string(&mut response).expect("response");
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     response
+}
+
+/// The services of a stack, by the names their metrics and target files carry.
+const SERVICES: [&str; 4] = [
+    "airlock-assessor",
+    "airlock-override-gate",
+    "airlock-executor",
+    "airlock-auditor",
+];
+
+/// A real Prometheus (Debian's) finds every service of a stack through the file-discovery
+/// target files they write in `<home>/metrics`, scrapes each one, and has the requests' counts
+/// and stage latencies.
+#[test]
+fn prometheus_scrapes_every_service_through_its_target_file() {
+    let stack = Stack::start();
+    let targets_dir = stack.path().join("metrics");
+    for service in SERVICES {
+        let file = targets_dir.join(format!("{service}.json"));
+        assert!(file.exists(), "{service} wrote no target file {}", file.display());
+    }
+    let prometheus = Prometheus::start(&targets_dir.join("*.json"));
+
+    let requests = 2;
+    for i in 0..requests {
+        let (json, status, _) = run_with_env(&stack, &[], &format!("scraped{i}.py"), "print('hello')\n");
+        assert!(status.success(), "{json}");
+        assert_eq!(json["stdout"], "hello\n", "{json}");
+    }
+
+    // Every service is a target, and up; scraped where `airlock status` says it serves metrics.
+    let limit = Duration::from_secs(60);
+    let targets = prometheus.wait_until("every service's target up", limit, |p| {
+        let targets = p.targets();
+        let up = SERVICES
+            .iter()
+            .all(|s| targets.iter().any(|t| t.service == *s && t.health == "up"));
+        let seen: Vec<String> = targets.iter().map(ToString::to_string).collect();
+        if up { Ok(targets) } else { Err(format!("{seen:?}")) }
+    });
+    let services: BTreeSet<&str> = targets.iter().map(|t| t.service.as_str()).collect();
+    assert_eq!(services, BTreeSet::from(SERVICES), "{targets:#?}");
+    let status = stack.output(&["status", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status --json");
+    for target in &targets {
+        assert_eq!(
+            report["services"][&target.service][0]["metrics"], target.scrape_url,
+            "{target:?} is not where `airlock status` says {} serves metrics: {report}",
+            target.service
+        );
+    }
+
+    // The requests, counted by the executor and timed by the auditor, as Prometheus stored them.
+    let at_least = |promql: String, n: f64| {
+        prometheus.wait_until(&format!("{promql} >= {n}"), limit, |p| match p.value(&promql) {
+            Some(value) if value >= n => Ok(value),
+            other => Err(format!("{other:?}")),
+        })
+    };
+    let requests = f64::from(requests);
+    at_least(
+        r#"sum(airlock_requests_ended_total{service="airlock-executor",outcome="finished"})"#.to_owned(),
+        requests,
+    );
+    let stage = |series: &str, labels: &str| {
+        format!(
+            r#"sum(airlock_request_stage_duration_seconds_{series}{{service="airlock-auditor",stage="total"{labels}}})"#
+        )
+    };
+    let count = at_least(stage("count", ""), requests);
+    let all = at_least(stage("bucket", r#",le="+Inf""#), requests);
+    assert_eq!(all, count, "the +Inf bucket and the count disagree");
+    // The buckets make a distribution: its median is a time, not NaN.
+    let p50 = at_least(
+        r#"histogram_quantile(0.5, sum by (le) (airlock_request_stage_duration_seconds_bucket{service="airlock-auditor",stage="total"}))"#.to_owned(),
+        0.0,
+    );
+    assert!(p50 > 0.0 && p50 < 900.0, "median total time {p50} s");
 }
 
 #[test]
