@@ -3,8 +3,6 @@
 use super::compiled::*;
 use super::spec::*;
 use crate::engine::EngineError;
-use crate::shell::program_name;
-use airlock_protocol::assessment::{Category, Level};
 use airlock_protocol::request::Language;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -48,230 +46,6 @@ impl RuleSet {
         }
         parsed.sort_by(|a, b| a.0.cmp(&b.0));
         Self::from_parsed(parsed, version.to_string(), false)
-    }
-
-    fn from_parsed(
-        parsed: Vec<(String, RuleFile)>,
-        version: String,
-        check_regexes: bool,
-    ) -> Result<RuleSet, EngineError> {
-        // Labels first: rules refer to them.
-        let mut labels: Vec<String> = Vec::new();
-        for (_, file) in &parsed {
-            for source in &file.source {
-                if !labels.contains(&source.label) {
-                    labels.push(source.label.clone());
-                }
-            }
-        }
-        if labels.len() > 64 {
-            return Err(EngineError::RuleInvalid {
-                file: String::new(),
-                rule: String::new(),
-                message: format!("{} data-flow labels; at most 64 are supported", labels.len()),
-            });
-        }
-        let mut compiler = Compiler {
-            labels: &labels,
-            query_sources: HashMap::default(),
-            check_regexes,
-        };
-
-        let mut sources = Vec::new();
-        let mut embeds = Vec::new();
-        let mut wrappers = HashMap::default();
-        let mut effects = crate::effects::EffectTables::default();
-        let mut rules: Vec<Rule> = Vec::new();
-        let mut seen: HashMap<String, String> = HashMap::default();
-        for (file_name, file) in parsed {
-            for spec in file.source {
-                let invalid = |message: String| EngineError::RuleInvalid {
-                    file: file_name.clone(),
-                    rule: format!("source {}", spec.label),
-                    message,
-                };
-                let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(invalid)?;
-                if !matches!(pattern, Pattern::Call(_) | Pattern::Name(_)) {
-                    return Err(invalid("a source's match must be a `call` or a `name` pattern".into()));
-                }
-                let bit = labels.iter().position(|l| *l == spec.label).unwrap_or(0);
-                sources.push(Source {
-                    label: crate::facts::Taints(1 << bit),
-                    languages: spec.languages,
-                    pattern,
-                });
-            }
-            for spec in file.embed {
-                let names = NameSet::compile(&spec.call).map_err(|message| EngineError::RuleInvalid {
-                    file: file_name.clone(),
-                    rule: "embed".into(),
-                    message,
-                })?;
-                embeds.push(Embed { spec, names });
-            }
-            for spec in file.wrapper {
-                for name in &spec.name {
-                    wrappers.insert(program_name(name), spec.clone());
-                }
-            }
-            for spec in file.tool {
-                let invalid = |message: String| EngineError::RuleInvalid {
-                    file: file_name.clone(),
-                    rule: format!("tool {}", spec.names.join("/")),
-                    message,
-                };
-                // Options whose values are operands take a value too.
-                let value_options = spec
-                    .value_options
-                    .iter()
-                    .chain(spec.effects.iter().flat_map(|e| e.options.iter()))
-                    .cloned()
-                    .collect();
-                let tool = std::sync::Arc::new(crate::effects::Tool {
-                    bundled_first: spec.bundled_first,
-                    value_options,
-                    effects: spec
-                        .effects
-                        .iter()
-                        .map(|e| compiler.effect(e))
-                        .collect::<Result<_, _>>()
-                        .map_err(invalid)?,
-                });
-                for name in &spec.names {
-                    if effects
-                        .tools
-                        .insert(program_name(name), std::sync::Arc::clone(&tool))
-                        .is_some()
-                    {
-                        return Err(invalid(format!("tool {name} is described twice")));
-                    }
-                }
-            }
-            for spec in file.api {
-                let invalid = |message: String| EngineError::RuleInvalid {
-                    file: file_name.clone(),
-                    rule: format!("api {}", spec.names.join("/")),
-                    message,
-                };
-                let api = crate::effects::Api {
-                    names: NameSet::compile(&spec.names).map_err(invalid)?,
-                    effects: spec
-                        .effects
-                        .iter()
-                        .map(|e| compiler.effect(e))
-                        .collect::<Result<_, _>>()
-                        .map_err(invalid)?,
-                };
-                let index = effects.apis.len();
-                if api.names.has_globs() {
-                    effects.api_globs.push(index);
-                }
-                for name in &api.names.exact {
-                    effects.api_exact.entry(name.clone()).or_default().push(index);
-                }
-                effects.apis.push(api);
-            }
-            for spec in file.rule {
-                if let Some(first_file) = seen.insert(spec.id.clone(), file_name.clone()) {
-                    return Err(EngineError::DuplicateRule {
-                        id: spec.id,
-                        first_file,
-                        second_file: file_name,
-                    });
-                }
-                let invalid = |message: String| EngineError::RuleInvalid {
-                    file: file_name.clone(),
-                    rule: spec.id.clone(),
-                    message,
-                };
-                if spec.languages.is_empty() {
-                    return Err(invalid("`languages` is empty".into()));
-                }
-                if spec.explanation.trim().is_empty() {
-                    return Err(invalid("`explanation` is empty".into()));
-                }
-                if spec.severity == Level::Blocked && spec.category != Category::MaliciousIntent {
-                    return Err(invalid(
-                        "BLOCKED is reserved for malicious_intent rules (and the threat list)".into(),
-                    ));
-                }
-                if spec.examples.matching.is_empty() {
-                    return Err(invalid("at least one `examples.match` is required".into()));
-                }
-                let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(invalid)?;
-                rules.push(Rule {
-                    action: spec.action.clone().unwrap_or_else(|| spec.id.clone()),
-                    id: spec.id,
-                    category: spec.category,
-                    severity: spec.severity,
-                    confidence: spec.confidence,
-                    languages: spec.languages,
-                    explanation: spec.explanation.trim().to_string(),
-                    references: spec.references,
-                    pattern,
-                    examples: spec.examples,
-                    more_examples: spec.more_examples,
-                    file: file_name.clone(),
-                });
-            }
-        }
-        if rules.is_empty() {
-            return Err(EngineError::NoRules);
-        }
-
-        let queries = compiler.combined_queries()?;
-        let mut call_index: HashMap<LanguageKey, CallIndex> = HashMap::default();
-        let mut string_patterns: HashMap<LanguageKey, (Vec<String>, Vec<usize>)> = HashMap::default();
-        for (i, rule) in rules.iter().enumerate() {
-            for language in &rule.languages {
-                match &rule.pattern {
-                    Pattern::Call(call) => {
-                        let index = call_index.entry((*language).into()).or_default();
-                        for name in &call.names.exact {
-                            index.by_name.entry(name.clone()).or_default().push(i);
-                        }
-                        if call.names.has_globs() {
-                            index.with_globs.push(i);
-                        }
-                    }
-                    Pattern::String { regex, .. } => {
-                        let entry = string_patterns.entry((*language).into()).or_default();
-                        entry.0.push(regex.as_str().to_string());
-                        entry.1.push(i);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let string_index = string_patterns
-            .into_iter()
-            .map(|(language, (patterns, rule_indices))| (language, StringIndex::new(patterns, rule_indices)))
-            .collect();
-
-        let mut source_index = CallIndex::default();
-        for (i, source) in sources.iter().enumerate() {
-            if let Pattern::Call(call) = &source.pattern {
-                for name in &call.names.exact {
-                    source_index.by_name.entry(name.clone()).or_default().push(i);
-                }
-                if call.names.has_globs() {
-                    source_index.with_globs.push(i);
-                }
-            }
-        }
-        Ok(RuleSet {
-            source_index,
-            rules,
-            version,
-            labels,
-            sources,
-            embeds,
-            wrappers,
-            effects,
-            queries,
-            call_index,
-            string_index,
-        })
     }
 }
 
@@ -324,12 +98,12 @@ fn pattern_roots(source: &str) -> Option<Vec<String>> {
 type PositionalMatchers = Vec<(usize, ValueMatcher)>;
 type KeywordMatchers = Vec<(String, ValueMatcher)>;
 
-struct Compiler<'l> {
-    labels: &'l [String],
+pub(super) struct Compiler<'l> {
+    pub(super) labels: &'l [String],
     /// Per language, the source of each query group, in order; `Pattern::Query` holds the index.
-    query_sources: HashMap<LanguageKey, Vec<String>>,
+    pub(super) query_sources: HashMap<LanguageKey, Vec<String>>,
     /// Check each regular expression's syntax now (rule files from outside the binary).
-    check_regexes: bool,
+    pub(super) check_regexes: bool,
 }
 
 impl Compiler<'_> {
@@ -355,7 +129,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn pattern(&mut self, spec: &PatternSpec, languages: &[Language]) -> Result<Pattern, String> {
+    pub(super) fn pattern(&mut self, spec: &PatternSpec, languages: &[Language]) -> Result<Pattern, String> {
         let subjects = [
             spec.call.is_some(),
             spec.import.is_some(),
@@ -511,7 +285,7 @@ impl Compiler<'_> {
         Ok((positional, keyword))
     }
 
-    fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
+    pub(super) fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
         if !crate::effects::EFFECT_KINDS.contains(&spec.kind.as_str()) {
             return Err(format!(
                 "effect kind {:?} is not one of {}",
@@ -576,7 +350,7 @@ impl Compiler<'_> {
         })
     }
 
-    fn combined_queries(&self) -> Result<HashMap<LanguageKey, CombinedQuery>, EngineError> {
+    pub(super) fn combined_queries(&self) -> Result<HashMap<LanguageKey, CombinedQuery>, EngineError> {
         let mut combined = HashMap::default();
         for (key, sources) in &self.query_sources {
             let language = match key {

@@ -12,6 +12,7 @@
 //! queries, unknown labels, duplicate ids), so a broken file is refused whole and a running
 //! engine keeps its previous rule set.
 
+mod assemble;
 mod compile;
 mod compiled;
 mod spec;
