@@ -28,17 +28,9 @@ pub enum Record {
     Decided { events: Vec<Event>, published: bool },
 }
 
-/// One request waiting for a human, as `airlock override list` shows it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PendingOverride {
-    pub request_id: RequestId,
-    /// (Its label, a file name, is `asked.label`: the JSON object has it as `label`.)
-    #[serde(flatten)]
-    pub asked: OverrideAsked,
-    /// Who has approved so far (the two-person rule needs two).
-    #[serde(default)]
-    pub approved_by: Vec<String>,
-}
+/// One request waiting for a human, as `airlock override list` shows it: a wire type, so it
+/// lives in the protocol (the clients read it too).
+pub use airlock_protocol::PendingOverride;
 
 /// An approver's explicit choice to approve this exact code again, until `until_ms`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

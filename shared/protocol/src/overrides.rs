@@ -138,6 +138,20 @@ pub struct OverrideAnswer {
     pub refused_at_edge: Option<EdgeRefusal>,
 }
 
+/// One request waiting for a human, as the override-gate lists it on its pending endpoint
+/// (`airlock.gate.pending`, a JSON array of these) and `airlock override list` shows it. The
+/// JSON object is the request's [`OverrideAsked`] flattened (so its `label`, `level`, `findings`,
+/// `code_preview`, ... are top-level keys) with `request_id` and `approved_by` beside it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingOverride {
+    pub request_id: RequestId,
+    #[serde(flatten)]
+    pub asked: OverrideAsked,
+    /// Who has approved so far (the two-person rule needs two).
+    #[serde(default)]
+    pub approved_by: Vec<String>,
+}
+
 /// The `override_answered` event: an answer signed by an approver key the gate trusts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OverrideAnswered {
@@ -168,5 +182,39 @@ impl OverrideAsked {
             escalation: None,
             approve_again_max_ms: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_override_is_its_request_flattened_with_who_approved() {
+        let pending = PendingOverride {
+            request_id: RequestId::new(),
+            asked: OverrideAsked {
+                label: Some("job.py".into()),
+                code_preview: "print(1)\n".into(),
+                deadline_ms: 42,
+                ..OverrideAsked::display_only()
+            },
+            approved_by: vec!["alice".into()],
+        };
+        let json = serde_json::to_value(&pending).expect("json");
+        assert_eq!(json["request_id"], pending.request_id.as_str());
+        assert_eq!(json["label"], "job.py");
+        assert_eq!(json["level"], "BLOCKED");
+        assert_eq!(json["code_preview"], "print(1)\n");
+        assert_eq!(json["deadline_ms"], 42);
+        assert_eq!(json["approved_by"][0], "alice");
+        assert!(json.get("asked").is_none(), "{json}");
+        let back: PendingOverride = serde_json::from_value(json).expect("read back");
+        assert_eq!(back, pending);
+        // A list from a gate that counts no approvals reads as approved by nobody.
+        let mut json = serde_json::to_value(&pending).expect("json");
+        json.as_object_mut().expect("object").remove("approved_by");
+        let read: PendingOverride = serde_json::from_value(json).expect("read");
+        assert!(read.approved_by.is_empty());
     }
 }
