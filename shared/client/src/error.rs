@@ -1,5 +1,5 @@
 //! What can go wrong for a client, typed: the stack is not there, the request was refused,
-//! waiting ran out, the receipt does not hold.
+//! waiting ran out, the receipt does not hold, an override answer was not taken.
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -46,10 +46,29 @@ pub enum ClientError {
     NoReceipt,
     #[error("the audit receipt does not hold")]
     Receipt(#[source] Box<dyn std::error::Error + Send + Sync>),
-    #[error("the gate: {0}")]
-    Gate(String),
-    #[error("an override answer needs a reason")]
+    #[error("the override-gate did not answer within {waited:?}")]
+    GateSilent { waited: std::time::Duration },
+    #[error("unreadable reply from the override-gate: {reply}")]
+    GateReply {
+        reply: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("an override answer needs a reason: it is recorded in the decision and the audit log")]
     EmptyReason,
+    #[error("an override answer needs the name of who answers")]
+    EmptyWho,
+    #[error("{request_id} is not waiting for a decision (`airlock override list`)")]
+    NotPending { request_id: String },
+    #[error("sending the override answer")]
+    Answer(#[source] airlock_bus::PublishError),
+    #[error("{request_id}: the gate refused the answer: {detail}")]
+    AnswerRefused { request_id: String, detail: String },
+    #[error("{request_id}: answer sent, but the gate has not confirmed it after {waited:?}")]
+    Unconfirmed {
+        request_id: String,
+        waited: std::time::Duration,
+    },
     #[error("signing key {path}")]
     Key {
         path: String,

@@ -16,11 +16,13 @@
 
 mod error;
 pub mod home;
+pub mod overrides;
 pub mod request;
 mod result;
 
 pub use error::ClientError;
 pub use home::{StackHome, StackInfo};
+pub use overrides::{AnswerOutcome, PendingOverride};
 pub use request::{Request, Submission};
 pub use result::RunResult;
 
@@ -48,6 +50,8 @@ pub struct Client {
     nats: async_nats::Client,
     user: String,
     home: StackHome,
+    /// The key override answers are signed with (default: `keys/approver.key` in the home).
+    approver_key: Option<PathBuf>,
 }
 
 /// How long a fresh connection may take before the stack counts as unreachable.
@@ -58,7 +62,24 @@ impl Client {
         let user = options.user.unwrap_or_else(|| roles::MAI.user.to_owned());
         let home = StackHome::locate(options.home)?;
         let nats = connect_as(&home, options.url, options.creds, &user).await?;
-        Ok(Client { nats, user, home })
+        Ok(Self::from_connection(nats, user, home))
+    }
+
+    /// A client over a connection made elsewhere (by [`connect_with`], say, with a deployment's
+    /// several URLs and TLS), as `user`, for the stack in `home`.
+    pub fn from_connection(nats: async_nats::Client, user: impl Into<String>, home: StackHome) -> Client {
+        Client {
+            nats,
+            user: user.into(),
+            home,
+            approver_key: None,
+        }
+    }
+
+    /// Signs override answers with this key file rather than `keys/approver.key` in the home.
+    pub fn with_approver_key(mut self, path: impl Into<PathBuf>) -> Client {
+        self.approver_key = Some(path.into());
+        self
     }
 
     /// The underlying NATS connection.
