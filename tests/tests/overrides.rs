@@ -149,3 +149,105 @@ async fn blocked_code_runs_only_after_approval_and_ends_denied_otherwise() {
         "{traces:?}"
     );
 }
+
+/// `airlock override list` shows each waiting request's code (its first lines, numbered) and
+/// every finding, not only those the explanation names; answers that are usage mistakes (a blank
+/// reason or name, a request that is not waiting, an id that is not one) exit 2 and send nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn list_shows_the_code_and_every_finding_and_bad_answers_exit_2() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with("[gate]\noverride_timeout = \"120s\"\n"))
+        .await
+        .expect("stack");
+    let child = submit_in_background(&stack, "shown.py");
+    let id = wait_pending(&stack, &[]);
+
+    let out = stack.output(&["override", "list", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON list");
+    let item = list
+        .as_array()
+        .and_then(|l| l.iter().find(|i| i["request_id"] == id.as_str()))
+        .cloned()
+        .expect("the request is listed");
+    let findings = item["findings"].as_array().cloned().unwrap_or_default();
+    assert!(!findings.is_empty(), "{item}");
+
+    let out = stack.output(&["override", "list"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains(&id) && text.contains("BLOCKED") && text.contains("shown.py"),
+        "{text}"
+    );
+    assert!(text.contains("left to answer"), "{text}");
+    assert!(text.contains("1 | import base64, urllib.request\n"), "{text}");
+    assert!(text.contains("3 | exec(base64.b64decode(payload))\n"), "{text}");
+    assert!(text.contains(&format!("findings ({}):", findings.len())), "{text}");
+    for finding in &findings {
+        let rule = finding["rule_id"].as_str().expect("rule id");
+        let line = format!(
+            "line {}  {}  {rule}",
+            finding["line"],
+            finding["severity"].as_str().unwrap_or_default()
+        );
+        assert!(text.contains(&line), "{line} not shown:\n{text}");
+    }
+
+    let unknown = airlock_protocol::RequestId::new().to_string();
+    let mistakes: [&[&str]; 9] = [
+        &["override", "approve", &id, "--reason", ""],
+        &["override", "approve", &id, "--reason", "   "],
+        &["override", "deny", &id, "--reason", ""],
+        &["override", "deny", &id, "--reason", " \t "],
+        &["override", "approve", &id, "--reason", "fine", "--who", ""],
+        &["override", "approve", &id],
+        &["override", "approve", &unknown, "--reason", "fine"],
+        &["override", "deny", &unknown, "--reason", "no"],
+        &["override", "approve", "not-a-request-id", "--reason", "fine"],
+    ];
+    for args in mistakes {
+        let out = stack.output(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(!stderr.trim().is_empty(), "{args:?} says nothing");
+    }
+    let out = stack.output(&["override", "approve", &id, "--reason", "  "]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs a reason"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Nothing was sent: the request still waits, with no answer on record.
+    let out = stack.output(&["override", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON list");
+    let item = list
+        .as_array()
+        .and_then(|l| l.iter().find(|i| i["request_id"] == id.as_str()))
+        .cloned()
+        .expect("still pending");
+    assert!(item["approved_by"].as_array().is_none_or(|a| a.is_empty()), "{item}");
+    let events = events_of(&stack, &id).await;
+    assert!(
+        !events.iter().any(|e| matches!(
+            e.kind(),
+            EventKind::OverrideAnswered | EventKind::Decided | EventKind::Refused
+        )),
+        "{:?}",
+        events.iter().map(|e| e.kind()).collect::<Vec<_>>()
+    );
+
+    let out = stack.output(&["override", "deny", &id, "--reason", "no downloads", "--who", "tester"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (json, status) = finish(child);
+    assert_eq!(status, 4, "{json}");
+    assert_eq!(json["decision"], "denied", "{json}");
+    // Decided: answering it again is answering a request that is not waiting.
+    let out = stack.output(&["override", "approve", &id, "--reason", "too late"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

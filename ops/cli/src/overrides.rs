@@ -1,22 +1,16 @@
 //! `airlock override ...`: the command-line chat bridge. Lists requests waiting for a human and
-//! answers them with an answer signed by the operator's approver key.
+//! answers them with an answer signed by the operator's approver key; the work is the client
+//! library's (`airlock_client::overrides`), this is its command line.
 
 use crate::home::Home;
-use airlock_bus::Publisher;
-use airlock_override_gate::PendingOverride;
-use airlock_protocol::overrides::ANSWER_DOMAIN;
-use airlock_protocol::subjects::GATE_PENDING_ENDPOINT;
-use airlock_protocol::{
-    Envelope, Event, EventKind, OverrideAnswer, OverrideAnswered, Producer, RequestId, Signed, SigningKey, now_ms,
-};
-use anyhow::Context as _;
-use futures::StreamExt as _;
+use crate::run::status;
+use airlock_client::{AnswerOutcome, Client, ClientError, PendingOverride};
+use airlock_protocol::{Finding, Origin, RequestId, now_ms};
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(Clone, Debug, clap::Subcommand)]
 pub enum OverrideCommand {
-    /// Requests waiting for a human.
+    /// Requests waiting for a human: each with its code's first lines and every finding.
     List {
         #[arg(long)]
         json: bool,
@@ -30,7 +24,7 @@ pub enum OverrideCommand {
 #[derive(Clone, Debug, clap::Args)]
 pub struct Answer {
     pub request_id: RequestId,
-    /// Why; recorded in the decision and the audit log.
+    /// Why; recorded in the decision and the audit log (required, not blank).
     #[arg(long)]
     pub reason: String,
     /// Who answers (default: $USER).
@@ -39,151 +33,226 @@ pub struct Answer {
 }
 
 pub async fn run(home: &Home, command: OverrideCommand) -> anyhow::Result<ExitCode> {
-    let client = crate::stack::connect(home, "operator").await?;
+    // Usage mistakes are refused before anything is sent (or even connected).
+    if let OverrideCommand::Approve(answer) | OverrideCommand::Deny(answer) = &command {
+        if answer.reason.trim().is_empty() {
+            return Ok(usage(ClientError::EmptyReason));
+        }
+        if answer.who.as_deref().is_some_and(|w| w.trim().is_empty()) {
+            return Ok(usage(ClientError::EmptyWho));
+        }
+    }
+    let client = connect(home).await?;
     match command {
         OverrideCommand::List { json } => {
-            let pending = list(&client).await?;
+            let pending = client.pending_overrides().await?;
             if json {
                 println!("{}", serde_json::to_string(&pending)?);
             } else if pending.is_empty() {
                 println!("no requests are waiting for a decision");
             } else {
-                for p in pending {
-                    let left = (p.asked.deadline_ms - now_ms()).max(0) / 1000;
-                    println!(
-                        "{}  {}  {}  ({}s left to answer)",
-                        p.request_id,
-                        p.asked.level,
-                        p.asked.label.as_deref().unwrap_or("-"),
-                        left
-                    );
-                    for line in p.asked.explanation.lines() {
-                        println!("    {line}");
-                    }
-                    if p.asked.approvals_needed > 1 {
-                        println!(
-                            "    needs {} different approvers; approved so far by: {}",
-                            p.asked.approvals_needed,
-                            if p.approved_by.is_empty() {
-                                "nobody".to_owned()
-                            } else {
-                                p.approved_by.join(", ")
-                            }
-                        );
-                    }
-                }
+                let now = now_ms();
+                let text: Vec<String> = pending.iter().map(|p| show(p, now)).collect();
+                print!("{}", text.join("\n"));
             }
             Ok(ExitCode::SUCCESS)
         }
-        OverrideCommand::Approve(answer) => answer_request(home, &client, answer, true).await,
-        OverrideCommand::Deny(answer) => answer_request(home, &client, answer, false).await,
+        OverrideCommand::Approve(answer) => answer_request(&client, answer, true).await,
+        OverrideCommand::Deny(answer) => answer_request(&client, answer, false).await,
     }
 }
 
-pub async fn list(client: &async_nats::Client) -> anyhow::Result<Vec<PendingOverride>> {
-    let reply = tokio::time::timeout(
-        Duration::from_secs(10),
-        client.request(GATE_PENDING_ENDPOINT, "".into()),
-    )
-    .await
-    .context("the override-gate did not answer")?
-    .context("asking the override-gate for pending requests")?;
-    serde_json::from_slice(&reply.payload).with_context(|| {
-        format!(
-            "unreadable reply from the override-gate: {}",
-            String::from_utf8_lossy(&reply.payload)
-        )
-    })
+/// The client, as the operator, over a connection made the way every command connects: the
+/// stack's URL(s), or the deployment's, with its TLS.
+async fn connect(home: &Home) -> anyhow::Result<Client> {
+    let user = airlock_protocol::roles::OPERATOR.user;
+    let nats = crate::stack::connect(home, user).await?;
+    Ok(Client::from_connection(nats, user, home.stack()))
 }
 
-async fn answer_request(
-    home: &Home,
-    client: &async_nats::Client,
-    answer: Answer,
-    approve: bool,
-) -> anyhow::Result<ExitCode> {
-    let pending = list(client).await?;
-    let Some(request) = pending.into_iter().find(|p| p.request_id == answer.request_id) else {
-        eprintln!(
-            "{} is not waiting for a decision (`airlock override list`)",
-            answer.request_id
-        );
-        return Ok(ExitCode::from(crate::run::status::USAGE));
-    };
-    let key = SigningKey::load(&home.private_key(crate::stack::APPROVER_KEY.0)).context("the approver key")?;
-    let who = answer
-        .who
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "operator".into());
-    let needed = request.asked.approvals_needed;
-    let me = who.clone();
-    let signed = Signed::sign(
-        &OverrideAnswer {
-            request_id: answer.request_id.clone(),
-            code_digest: request.asked.code_digest,
-            approve,
-            reason: answer.reason,
-            who,
-            answered_at_ms: now_ms(),
-            via: None,
-            approve_again_for_ms: None,
-            refused_at_edge: None,
-        },
-        ANSWER_DOMAIN,
-        &key,
-    );
-    // Watch for the gate's response before sending the answer.
+fn usage(error: ClientError) -> ExitCode {
+    eprintln!("airlock override: {error}");
+    ExitCode::from(status::USAGE)
+}
+
+async fn answer_request(client: &Client, answer: Answer, approve: bool) -> anyhow::Result<ExitCode> {
     let rid = &answer.request_id;
-    let mut decided = client.subscribe(EventKind::Decided.subject(rid)).await?;
-    let mut refused = client.subscribe(EventKind::Refused.subject(rid)).await?;
-    let publisher = Publisher::new(
-        async_nats::jetstream::new(client.clone()),
-        Producer::Operator,
-        tokio_util::sync::CancellationToken::new(),
-    )
-    .with_patience(Duration::from_secs(30));
-    let envelope = Envelope::new(
-        rid.clone(),
-        Producer::Operator,
-        Event::OverrideAnswered(OverrideAnswered { signed }),
+    match client
+        .answer_override(rid, approve, &answer.reason, answer.who.as_deref())
+        .await
+    {
+        Ok(AnswerOutcome::Decided { approved }) => {
+            println!("{rid}: {}", if approved { "approved" } else { "denied" });
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(AnswerOutcome::Counted { needed, approved_by }) => {
+            println!(
+                "{rid}: approval counted; {needed} different approvers are needed, waiting for another (approved so far by: {})",
+                approved_by.join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e @ (ClientError::EmptyReason | ClientError::EmptyWho | ClientError::NotPending { .. })) => Ok(usage(e)),
+        Err(e @ ClientError::AnswerRefused { .. }) => {
+            eprintln!("{e}");
+            Ok(ExitCode::from(status::DENIED))
+        }
+        Err(e @ ClientError::Unconfirmed { .. }) => {
+            eprintln!("{e}");
+            Ok(ExitCode::from(status::AIRLOCK_FAILED))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One pending request as text: what it is and how long is left, why it is asked, the code's
+/// first lines, every finding, what it is given besides its code, and who has approved.
+fn show(p: &PendingOverride, now_ms: i64) -> String {
+    let asked = &p.asked;
+    let mut out = format!(
+        "{}  {}  {}  ({}s left to answer)\n",
+        p.request_id,
+        asked.level,
+        printable(asked.label.as_deref().unwrap_or("-")),
+        (asked.deadline_ms - now_ms).max(0) / 1000
     );
-    publisher.publish(&envelope).await?;
-    // Under the two-person rule a first approval decides nothing: it shows in the pending list.
-    let counted = async {
-        if !approve || needed < 2 {
-            return std::future::pending().await;
-        }
-        loop {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            if let Ok(pending) = list(client).await
-                && pending
-                    .iter()
-                    .any(|p| &p.request_id == rid && p.approved_by.contains(&me))
-            {
-                return;
-            }
-        }
+    for line in asked.explanation.lines() {
+        out.push_str(&format!("    {}\n", printable(line)));
+    }
+    let origin = match asked.origin {
+        Origin::Generated => "Mai-generated",
+        Origin::External => "external",
     };
-    tokio::select! {
-        () = counted => {
-            println!("{rid}: approval counted; {needed} different approvers are needed, waiting for another");
-            Ok(ExitCode::SUCCESS)
+    out.push_str(&format!(
+        "    code ({origin} {}, first lines):\n",
+        asked.language.as_str()
+    ));
+    let lines: Vec<&str> = asked.code_preview.lines().collect();
+    let width = lines.len().to_string().len();
+    for (i, line) in lines.iter().enumerate() {
+        if i + 1 == lines.len() && *line == "..." {
+            // The gate's mark that the preview stops before the code does.
+            out.push_str(&format!("      {:>width$}   ...\n", ""));
+        } else {
+            out.push_str(&format!("      {:>width$} | {}\n", i + 1, printable(line)));
         }
-        Some(_) = decided.next() => {
-            println!("{rid}: {}", if approve { "approved" } else { "denied" });
-            Ok(ExitCode::SUCCESS)
+    }
+    if lines.is_empty() {
+        out.push_str("      (empty)\n");
+    }
+    out.push_str(&format!("    findings ({}):\n", asked.findings.len()));
+    for finding in &asked.findings {
+        out.push_str(&show_finding(finding));
+    }
+    if !asked.inputs.is_empty() {
+        out.push_str("    inputs:\n");
+        for input in &asked.inputs {
+            out.push_str(&format!("      {}\n", printable(input)));
         }
-        Some(message) = refused.next() => {
-            let detail = match Envelope::decode(&message.payload) {
-                Ok(Envelope { event: Event::Refused(r), .. }) => r.detail,
-                _ => "refused".into(),
-            };
-            eprintln!("{rid}: the gate refused the answer: {detail}");
-            Ok(ExitCode::from(crate::run::status::DENIED))
+    }
+    if asked.approvals_needed > 1 {
+        out.push_str(&format!(
+            "    needs {} different approvers; approved so far by: {}\n",
+            asked.approvals_needed,
+            if p.approved_by.is_empty() {
+                "nobody".to_owned()
+            } else {
+                printable(&p.approved_by.join(", "))
+            }
+        ));
+    }
+    out
+}
+
+fn show_finding(f: &Finding) -> String {
+    let mut out = format!(
+        "      line {}  {}  {}  `{}`\n",
+        f.line,
+        f.severity,
+        printable(&f.rule_id),
+        printable(&f.snippet)
+    );
+    for line in f.explanation.lines() {
+        out.push_str(&format!("          {}\n", printable(line)));
+    }
+    out
+}
+
+/// `text` safe to print in the operator's terminal: the code and its findings are Mai's (or a
+/// stranger's), and control characters or bidirectional overrides could make the code shown
+/// differ from the code approved. They are shown escaped (`\u{1b}`).
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if (c.is_control() && c != '\t') || is_bidi_control(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::{Category, Confidence, Level, OverrideAsked};
+
+    fn finding(line: u32, rule: &str) -> Finding {
+        Finding {
+            rule_id: rule.into(),
+            category: Category::MaliciousIntent,
+            severity: Level::Blocked,
+            confidence: Confidence::High,
+            line,
+            column: 1,
+            snippet: "exec(base64.b64decode(payload))".into(),
+            explanation: "runs code it decodes".into(),
+            references: vec![],
         }
-        _ = tokio::time::sleep(Duration::from_secs(15)) => {
-            eprintln!("{rid}: answer sent, but the gate has not confirmed it yet");
-            Ok(ExitCode::from(crate::run::status::AIRLOCK_FAILED))
-        }
+    }
+
+    #[test]
+    fn a_pending_request_shows_its_code_and_every_finding() {
+        let pending = PendingOverride {
+            request_id: RequestId::new(),
+            asked: OverrideAsked {
+                explanation: "External python code rated BLOCKED: downloads and runs code\n- line 3 ...".into(),
+                findings: vec![finding(3, "AIR-PY-EXEC-DECODED"), finding(2, "AIR-PY-NET-FETCH")],
+                code_preview: "import base64\npayload = 1\nexec(x)\n...\n".into(),
+                inputs: vec!["arguments: \"--fast\"".into()],
+                deadline_ms: 61_000,
+                label: Some("evil\u{1b}[2J.py".into()),
+                approvals_needed: 2,
+                ..OverrideAsked::display_only()
+            },
+            approved_by: vec!["alice".into()],
+        };
+        let text = show(&pending, 1_000);
+        assert!(
+            text.contains("BLOCKED  evil\\u{1b}[2J.py  (60s left to answer)"),
+            "{text}"
+        );
+        assert!(text.contains("      1 | import base64\n"), "{text}");
+        assert!(text.contains("      3 | exec(x)\n          ...\n"), "{text}");
+        assert!(text.contains("findings (2):"), "{text}");
+        assert!(text.contains("line 3  BLOCKED  AIR-PY-EXEC-DECODED  `exec(base64.b64decode(payload))`"));
+        assert!(text.contains("line 2  BLOCKED  AIR-PY-NET-FETCH"), "{text}");
+        assert!(text.contains("          runs code it decodes\n"), "{text}");
+        assert!(text.contains("    inputs:\n      arguments: \"--fast\"\n"), "{text}");
+        assert!(
+            text.contains("needs 2 different approvers; approved so far by: alice"),
+            "{text}"
+        );
+        assert!(!text.contains('\u{1b}'), "{text}");
+    }
+
+    #[test]
+    fn bidirectional_overrides_are_shown_escaped() {
+        assert_eq!(printable("a\u{202E}b\tc"), "a\\u{202e}b\tc");
     }
 }
