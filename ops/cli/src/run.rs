@@ -82,11 +82,11 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     let span = tracing::info_span!("airlock run", request_id = %request_id);
     let _entered = span.enter();
-    let client = airlock_client::Client::connect(airlock_client::Connect {
-        home: Some(home.root().to_owned()),
-        ..Default::default()
-    })
-    .await?;
+    // Through the stack's own connection settings: `--nats`, a deployment's `[nats] urls` and
+    // its TLS, as every other subcommand.
+    let user = airlock_protocol::roles::MAI.user;
+    let nats = crate::stack::connect(home, user).await?;
+    let client = airlock_client::Client::from_connection(nats, user, home.stack());
     let submission = Submission {
         request,
         request_id: Some(request_id.clone()),
