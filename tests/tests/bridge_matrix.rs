@@ -577,6 +577,13 @@ async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being
         report["services"]["airlock-chat-bridge"][0]["counters"].is_object(),
         "{report}"
     );
+    // On a single server every stream is served, and the operator reads each consumer's backlog.
+    for stream in report["streams"].as_array().expect("streams") {
+        assert_eq!(stream["health"], "healthy", "{report}");
+    }
+    for durable in ["assessor", "override-gate", "executor", "auditor", "chat-bridge"] {
+        assert!(report["consumers"][durable]["pending"].is_u64(), "{durable}: {report}");
+    }
 
     let child = w.submit("survivor.py", &[]);
     let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();

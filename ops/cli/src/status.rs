@@ -50,6 +50,9 @@ pub struct StreamReport {
     pub peers: Vec<Peer>,
     /// `healthy`, `degraded` or `unavailable` (see `judge`).
     pub health: &'static str,
+    /// Whether the stream lives in a JetStream cluster (a single server names no leader).
+    #[serde(skip)]
+    clustered: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -67,7 +70,10 @@ impl StreamReport {
     /// `healthy` with a leader and every replica current, `degraded` with a leader but a
     /// replica behind or away, `unavailable` without a leader (no quorum: writes stop).
     fn judge(&self) -> &'static str {
-        if self.leader.is_none() {
+        if !self.clustered {
+            // A single server that lists the stream serves it.
+            "healthy"
+        } else if self.leader.is_none() {
             "unavailable"
         } else if self.peers.iter().all(|p| p.current && !p.offline) && self.peers.len() + 1 >= self.replicas {
             "healthy"
@@ -301,7 +307,9 @@ async fn instances(client: &async_nats::Client, name: &str) -> Vec<Instance> {
 /// A service consumer's backlog, when this user may read it.
 async fn consumer(js: &jetstream::Context, durable: &str) -> Option<ConsumerReport> {
     let subject = format!("CONSUMER.INFO.{EVENTS_STREAM}.{durable}");
-    let request = js.request::<_, _, jetstream::response::Response<jetstream::consumer::Info>>(subject, &());
+    // An empty JSON object, as async-nats's own consumer_info sends.
+    let empty = serde_json::json!({});
+    let request = js.request::<_, _, jetstream::response::Response<jetstream::consumer::Info>>(subject, &empty);
     match tokio::time::timeout(Duration::from_secs(2), request).await {
         Ok(Ok(jetstream::response::Response::Ok(info))) => Some(ConsumerReport {
             durable: durable.to_owned(),
@@ -340,6 +348,7 @@ pub async fn streams(js: &jetstream::Context) -> anyhow::Result<Vec<StreamReport
                 })
                 .unwrap_or_default(),
             health: "",
+            clustered: cluster.is_some_and(|c| c.name.is_some()),
         };
         report.health = report.judge();
         found.push(report);
