@@ -28,6 +28,11 @@ pub struct PipelineArgs {
     /// Concurrent submitters for the throughput phase (0 skips it).
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// Quiet before each measured run, so that what one contender leaves behind (the warm pool
+    /// refilling, a container being removed) does not share the CPU with the next: each request
+    /// meets an idle machine, as Mai's occasional requests do (`0ms`: back to back).
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub settle: std::time::Duration,
     /// Requests per submitter in the throughput phase.
     #[arg(long, default_value_t = 25)]
     pub per_submitter: usize,
@@ -334,7 +339,7 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
         contenders.push(("llm-sandbox, reused session".to_owned(), helper.llm_sandbox("reused")));
     }
     // Round-robin, so drift on a noisy machine hits every contender alike.
-    let measured = harness::interleaved(&contenders, args.runs, 1).await;
+    let measured = harness::interleaved(&contenders, args.runs, 1, args.settle).await;
     for helper in llm_sandbox.iter().chain(python_client.iter()) {
         helper.close().await;
     }

@@ -58,11 +58,14 @@ impl Latency {
     }
 }
 
-/// `runs` executions of each contender, round-robin, after `warmup` unmeasured ones each.
+/// `runs` executions of each contender, round-robin, after `warmup` unmeasured ones each, with
+/// `settle` of quiet before each measured one: what one contender leaves behind (a warm pool
+/// refilling, a container being removed) must not run on the CPU while the next is measured.
 pub async fn interleaved(
     contenders: &[(String, RunOne)],
     runs: usize,
     warmup: usize,
+    settle: Duration,
 ) -> Result<Vec<(String, Latency)>, String> {
     for (name, run) in contenders {
         for _ in 0..warmup {
@@ -72,6 +75,7 @@ pub async fn interleaved(
     let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); contenders.len()];
     for _ in 0..runs {
         for (i, (name, run)) in contenders.iter().enumerate() {
+            tokio::time::sleep(settle).await;
             let started = Instant::now();
             run().await.map_err(|e| format!("{name}: {e}"))?;
             samples[i].push(started.elapsed());
@@ -146,9 +150,14 @@ mod tests {
                 Ok(())
             }
         });
-        let results = interleaved(&[("a".into(), run.clone()), ("b".into(), run.clone())], 5, 1)
-            .await
-            .unwrap();
+        let results = interleaved(
+            &[("a".into(), run.clone()), ("b".into(), run.clone())],
+            5,
+            1,
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
         assert_eq!(results.len(), 2);
         assert_eq!(counter.load(std::sync::atomic::Ordering::Relaxed), 12);
         let t = throughput(run, 3, 4).await.unwrap();
