@@ -156,13 +156,48 @@ fn start_nats(
     if let Some(url) = external {
         return Ok((url, None));
     }
-    let port = match args.port.unwrap_or(nats_config.port) {
-        0 => stack::free_port()?,
-        p => p,
-    };
-    let server_config = stack::write_server_config(home, users, port)?;
-    let child = NatsProcess(spawn_nats(home, &server_config)?, server_config);
-    Ok((format!("nats://127.0.0.1:{port}"), Some(child)))
+    let chosen = args.port.unwrap_or(nats_config.port);
+    // A port picked free here can be taken by another process before nats-server binds it
+    // (parallel stacks on one machine do): that server exits at once, and the start is tried
+    // again on another free port.
+    let attempts = if chosen == 0 { 3 } else { 1 };
+    let mut failures = Vec::new();
+    for _ in 0..attempts {
+        let port = if chosen == 0 { stack::free_port()? } else { chosen };
+        let server_config = stack::write_server_config(home, users, port)?;
+        let mut child = NatsProcess(spawn_nats(home, &server_config)?, server_config);
+        match wait_nats_ready(home, &mut child.0) {
+            Ok(()) => return Ok((format!("nats://127.0.0.1:{port}"), Some(child))),
+            Err(why) => failures.push(format!("port {port}: {why}")),
+        }
+    }
+    anyhow::bail!(
+        "nats-server did not start ({}); see {}",
+        failures.join("; "),
+        home.nats_dir().join("server.log").display()
+    )
+}
+
+/// Waits until the server just started says it is ready in its log (its lines carry its pid),
+/// or why not: it exited (a port taken, a bad config) or took too long.
+fn wait_nats_ready(home: &Home, child: &mut Child) -> Result<(), String> {
+    let ready = format!("[{}] ", child.id());
+    let log = home.nats_dir().join("server.log");
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("it exited ({status})"));
+        }
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text
+            .lines()
+            .any(|line| line.starts_with(&ready) && line.ends_with("Server is ready"))
+        {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Err("it was not ready within 30 s".to_owned())
 }
 
 /// Connects as the admin user and creates or updates every stream and bucket.
