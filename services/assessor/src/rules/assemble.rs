@@ -82,13 +82,7 @@ fn index_rules(rules: &[Rule]) -> (HashMap<LanguageKey, CallIndex>, HashMap<Lang
         for language in &rule.languages {
             match &rule.pattern {
                 Pattern::Call(call) => {
-                    let index = call_index.entry((*language).into()).or_default();
-                    for name in &call.names.exact {
-                        index.by_name.entry(name.clone()).or_default().push(i);
-                    }
-                    if call.names.has_globs() {
-                        index.with_globs.push(i);
-                    }
+                    call_index.entry((*language).into()).or_default().add(&call.names, i);
                 }
                 Pattern::String { regex, .. } => {
                     let entry = string_patterns.entry((*language).into()).or_default();
@@ -111,12 +105,7 @@ fn index_sources(sources: &[Source]) -> CallIndex {
     let mut source_index = CallIndex::default();
     for (i, source) in sources.iter().enumerate() {
         if let Pattern::Call(call) = &source.pattern {
-            for name in &call.names.exact {
-                source_index.by_name.entry(name.clone()).or_default().push(i);
-            }
-            if call.names.has_globs() {
-                source_index.with_globs.push(i);
-            }
+            source_index.add(&call.names, i);
         }
     }
     source_index
@@ -143,12 +132,8 @@ impl Parts {
         specs: Vec<SourceSpec>,
     ) -> Result<(), EngineError> {
         for spec in specs {
-            let invalid = |message: String| EngineError::RuleInvalid {
-                file: file_name.to_owned(),
-                rule: format!("source {}", spec.label),
-                message,
-            };
-            let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(invalid)?;
+            let invalid = invalid_entry(file_name, format!("source {}", spec.label));
+            let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(&invalid)?;
             if !matches!(pattern, Pattern::Call(_) | Pattern::Name(_)) {
                 return Err(invalid("a source's match must be a `call` or a `name` pattern".into()));
             }
@@ -192,11 +177,7 @@ impl Parts {
         specs: Vec<ToolSpec>,
     ) -> Result<(), EngineError> {
         for spec in specs {
-            let invalid = |message: String| EngineError::RuleInvalid {
-                file: file_name.to_owned(),
-                rule: format!("tool {}", spec.names.join("/")),
-                message,
-            };
+            let invalid = invalid_entry(file_name, format!("tool {}", spec.names.join("/")));
             // Options whose values are operands take a value too.
             let value_options = spec
                 .value_options
@@ -207,12 +188,7 @@ impl Parts {
             let tool = std::sync::Arc::new(crate::effects::Tool {
                 bundled_first: spec.bundled_first,
                 value_options,
-                effects: spec
-                    .effects
-                    .iter()
-                    .map(|e| compiler.effect(e))
-                    .collect::<Result<_, _>>()
-                    .map_err(invalid)?,
+                effects: compiler.effects(&spec.effects).map_err(&invalid)?,
             });
             for name in &spec.names {
                 if self
@@ -236,19 +212,10 @@ impl Parts {
         specs: Vec<ApiSpec>,
     ) -> Result<(), EngineError> {
         for spec in specs {
-            let invalid = |message: String| EngineError::RuleInvalid {
-                file: file_name.to_owned(),
-                rule: format!("api {}", spec.names.join("/")),
-                message,
-            };
+            let invalid = invalid_entry(file_name, format!("api {}", spec.names.join("/")));
             let api = crate::effects::Api {
-                names: NameSet::compile(&spec.names).map_err(invalid)?,
-                effects: spec
-                    .effects
-                    .iter()
-                    .map(|e| compiler.effect(e))
-                    .collect::<Result<_, _>>()
-                    .map_err(invalid)?,
+                names: NameSet::compile(&spec.names).map_err(&invalid)?,
+                effects: compiler.effects(&spec.effects).map_err(&invalid)?,
             };
             let index = self.effects.apis.len();
             if api.names.has_globs() {
@@ -277,11 +244,7 @@ impl Parts {
                     second_file: file_name.to_owned(),
                 });
             }
-            let invalid = |message: String| EngineError::RuleInvalid {
-                file: file_name.to_owned(),
-                rule: spec.id.clone(),
-                message,
-            };
+            let invalid = invalid_entry(file_name, spec.id.clone());
             if spec.languages.is_empty() {
                 return Err(invalid("`languages` is empty".into()));
             }
@@ -296,7 +259,7 @@ impl Parts {
             if spec.examples.matching.is_empty() {
                 return Err(invalid("at least one `examples.match` is required".into()));
             }
-            let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(invalid)?;
+            let pattern = compiler.pattern(&spec.pattern, &spec.languages).map_err(&invalid)?;
             self.rules.push(Rule {
                 action: spec.action.clone().unwrap_or_else(|| spec.id.clone()),
                 id: spec.id,
@@ -313,5 +276,26 @@ impl Parts {
             });
         }
         Ok(())
+    }
+}
+
+/// The error for an invalid entry of a file (`rule` names it: `tool curl/wget`, a rule id).
+fn invalid_entry(file_name: &str, rule: String) -> impl Fn(String) -> EngineError + '_ {
+    move |message| EngineError::RuleInvalid {
+        file: file_name.to_owned(),
+        rule: rule.clone(),
+        message,
+    }
+}
+
+impl CallIndex {
+    /// Files entry `i` under each exact name it is called by, or among those matched by glob.
+    fn add(&mut self, names: &NameSet, i: usize) {
+        for name in &names.exact {
+            self.by_name.entry(name.clone()).or_default().push(i);
+        }
+        if names.has_globs() {
+            self.with_globs.push(i);
+        }
     }
 }

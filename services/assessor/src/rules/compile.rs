@@ -285,7 +285,12 @@ impl Compiler<'_> {
         Ok((positional, keyword))
     }
 
-    pub(super) fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
+    /// Every effect of one tool or API entry.
+    pub(super) fn effects(&self, specs: &[EffectSpec]) -> Result<Vec<crate::effects::Effect>, String> {
+        specs.iter().map(|e| self.effect(e)).collect()
+    }
+
+    fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
         if !crate::effects::EFFECT_KINDS.contains(&spec.kind.as_str()) {
             return Err(format!(
                 "effect kind {:?} is not one of {}",
