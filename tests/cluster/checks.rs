@@ -18,6 +18,8 @@ pub struct RequestRecord {
     pub run_tokens: HashSet<String>,
     /// Stream sequences of all its events.
     pub stream_seqs: Vec<u64>,
+    /// Its events' kinds in stream order, for a failure's story.
+    pub kinds: Vec<String>,
 }
 
 /// Every message of the events stream, by request, read as the administrator.
@@ -45,6 +47,7 @@ pub async fn read_events(deployment: &Deployment) -> HashMap<String, RequestReco
         let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
         let record = records.entry(envelope.request_id.to_string()).or_default();
         record.stream_seqs.push(seq);
+        record.kinds.push(format!("{}@{seq}", envelope.kind().as_str()));
         match envelope.event {
             Event::Terminal(t) => {
                 record.terminals.push(t.outcome);
@@ -77,19 +80,33 @@ pub async fn every_request_ended_once(deployment: &Deployment, rids: &[RequestId
     let start = Instant::now();
     let records = loop {
         let records = read_events(deployment).await;
-        let missing = rids
+        let missing: Vec<&RequestId> = rids
             .iter()
             .filter(|r| records.get(r.as_str()).is_none_or(|rec| rec.terminals.is_empty()))
-            .count();
-        if missing == 0 {
+            .collect();
+        if missing.is_empty() {
             break records;
         }
-        assert!(
-            start.elapsed() < limit,
-            "{missing} of {} requests have no terminal event after {limit:?}:\n{}",
-            rids.len(),
-            deployment.diagnostics()
-        );
+        if start.elapsed() >= limit {
+            // The stories first: CI shows the head and the tail of a long failure message.
+            let stories: Vec<String> = missing
+                .iter()
+                .map(|rid| {
+                    let kinds = records.get(rid.as_str()).map(|r| r.kinds.join(" ")).unwrap_or_default();
+                    format!(
+                        "request {rid}: events [{kinds}]\n{}",
+                        deployment.lines_mentioning(rid.as_str(), 40)
+                    )
+                })
+                .collect();
+            panic!(
+                "{} of {} requests have no terminal event after {limit:?}:\n{}\n{}",
+                missing.len(),
+                rids.len(),
+                stories.join("\n"),
+                deployment.diagnostics()
+            );
+        }
         tokio::time::sleep(Duration::from_secs(2)).await;
     };
     let mut summary = Summary::default();

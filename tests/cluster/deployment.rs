@@ -440,6 +440,20 @@ impl Deployment {
         }
     }
 
+    /// The services' log lines that mention `needle` (a request id), oldest first, at most
+    /// `limit` of them from each process.
+    pub fn lines_mentioning(&self, needle: &str, limit: usize) -> String {
+        let mut out = String::new();
+        for proc in self.procs().iter().filter(|p| !p.name.starts_with("nats-")) {
+            let text = std::fs::read_to_string(&proc.log).unwrap_or_default();
+            let hits: Vec<&str> = text.lines().filter(|l| l.contains(needle)).collect();
+            for line in &hits[hits.len().saturating_sub(limit)..] {
+                out.push_str(&format!("  {}: {line}\n", proc.name));
+            }
+        }
+        out
+    }
+
     /// The last lines of every process's log, for failure messages.
     pub fn diagnostics(&self) -> String {
         let mut out = String::new();

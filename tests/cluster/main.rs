@@ -89,12 +89,23 @@ async fn chaos(scale: Scale) {
         assert_eq!(stream["replicas"], 3, "{stream}");
         assert_eq!(stream["health"], "healthy", "{stream}");
     }
+    // `AIRLOCK_CLUSTER_PHASES=partition,node` runs only those disruptions (to chase one).
+    let phases = std::env::var("AIRLOCK_CLUSTER_PHASES").unwrap_or_default();
+    let wanted = |phase: &str| phases.is_empty() || phases.split(',').any(|p| p.trim() == phase);
     for round in 1..=scale.rounds {
         eprintln!("round {round} of {}", scale.rounds);
-        node_loss(&deployment, scale).await;
-        executor_loss(&deployment, scale).await;
-        auditor_loss(&deployment, scale).await;
-        partition(&deployment, scale).await;
+        if wanted("node") {
+            node_loss(&deployment, scale).await;
+        }
+        if wanted("executor") {
+            executor_loss(&deployment, scale).await;
+        }
+        if wanted("auditor") {
+            auditor_loss(&deployment, scale).await;
+        }
+        if wanted("partition") {
+            partition(&deployment, scale).await;
+        }
     }
     // Stopped in order, the executors leave nothing on the engine: not even warm containers.
     for name in ["executor-1", "executor-2"] {

@@ -155,11 +155,44 @@ impl<'a> Lease<'a> {
             }
             match self.records.update(self.key, &record, self.revision()).await {
                 Ok(revision) => self.revision.store(revision, Ordering::Release),
-                Err(ClaimError::Conflict { .. }) => return,
+                Err(ClaimError::Conflict { .. }) => match self.still_mine().await {
+                    Ok(Some(revision)) => self.revision.store(revision, Ordering::Release),
+                    Ok(None) => return,
+                    Err(error) => tracing::warn!(%error, request = self.key, "reading a run's lease"),
+                },
                 // The bucket is unreachable for now: the run goes on, the next beat retries.
                 Err(error) => tracing::warn!(%error, request = self.key, "renewing a run's lease"),
             }
         }
+    }
+
+    /// After a conflict: the record's revision if it is still this run's own. An earlier renewal
+    /// whose reply was lost (it timed out in a partition, yet the server applied it) moved the
+    /// revision on without telling us; that is not another executor taking the run, and taking
+    /// it for one would drop the run without a terminal event.
+    async fn still_mine(&self) -> Result<Option<u64>, ClaimError> {
+        let Some((current, revision)) = self.records.get::<Record>(self.key).await? else {
+            return Ok(None);
+        };
+        Ok(owns(&self.record, &current).then_some(revision))
+    }
+}
+
+/// Whether `current` is still the running record `mine` (the same delivery, the same process);
+/// only its heartbeat may differ.
+fn owns(mine: &Record, current: &Record) -> bool {
+    match (mine, current) {
+        (
+            Record::Running {
+                stream_seq, holder, ..
+            },
+            Record::Running {
+                stream_seq: current_seq,
+                holder: current_holder,
+                ..
+            },
+        ) => stream_seq == current_seq && holder == current_holder,
+        _ => false,
     }
 }
 
@@ -199,5 +232,31 @@ mod tests {
             Liveness::Gone,
             "a record without a holder is judged gone"
         );
+    }
+
+    #[test]
+    fn a_lease_is_still_ours_only_while_the_record_names_this_delivery_and_process() {
+        let me = Runs::new("local").me().clone();
+        let running = |stream_seq, holder: &Holder, heartbeat_ms| Record::Running {
+            stream_seq,
+            decision_id: MessageId::default(),
+            claimed_at_ms: 1,
+            holder: holder.clone(),
+            heartbeat_ms,
+        };
+        let mine = running(7, &me, 1);
+        assert!(owns(&mine, &running(7, &me, 99)), "a renewal we did not hear of");
+        assert!(!owns(&mine, &running(8, &me, 99)), "a later delivery's claim");
+        let other = Holder {
+            instance: "other".into(),
+            process: "p".into(),
+        };
+        assert!(!owns(&mine, &running(7, &other, 99)), "another executor's");
+        let done = Record::Done {
+            stream_seq: 7,
+            decision_id: MessageId::default(),
+            outcome: Outcome::Failed,
+        };
+        assert!(!owns(&mine, &done), "ended by another executor");
     }
 }

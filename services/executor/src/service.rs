@@ -550,7 +550,7 @@ impl Executor {
                     SandboxEvent::Egress(e) => Event::Egress(e),
                 };
                 if let Err(e) = self.publisher.emit(rid, event).await {
-                    tracing::warn!(error = %e, "an execution event was not published");
+                    tracing::warn!(error = %airlock_bus::error_text(&e), "an execution event was not published");
                 }
             }
         };

@@ -98,11 +98,18 @@ enum Judgement {
     Transient,
 }
 
-/// Server error codes that an outage or a busy cluster produces, and that pass.
-const TRANSIENT_CODES: [ErrorCode; 9] = [
+/// Server error codes that an outage, a busy cluster or a leader moving (a node lost or cut
+/// off) produces, and that pass.
+const TRANSIENT_CODES: [ErrorCode; 15] = [
     ErrorCode::CLUSTER_NOT_AVAILABLE,
     ErrorCode::CLUSTER_INCOMPLETE,
     ErrorCode::CLUSTER_NO_PEERS,
+    ErrorCode::CLUSTER_NOT_ACTIVE,
+    ErrorCode::CLUSTER_NOT_ASSIGNED,
+    ErrorCode::CLUSTER_NOT_LEADER,
+    ErrorCode::CLUSTER_PEER_NOT_MEMBER,
+    ErrorCode::CLUSTER_SERVER_NOT_MEMBER,
+    ErrorCode::MEMORY_RESOURCES_EXCEEDED,
     ErrorCode::INSUFFICIENT_RESOURCES,
     ErrorCode::STORAGE_RESOURCES_EXCEEDED,
     ErrorCode::ACCOUNT_RESOURCES_EXCEEDED,
