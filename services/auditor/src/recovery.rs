@@ -46,11 +46,7 @@ pub(crate) async fn adopt_from_store(store: &Store, origin: &str, keys: &[Signin
                     .unwrap_or(0);
                 to = from;
             }
-            tracing::warn!(
-                size,
-                last_stream_seq = last,
-                "no head in the KV bucket: adopting the log found in the store"
-            );
+            // (Read at every start; said only when used: `HeadStore::acquire` finds no head.)
             (size, signed.checkpoint.root, last)
         }
     };
