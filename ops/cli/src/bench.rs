@@ -18,6 +18,11 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 pub enum BenchCommand {
     /// End to end through the running stack (`airlock up` must be running).
     Pipeline(PipelineArgs),
+    /// Where a trivial request's time goes, stage by stage, and what a new process pays.
+    Stages(crate::bench_stages::StagesArgs),
+    /// Connect as Mai and exit (the fixed cost `stages` measures).
+    #[command(hide = true)]
+    Connect,
 }
 
 #[derive(Clone, Debug, clap::Args)]
@@ -63,6 +68,8 @@ const PYTHON_CLIENT_RUNNER: &str = include_str!("../../bench/python_client_runne
 pub async fn run(home: &Home, command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
         BenchCommand::Pipeline(args) => pipeline(home, args).await,
+        BenchCommand::Stages(args) => crate::bench_stages::stages(home, args).await,
+        BenchCommand::Connect => crate::bench_stages::connect_only(home).await,
     }
 }
 

@@ -4,6 +4,8 @@ mod assess;
 mod audit;
 #[cfg(feature = "bench")]
 mod bench;
+#[cfg(feature = "bench")]
+mod bench_stages;
 mod bridge;
 mod cluster;
 mod config;

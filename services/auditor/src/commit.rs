@@ -40,6 +40,7 @@ impl Auditor {
         self.pending_since = None;
         let last_stream_seq = self.next_seq - 1;
         let count = items.len();
+        let began = Instant::now();
         let span = tracing::info_span!("audit.commit", entries = count, size = tracing::field::Empty);
         async {
             let batch = self
@@ -76,7 +77,12 @@ impl Auditor {
             }
             self.counters.add("entries", count as u64);
             self.counters.incr("checkpoints");
-            tracing::debug!(size = batch.staged.size, "checkpoint");
+            tracing::debug!(
+                size = batch.staged.size,
+                entries = count,
+                took_us = began.elapsed().as_micros() as u64,
+                "checkpoint"
+            );
             Ok::<(), Error>(())
         }
         .instrument(span)

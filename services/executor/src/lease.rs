@@ -183,9 +183,7 @@ impl<'a> Lease<'a> {
 fn owns(mine: &Record, current: &Record) -> bool {
     match (mine, current) {
         (
-            Record::Running {
-                stream_seq, holder, ..
-            },
+            Record::Running { stream_seq, holder, .. },
             Record::Running {
                 stream_seq: current_seq,
                 holder: current_holder,

@@ -134,8 +134,18 @@ async fn supervise(
     let ended = match ending {
         Ending::ProgramOver(exit_code) => {
             shown = Some(exit_code);
+            // Where a run's time goes, for `RUST_LOG=airlock_executor::run=debug`.
+            tracing::debug!(
+                wall_us = run.wall.as_micros() as u64,
+                output_ended_us = run.started.elapsed().as_micros() as u64,
+                "program over"
+            );
             let found = run.post_mortem().await;
             run.release().await?;
+            tracing::debug!(
+                released_us = run.started.elapsed().as_micros() as u64,
+                "post-mortem done"
+            );
             Ok(Ended::over(exit_code, found))
         }
         Ending::ContainerStopped => run.stopped().await,
@@ -336,7 +346,7 @@ impl<'a> Run<'a> {
                         self.wall = self.started.elapsed();
                         over = Some((finished.exit_code, self.end_output(&finished).await));
                     } else {
-                        let every = (self.started.elapsed() / 8).clamp(Duration::from_millis(1), watch_every);
+                        let every = (self.started.elapsed() / 16).clamp(Duration::from_millis(1), watch_every);
                         next_end_check = tokio::time::Instant::now() + every;
                     }
                 }

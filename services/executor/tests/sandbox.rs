@@ -83,8 +83,13 @@ async fn stdin_args_and_env_reach_the_program() {
 #[tokio::test]
 async fn exit_codes_and_tracebacks_are_the_programs_own() {
     let (sandbox, leaks) = start(config("exits")).await;
-    let cases: [(Language, &str, i64); 5] = [
+    let cases: [(Language, &str, i64); 9] = [
         (Language::Python, "import sys; sys.exit(3)", 3),
+        (Language::Python, "import sys; sys.exit(None)", 0),
+        (Language::Python, "import sys; sys.exit(258)", 2),
+        (Language::Python, "raise KeyboardInterrupt", 130),
+        // A message for an exit status goes to stderr, and the status is 1.
+        (Language::Python, "import sys; sys.exit('no input')", 1),
         (Language::Python, "def f():\n    raise ValueError('boom')\nf()\n", 1),
         (
             Language::Python,
@@ -113,6 +118,28 @@ async fn exit_codes_and_tracebacks_are_the_programs_own() {
         stderr.contains("File \"main.py\", line 3, in <module>") && stderr.contains("raise ValueError('boom')"),
         "{stderr}"
     );
+    // What interpreter shutdown shows a program is kept: non-daemon threads finish, atexit
+    // handlers run, buffered output is written, in that order.
+    let shutdown = "import atexit, sys, threading, time\n\
+        atexit.register(lambda: print('atexit ran'))\n\
+        def late():\n    time.sleep(0.2)\n    print('thread done')\n\
+        threading.Thread(target=late).start()\n\
+        sys.stdout.write('buffered, no newline')\n\
+        sys.exit(5)\n";
+    let (report, _) = run_ok(&sandbox, job(Language::Python, shutdown, quota())).await;
+    assert_eq!(report.exit_code, Some(5), "{report:?}");
+    assert_eq!(
+        text(&report.stdout),
+        "buffered, no newlinethread done\natexit ran\n",
+        "{}",
+        text(&report.stderr)
+    );
+    let (report, _) = run_ok(
+        &sandbox,
+        job(Language::Python, "import sys; sys.exit('no input')", quota()),
+    )
+    .await;
+    assert_eq!(text(&report.stderr), "no input\n");
     assert!(
         !stderr.contains("<string>"),
         "the bootstrap's frames are hidden: {stderr}"
