@@ -16,6 +16,7 @@ use airlock_auditlog::entry::{Entry, Prepared};
 use airlock_auditlog::store::Store;
 use airlock_auditlog::writer::LogWriter;
 use airlock_bus::{Backoff, ServiceCounters, retry_judged};
+use airlock_protocol::EventKind;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{AUDITOR_BUCKET, UNKNOWN_REQUEST};
 use async_nats::jetstream;
@@ -25,6 +26,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// How long a pending activity report waits for its run's terminal event, which the executor
+/// publishes right after it (well under a millisecond apart on one machine).
+const TERMINAL_FOLLOWS: Duration = Duration::from_millis(3);
 
 pub fn service_role() -> &'static ServiceRole {
     match &roles::AUDITOR.service {
@@ -166,12 +171,19 @@ impl Auditor {
                 _ = sleep_until(linger_until), if linger_until.is_some() => self.commit(shutdown).await?,
                 item = messages.next() => {
                     let mut healthy = self.take(item);
-                    // Group commit: everything delivered while the last commit was written is
-                    // taken now, without waiting, and committed together.
-                    while healthy && self.pending.len() < self.config.max_batch {
-                        match messages.next().now_or_never() {
-                            Some(item) => healthy = self.take(item),
-                            None => break,
+                    healthy = self.take_ready(&mut messages, healthy);
+                    // A run's activity report is published right before its terminal event:
+                    // committing it alone would make the terminal (and the receipt Mai waits
+                    // for) wait for a whole commit. So it waits a moment for what follows.
+                    let mut waits = 0;
+                    while healthy && self.config.commit_linger.is_zero() && waits < 3 && self.terminal_follows() {
+                        waits += 1;
+                        match tokio::time::timeout(TERMINAL_FOLLOWS, messages.next()).await {
+                            Ok(item) => {
+                                healthy = self.take(item);
+                                healthy = self.take_ready(&mut messages, healthy);
+                            }
+                            Err(_) => break,
                         }
                     }
                     if self.config.commit_linger.is_zero() || self.pending.len() >= self.config.max_batch {
@@ -196,6 +208,34 @@ impl Auditor {
             self.commit(&CancellationToken::new()).await?;
         }
         Ok(())
+    }
+
+    /// Group commit: everything delivered while the last commit was written is taken now,
+    /// without waiting, to be committed together. False when the stream must be reopened.
+    fn take_ready<S>(&mut self, messages: &mut S, mut healthy: bool) -> bool
+    where
+        S: futures::Stream<Item = Result<jetstream::Message, jetstream::consumer::pull::MessagesError>> + Unpin,
+    {
+        while healthy && self.pending.len() < self.config.max_batch {
+            match messages.next().now_or_never() {
+                Some(item) => healthy = self.take(item),
+                None => break,
+            }
+        }
+        healthy
+    }
+
+    /// Whether the newest pending event is a run's activity report whose terminal event is not
+    /// pending yet (the executor publishes it next).
+    fn terminal_follows(&self) -> bool {
+        let Some(last) = self.pending.last() else {
+            return false;
+        };
+        last.entry.kind == EventKind::Activity.as_str()
+            && !self
+                .pending
+                .iter()
+                .any(|p| p.entry.is_terminal() && p.entry.request_id == last.entry.request_id)
     }
 
     /// Accepts one item of the message stream; false when the stream must be reopened.

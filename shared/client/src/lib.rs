@@ -123,6 +123,13 @@ pub async fn connect_as(
 pub async fn connect_with(config: &airlock_bus::ConnectConfig) -> Result<async_nats::Client, ClientError> {
     let client = airlock_bus::connect(config).await?;
     let started = tokio::time::Instant::now();
+    // A flush is queued until the handshake is done and returns with the server's PONG: the
+    // earliest moment the connection is known to work, without polling for it.
+    if let Ok(Ok(())) = tokio::time::timeout(CONNECT_PATIENCE, client.flush()).await
+        && client.connection_state() == async_nats::connection::State::Connected
+    {
+        return Ok(client);
+    }
     while started.elapsed() < CONNECT_PATIENCE {
         if client.connection_state() == async_nats::connection::State::Connected {
             return Ok(client);
