@@ -98,7 +98,13 @@ fn main() -> ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // A submission's whole life is one connection and a few messages: one thread does it with
+    // no worker threads to start, wake and join, which is most of a new process's own cost.
+    let mut builder = match short_lived(&cli.command) {
+        true => tokio::runtime::Builder::new_current_thread(),
+        false => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder
         .enable_all()
         .on_thread_start(airlock_telemetry::sigpipe::block_in_this_thread)
         .build()
@@ -115,6 +121,16 @@ fn main() -> ExitCode {
             eprintln!("airlock: {e:#}");
             ExitCode::from(run::status::AIRLOCK_FAILED)
         }
+    }
+}
+
+/// Commands that submit one request and exit (`airlock run` as Mai's tools call it).
+fn short_lived(command: &Command) -> bool {
+    match command {
+        Command::Run(_) => true,
+        #[cfg(feature = "bench")]
+        Command::Bench(bench::BenchCommand::Connect) => true,
+        _ => false,
     }
 }
 

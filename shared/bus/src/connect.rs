@@ -66,9 +66,22 @@ pub fn inbox_prefix(user: &str) -> String {
 /// Connects, retrying the first connection and reconnecting forever after, so a service outlives
 /// a restart of the NATS server.
 pub async fn connect(config: &ConnectConfig) -> Result<async_nats::Client, BusError> {
-    let mut options = async_nats::ConnectOptions::new()
-        .name(&config.name)
-        .retry_on_initial_connect()
+    connect_with_options(config, true).await
+}
+
+/// Connects once, returning when the handshake is done (or failed), and reconnecting forever
+/// after. For a short-lived client: the background first attempt of [`connect`] starts on the
+/// runtime's next timer tick, a millisecond it has no reason to wait.
+pub async fn connect_now(config: &ConnectConfig) -> Result<async_nats::Client, BusError> {
+    connect_with_options(config, false).await
+}
+
+async fn connect_with_options(config: &ConnectConfig, retry_initial: bool) -> Result<async_nats::Client, BusError> {
+    let mut options = async_nats::ConnectOptions::new().name(&config.name);
+    if retry_initial {
+        options = options.retry_on_initial_connect();
+    }
+    let mut options = options
         .max_reconnects(None)
         .connection_timeout(Duration::from_secs(5))
         .request_timeout(Some(Duration::from_secs(10)))
@@ -114,7 +127,7 @@ pub async fn connect(config: &ConnectConfig) -> Result<async_nats::Client, BusEr
     }
     let urls: Vec<&str> = config.url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
     // With retry_on_initial_connect the future resolves at once and the client connects in the
-    // background; a bad URL is the only error left here.
+    // background; a bad URL is the only error left here. Without it, an unreachable server too.
     options.connect(urls).await.map_err(|source| BusError::Connect {
         url: config.url.clone(),
         source,

@@ -18,7 +18,7 @@ pub mod testing;
 
 pub use claims::{Claim, ClaimError, Claims};
 pub use clients::ClientsConfig;
-pub use connect::{ConnectConfig, TlsSettings, connect};
+pub use connect::{ConnectConfig, TlsSettings, connect, connect_now};
 pub use consume::{ConsumerSpec, Delivery, DeliveryStream, Ending, Failure, Refuser};
 pub use publish::{PublishError, Published, Publisher};
 pub use retry::{Backoff, RetryError, Transience, retry, retry_judged};

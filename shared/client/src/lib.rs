@@ -121,6 +121,11 @@ pub async fn connect_as(
 
 /// Connects with a complete configuration (several URLs, TLS), waiting as [`connect_as`] does.
 pub async fn connect_with(config: &airlock_bus::ConnectConfig) -> Result<async_nats::Client, ClientError> {
+    // The server is normally up: connect at once. Only if that fails, keep trying in the
+    // background for a while, so that a server restarting is waited for.
+    if let Ok(Ok(client)) = tokio::time::timeout(CONNECT_PATIENCE, airlock_bus::connect_now(config)).await {
+        return Ok(client);
+    }
     let client = airlock_bus::connect(config).await?;
     let started = tokio::time::Instant::now();
     // A flush is queued until the handshake is done and returns with the server's PONG: the
