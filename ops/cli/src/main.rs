@@ -100,7 +100,9 @@ fn main() -> ExitCode {
     }
     // A submission's whole life is one connection and a few messages: one thread does it with
     // no worker threads to start, wake and join, which is most of a new process's own cost.
-    let mut builder = match short_lived(&cli.command) {
+    // (Not when spans are exported: the exporter runs on the runtime, and the flush at exit
+    // would wait for it on the runtime's only thread.)
+    let mut builder = match short_lived(&cli.command) && !airlock_telemetry::exports_configured() {
         true => tokio::runtime::Builder::new_current_thread(),
         false => tokio::runtime::Builder::new_multi_thread(),
     };

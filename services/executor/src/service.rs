@@ -19,10 +19,14 @@ use airlock_protocol::{
     Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Limits, MessageId,
     Outcome, Producer, RefusalReason, RequestId, Terminal, VerifierKey, VerifierSet, now_ms,
 };
+use futures::StreamExt as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
+
+/// A run's events published before the first of them is acknowledged.
+const EVENTS_IN_FLIGHT: usize = 16;
 
 /// The `[executor]` section of the stack's config: the gate's keys, and the sandbox's settings
 /// in the same table.
@@ -536,8 +540,12 @@ impl Executor {
         // warm one taken or one launched, packages installed) until the program starts, then
         // the program's run until its report.
         let mut phase = tracing::info_span!("container start", warm = tracing::field::Empty);
-        let forward = async {
-            while let Some(event) = events_rx.recv().await {
+        // Pipelined: each event is sent as soon as it is there, in order on the one connection,
+        // and its acknowledgement awaited alongside the next ones. Awaited one by one, the
+        // run's last events (output, usage, activity) each held up the terminal event by a
+        // round trip to the stream.
+        let forward = futures::stream::poll_fn(|cx| events_rx.poll_recv(cx))
+            .map(|event| {
                 let event = match event {
                     SandboxEvent::Started(e) => {
                         phase.record("warm", e.warm);
@@ -549,11 +557,14 @@ impl Executor {
                     SandboxEvent::Activity(e) => Event::Activity(e),
                     SandboxEvent::Egress(e) => Event::Egress(e),
                 };
-                if let Err(e) = self.publisher.emit(rid, event).await {
+                self.publisher.emit(rid, event)
+            })
+            .buffered(EVENTS_IN_FLIGHT)
+            .for_each(|published| async move {
+                if let Err(e) = published {
                     tracing::warn!(error = %airlock_bus::error_text(&e), "an execution event was not published");
                 }
-            }
-        };
+            });
         self.counters.incr("runs");
         let run = self.sandbox.run(job, events_tx);
         let report = tokio::select! {

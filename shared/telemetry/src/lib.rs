@@ -55,7 +55,9 @@ pub fn metrics_url() -> Option<&'static str> {
 
 /// Flushes and shuts telemetry down when dropped, within [`TelemetryConfig::flush_limit`].
 pub struct TelemetryGuard {
-    tracer: SdkTracerProvider,
+    /// Only when spans are exported: a provider without an exporter has nothing to flush, and
+    /// a short-lived `airlock run` should not start a thread at exit to find that out.
+    tracer: Option<SdkTracerProvider>,
     meter: Option<SdkMeterProvider>,
     flush_limit: Duration,
     _endpoint: Option<scrape::Endpoint>,
@@ -66,14 +68,19 @@ impl Drop for TelemetryGuard {
         // The SDK's shutdown waits for a last export, which a hanging collector can stretch to
         // the export timeout: it runs on a thread of its own, and the process goes on after
         // the limit whatever it is doing.
-        let tracer = self.tracer.clone();
+        let tracer = self.tracer.take();
         let meter = self.meter.take();
+        if tracer.is_none() && meter.is_none() {
+            return;
+        }
         let (done, finished) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("telemetry-shutdown".into())
             .spawn(move || {
                 sigpipe::block_in_this_thread();
-                let _ = tracer.shutdown();
+                if let Some(tracer) = tracer {
+                    let _ = tracer.shutdown();
+                }
                 if let Some(meter) = meter {
                     let _ = meter.shutdown();
                 }
@@ -117,6 +124,15 @@ impl TelemetryConfig {
     }
 }
 
+/// Whether this process's environment asks for traces or metrics to be exported by OTLP. The
+/// exporters run on the async runtime, and the guard's flush at exit waits for them from a
+/// thread of its own: a single-threaded runtime would be blocked in that wait, so a command
+/// that would use one must use a multi-threaded one when this is true.
+pub fn exports_configured() -> bool {
+    let plan = export::plan(&export::process_env, None);
+    plan.traces.is_some() || plan.metrics.is_some()
+}
+
 /// Installs the global subscriber, tracer and meter. Call once, at the top of `main`, inside
 /// the async runtime (OTLP over gRPC and the metrics endpoint run on it); the guard must live
 /// as long as the process.
@@ -137,10 +153,12 @@ fn start(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
     let mut notes: Vec<String> = Vec::new();
 
     let mut tracing_builder = SdkTracerProvider::builder().with_resource(resource.clone());
+    let mut exporting_traces = false;
     if let Some(target) = &plan.traces {
         match export::span_exporter(&export::process_env, target) {
             Ok(exporter) => {
                 tracing_builder = tracing_builder.with_batch_exporter(exporter);
+                exporting_traces = true;
                 notes.push(format!("traces to {} ({})", target.endpoint, target.protocol.as_str()));
             }
             Err(e) => problems.push(format!("trace export is off: {}", error_chain(&e))),
@@ -161,7 +179,7 @@ fn start(service_name: &str, config: &TelemetryConfig) -> TelemetryGuard {
         tracing::info!("telemetry: {}", notes.join("; "));
     }
     TelemetryGuard {
-        tracer: tracer_provider,
+        tracer: exporting_traces.then_some(tracer_provider),
         meter: meter_provider,
         flush_limit: config.flush_limit.unwrap_or(DEFAULT_FLUSH_LIMIT),
         _endpoint: endpoint,
