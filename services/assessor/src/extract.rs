@@ -1,12 +1,11 @@
-//! Turning source text into facts: parsing under a time budget, and the state both extractors
-//! share (the facts found so far, the rule set's data-flow sources, the nesting limit).
+//! Turning source text into facts: the analysis budget, and the state both extractors share
+//! (the facts found so far, the rule set's data-flow sources, the nesting limit). Each language's
+//! module parses its own source (`python::extract`, `shell::extract`) and walks the tree.
 
 use crate::facts::{Facts, Span};
 use crate::rules::RuleSet;
 use airlock_protocol::request::Language;
-use std::ops::ControlFlow;
 use std::time::Duration;
-use tree_sitter::{Node, Parser, Tree};
 
 /// Embedded code inside embedded code inside ... is followed this many levels deep.
 pub const MAX_EMBED_LEVEL: u32 = 4;
@@ -90,46 +89,6 @@ impl Budget {
     }
 }
 
-pub fn grammar(language: Language) -> tree_sitter::Language {
-    match language {
-        Language::Python => tree_sitter_python::LANGUAGE.into(),
-        Language::Bash => tree_sitter_bash::LANGUAGE.into(),
-    }
-}
-
-/// Parses under the budget; `None` when the budget ran out (or, in theory, the grammar could not
-/// be loaded, which the grammar version tests rule out).
-pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tree> {
-    let mut parser = Parser::new();
-    if let Err(e) = parser.set_language(&grammar(language)) {
-        tracing::error!(error = %e, "tree-sitter grammar does not match the library");
-        return None;
-    }
-    let clock = budget.clock();
-    let mut reached = 0usize;
-    let mut calls = 0u32;
-    let mut give_up = |state: &tree_sitter::ParseState| {
-        reached = reached.max(state.current_byte_offset());
-        calls = calls.wrapping_add(1);
-        if calls.is_multiple_of(16) && clock.passed() {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    };
-    let bytes = source.as_bytes();
-    let tree = parser.parse_with_options(
-        &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
-        None,
-        Some(tree_sitter::ParseOptions::new().progress_callback(&mut give_up)),
-    );
-    if tree.is_none() {
-        budget.check_now();
-        budget.parsed_to = reached;
-    }
-    tree
-}
-
 /// Syntax errors of a parse, for `ParseStatus::Partial`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SyntaxErrors {
@@ -137,50 +96,14 @@ pub struct SyntaxErrors {
     pub first_line: u32,
 }
 
-/// Counts error and missing nodes without recursion, so any nesting depth is safe.
-pub fn syntax_errors(tree: &Tree, budget: &mut Budget) -> SyntaxErrors {
-    let mut errors = SyntaxErrors::default();
-    if !tree.root_node().has_error() {
-        return errors;
-    }
-    let mut cursor = tree.walk();
-    loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            errors.count = errors.count.saturating_add(1);
-            let line = error_line(node);
-            if errors.first_line == 0 || line < errors.first_line {
-                errors.first_line = line;
-            }
-        }
-        // Subtrees without errors need no visit.
-        if node.has_error() && !node.is_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return errors;
-            }
-        }
-        if budget.exhausted() {
-            return errors;
+impl SyntaxErrors {
+    /// Counts one more error at `line` (1-based).
+    pub fn add(&mut self, line: u32) {
+        self.count = self.count.saturating_add(1);
+        if self.first_line == 0 || line < self.first_line {
+            self.first_line = line;
         }
     }
-}
-
-/// Where an error node goes wrong. Recovery often wraps whole valid statements in the error
-/// node, so its start is too early: the first token it could not use (an unnamed child) is the
-/// place a human should look.
-fn error_line(node: Node<'_>) -> u32 {
-    let mut cursor = node.walk();
-    let unexpected = node
-        .children(&mut cursor)
-        .find(|c| !c.is_named() || c.is_error() || c.is_missing())
-        .unwrap_or(node);
-    unexpected.start_position().row as u32 + 1
 }
 
 /// State of one request's extraction.
@@ -192,9 +115,6 @@ pub struct Context<'r> {
     pub max_depth: u32,
     /// Set when some subtree was deeper than `max_depth` and was not analysed.
     pub too_deep: bool,
-    /// Node kinds visited in the submitted file's tree (not in embedded code), by grammar id:
-    /// query rules whose starting kinds never appear need not run.
-    pub seen_kinds: Vec<bool>,
     /// The furthest line of the submitted file the extraction reached, for saying where an
     /// analysis that ran out of budget stopped.
     pub reached_line: u32,
@@ -216,7 +136,6 @@ impl<'r> Context<'r> {
             budget,
             max_depth,
             too_deep: false,
-            seen_kinds: Vec::new(),
             reached_line: 0,
             inputs: None,
             files: Default::default(),
@@ -233,26 +152,20 @@ impl<'r> Context<'r> {
         self.budget.exhausted()
     }
 
-    /// Records a node kind of the submitted file's own tree.
-    pub fn saw(&mut self, node: Node<'_>, outer: Option<Span>) {
-        if outer.is_some() {
-            return;
-        }
-        let id = usize::from(node.kind_id());
-        if id >= self.seen_kinds.len() {
-            self.seen_kinds.resize(id + 1, false);
-        }
-        self.seen_kinds[id] = true;
-        let line = node.start_position().row as u32 + 1;
-        if line > self.reached_line {
+    /// Notes how far into the submitted file (not embedded code) the extraction got.
+    pub fn reached(&mut self, line: u32, outer: Option<Span>) {
+        if outer.is_none() && line > self.reached_line {
             self.reached_line = line;
         }
     }
 
-    pub fn extract(&mut self, language: Language, tree: &Tree, source: &str, outer: Option<Span>) {
+    /// Parses `source` and turns it into facts. `None` when it could not be parsed at all: the
+    /// budget ran out while parsing (`budget.parsed_to` says how far it got), or the nesting was
+    /// too deep to parse (`too_deep` is set, `reached_line` says where).
+    pub fn extract(&mut self, language: Language, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
         match language {
-            Language::Python => crate::python::extract(self, tree, source, outer),
-            Language::Bash => crate::shell::extract(self, tree, source, outer),
+            Language::Python => crate::python::extract(self, source, outer),
+            Language::Bash => crate::shell::extract(self, source, outer),
         }
     }
 
@@ -343,31 +256,10 @@ impl<'r> Context<'r> {
         if self.embed_level >= MAX_EMBED_LEVEL || code.trim().is_empty() {
             return;
         }
-        let Some(tree) = parse(language, code, &mut self.budget) else {
-            return;
-        };
         self.embed_level += 1;
-        self.extract(language, &tree, code, Some(outer));
+        self.extract(language, code, Some(outer));
         self.embed_level -= 1;
     }
-}
-
-/// The span of a node, or the outer span for embedded code.
-pub fn span_of(node: Node<'_>, outer: Option<Span>) -> Span {
-    if let Some(outer) = outer {
-        return outer;
-    }
-    let start = node.start_position();
-    Span {
-        line: start.row as u32 + 1,
-        column: start.column as u32 + 1,
-        start_byte: node.start_byte(),
-        end_byte: node.end_byte(),
-    }
-}
-
-pub fn node_text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
-    source.get(node.byte_range()).unwrap_or_default()
 }
 
 /// Runs one step of a recursive walk, moving to a fresh heap-allocated stack segment when the

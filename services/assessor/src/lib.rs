@@ -26,6 +26,7 @@ mod scripts;
 mod shell;
 mod summary;
 mod threats;
+mod treesitter;
 
 pub use engine::{Engine, EngineConfig, EngineError, Thresholds};
 pub use shared::{RuleWatcher, SharedEngine};

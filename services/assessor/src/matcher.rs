@@ -7,16 +7,13 @@ use airlock_protocol::request::Language;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::ControlFlow;
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{QueryCursor, QueryCursorOptions, Tree};
+use tree_sitter::{QueryCursor, QueryCursorOptions};
 
 /// What the rules look at.
 pub struct MatchInput<'a> {
     /// The submitted file's language: only its rules' `text` and `query` patterns run.
     pub language: Language,
     pub source: &'a str,
-    pub tree: Option<&'a Tree>,
-    /// Node kinds (by grammar id) the extraction visited in the file's own tree.
-    pub seen_kinds: &'a [bool],
     pub python: &'a Facts,
     pub shell: &'a Facts,
 }
@@ -236,21 +233,16 @@ impl Finder<'_> {
     }
 }
 
-/// Runs every query rule of the file's language in one pass over the tree, unless the
-/// extraction saw none of the node kinds the queries start at (then no query can match, and the
-/// pass, which costs about as much as parsing, is skipped).
+/// Runs every query rule of the file's language in one pass over a tree-sitter tree of the
+/// file, parsed here only when the rule set has such rules (none of the built-in rules is one).
 fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> HashMap<usize, Vec<Span>> {
     let mut found: HashMap<usize, Vec<Span>> = HashMap::default();
-    let (Some(tree), Some(combined)) = (input.tree, rules.queries.get(&input.language.into())) else {
+    let Some(combined) = rules.queries.get(&input.language.into()) else {
         return found;
     };
-    if let Some(roots) = &combined.root_kinds
-        && !roots
-            .iter()
-            .any(|kind| input.seen_kinds.get(usize::from(*kind)).copied().unwrap_or(false))
-    {
+    let Some(tree) = crate::treesitter::parse(input.language, input.source, budget) else {
         return found;
-    }
+    };
     let clock = budget.clock();
     let mut give_up = |_: &tree_sitter::QueryCursorState| {
         if clock.passed() {
@@ -283,7 +275,7 @@ fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> 
         };
         let spans = found.entry(group).or_default();
         if spans.len() < 1000 {
-            spans.push(crate::extract::span_of(capture.node, None));
+            spans.push(crate::treesitter::span_of(capture.node, None));
         }
     }
     budget.check_now();

@@ -1,6 +1,6 @@
 //! The engine: configuration, loading rules and threats, and rating one program.
 
-use crate::extract::{self, Budget, Context};
+use crate::extract::{Budget, Context};
 use crate::facts::Span;
 use crate::matcher::{self, MatchInput};
 use crate::rules::RuleSet;
@@ -295,27 +295,11 @@ impl Engine {
                 text
             }
         };
-        let mut budget = Budget::new(self.config.budget());
-        let Some(tree) = extract::parse(language, &text, &mut budget) else {
-            let reached = text.get(..budget.parsed_to).map_or(0, |t| t.lines().count()).max(1);
-            let reason = format!(
-                "parsing did not finish within the analysis budget of {}; it stopped near line {reached} of {}",
-                humantime::format_duration(self.config.budget()),
-                text.lines().count().max(1)
-            );
-            findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
-            return (ParseStatus::Unparsed { reason }, facts_summary);
-        };
-        let errors = extract::syntax_errors(&tree, &mut budget);
-        let parse = if errors.count == 0 {
-            ParseStatus::Complete
-        } else {
-            ParseStatus::Partial {
-                error_count: errors.count,
-                first_error_line: errors.first_line,
-            }
-        };
-        let mut ctx = Context::new(&self.rules, budget, self.config.max_nesting_depth);
+        let mut ctx = Context::new(
+            &self.rules,
+            Budget::new(self.config.budget()),
+            self.config.max_nesting_depth,
+        );
         ctx.inputs = inputs;
         if let Some(inputs) = inputs {
             // Values that an interpreter runs as code at start-up are analysed as code.
@@ -325,12 +309,35 @@ impl Engine {
                 }
             }
         }
-        ctx.extract(language, &tree, &text, None);
+        let total_lines = text.lines().count().max(1);
+        let parse = match ctx.extract(language, &text, None) {
+            Some(errors) if errors.count == 0 => ParseStatus::Complete,
+            Some(errors) => ParseStatus::Partial {
+                error_count: errors.count,
+                first_error_line: errors.first_line,
+            },
+            None if ctx.too_deep => {
+                let reason = format!(
+                    "syntax nested deeper than {} levels was not parsed (first past the limit near line {})",
+                    self.config.max_nesting_depth,
+                    ctx.reached_line.max(1)
+                );
+                findings.push(self.cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
+                return (ParseStatus::Unparsed { reason }, facts_summary);
+            }
+            None => {
+                let reached = text.get(..ctx.budget.parsed_to).map_or(0, |t| t.lines().count()).max(1);
+                let reason = format!(
+                    "parsing did not finish within the analysis budget of {}; it stopped near line {reached} of {total_lines}",
+                    humantime::format_duration(self.config.budget()),
+                );
+                findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
+                return (ParseStatus::Unparsed { reason }, facts_summary);
+            }
+        };
         let input = MatchInput {
             language,
             source: &text,
-            tree: Some(&tree),
-            seen_kinds: &ctx.seen_kinds,
             python: &ctx.python,
             shell: &ctx.shell,
         };
@@ -341,7 +348,6 @@ impl Engine {
                 findings.push(self.rule_finding(rule, &hit, &text, origin));
             }
         }
-        let total_lines = text.lines().count().max(1);
         if ctx.too_deep {
             let reason = format!(
                 "syntax nested deeper than {} levels was not analysed (first past the limit near line {})",

@@ -17,7 +17,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
-        self.ctx.saw(node, self.outer);
+        self.ctx.reached(node.start_position().row as u32 + 1, self.outer);
         match node.kind() {
             "string" => self.string(node, depth),
             "concatenated_string" => self.concatenated_string(node, depth),

@@ -5,8 +5,9 @@
 //! (closely enough for a static look: scopes are not modelled). Values keep the data-flow labels
 //! of everything they were computed from.
 
-use crate::extract::{Context, node_text, span_of, with_stack};
+use crate::extract::{Context, SyntaxErrors, with_stack};
 use crate::facts::{Binding, BindingKind, Call, Expr, Import, Span, Taints, Value};
+use crate::treesitter::{node_text, span_of};
 use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::{Node, Tree};
 
@@ -17,7 +18,14 @@ mod calls;
 mod expressions;
 mod follow;
 
-pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
+pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
+    let tree = crate::treesitter::parse(airlock_protocol::request::Language::Python, source, &mut ctx.budget)?;
+    let errors = crate::treesitter::syntax_errors(&tree, &mut ctx.budget);
+    walk(ctx, &tree, source, outer);
+    Some(errors)
+}
+
+fn walk(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
     let mut walker = Walker {
         ctx,
         source,
@@ -78,7 +86,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if self.ctx.stop_at(depth) {
             return;
         }
-        self.ctx.saw(node, self.outer);
+        self.ctx.reached(node.start_position().row as u32 + 1, self.outer);
         match node.kind() {
             "module"
             | "block"

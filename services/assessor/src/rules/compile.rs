@@ -224,7 +224,7 @@ impl Compiler<'_> {
                 return Err("a `query` rule must have exactly one language".into());
             };
             // Validate alone first, for an error message that names this rule.
-            let compiled = tree_sitter::Query::new(&crate::extract::grammar(*language), query)
+            let compiled = tree_sitter::Query::new(&crate::treesitter::grammar(*language), query)
                 .map_err(|e| format!("tree-sitter query: {e}"))?;
             if compiled.capture_names().is_empty() {
                 return Err("a `query` needs at least one capture (such as @match) to place the finding".into());
@@ -362,7 +362,7 @@ impl Compiler<'_> {
                 LanguageKey::Python => Language::Python,
                 LanguageKey::Bash => Language::Bash,
             };
-            let grammar = crate::extract::grammar(language);
+            let grammar = crate::treesitter::grammar(language);
             let mut group_of_pattern = Vec::new();
             for (group, source) in sources.iter().enumerate() {
                 // Each group was compiled alone before, so this cannot fail; its count of

@@ -8,16 +8,20 @@
 //! Data flows through variables, command substitutions and pipelines: what a stage reads or
 //! produces reaches the next stage's standard input.
 
-use crate::extract::{Context, node_text, span_of, with_stack};
+use crate::extract::{Context, SyntaxErrors, with_stack};
 use crate::facts::{Binding, BindingKind, Call, Expr, Span, StringLit, Taints, Value};
 use crate::rules::Embedded;
+use crate::treesitter::{node_text, span_of};
 use airlock_protocol::request::Language;
 use rustc_hash::FxHashMap as HashMap;
-use tree_sitter::{Node, Tree};
+use tree_sitter::Node;
 
-pub fn extract(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
+pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
+    let tree = crate::treesitter::parse(Language::Bash, source, &mut ctx.budget)?;
+    let errors = crate::treesitter::syntax_errors(&tree, &mut ctx.budget);
     let mut walker = Walker::new(ctx, source, outer);
     walker.visit(tree.root_node(), 0, &Pipe::default());
+    Some(errors)
 }
 
 /// A command given as an argument vector (`subprocess.run(["rm", "-rf", "/"])`).
@@ -102,7 +106,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Taints::NONE;
         }
         self.depth = depth;
-        self.ctx.saw(node, self.outer);
+        self.ctx.reached(node.start_position().row as u32 + 1, self.outer);
         match node.kind() {
             "command" => self.command(node, depth, pipe),
             "pipeline" => self.pipeline(node, depth, pipe),
