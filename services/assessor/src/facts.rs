@@ -356,3 +356,48 @@ impl Facts {
         }
     }
 }
+
+/// Byte offsets to lines and columns.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(source: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(source));
+        LineIndex { starts }
+    }
+
+    pub fn span(&self, start: usize, end: usize) -> Span {
+        let line = self.starts.partition_point(|&s| s <= start).max(1);
+        let line_start = self.starts.get(line - 1).copied().unwrap_or(0);
+        Span {
+            line: line as u32,
+            column: (start - line_start) as u32 + 1,
+            start_byte: start,
+            end_byte: end,
+        }
+    }
+}
+
+fn memchr_newlines(source: &str) -> impl Iterator<Item = usize> + '_ {
+    source
+        .bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'\n')
+        .map(|(i, _)| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineIndex;
+
+    #[test]
+    fn byte_offsets_map_to_lines_and_columns() {
+        let index = LineIndex::new("ab\ncd\n\nx");
+        assert_eq!((index.span(0, 1).line, index.span(0, 1).column), (1, 1));
+        assert_eq!((index.span(4, 5).line, index.span(4, 5).column), (2, 2));
+        assert_eq!((index.span(7, 8).line, index.span(7, 8).column), (4, 1));
+    }
+}

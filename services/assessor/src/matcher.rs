@@ -1,7 +1,7 @@
 //! Running a compiled rule set over the facts of one request.
 
 use crate::extract::Budget;
-use crate::facts::{Facts, Span};
+use crate::facts::{Facts, LineIndex, Span};
 use crate::rules::{LanguageKey, Pattern, RuleSet};
 use airlock_protocol::request::Language;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -64,11 +64,12 @@ impl Place {
 
 pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<Hit> {
     let query_hits = run_queries(rules, input, budget);
-    let lines = LineIndex::new(input.source);
     let finder = Finder {
         input,
         query_hits: &query_hits,
-        lines: &lines,
+        lines: std::cell::OnceCell::new(),
+        python_calls: CallsByName::of(input.python),
+        shell_calls: CallsByName::of(input.shell),
     };
     let mut hits = Vec::new();
     let mut seen: HashSet<(usize, u32)> = HashSet::default();
@@ -146,19 +147,63 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
 struct Finder<'a> {
     input: &'a MatchInput<'a>,
     query_hits: &'a HashMap<usize, Vec<Span>>,
-    lines: &'a LineIndex,
+    /// Lines of the source, made when a `text` pattern first needs them.
+    lines: std::cell::OnceCell<LineIndex>,
+    python_calls: CallsByName<'a>,
+    shell_calls: CallsByName<'a>,
+}
+
+/// The calls of one language grouped by name, in the order of their first appearance: a call
+/// pattern is checked against each distinct name once (a file calls a few dozen names hundreds
+/// of times), then against the calls of the names it takes.
+struct CallsByName<'a> {
+    names: Vec<(&'a str, Vec<usize>)>,
+}
+
+impl<'a> CallsByName<'a> {
+    fn of(facts: &'a Facts) -> CallsByName<'a> {
+        let mut position: HashMap<&'a str, usize> = HashMap::default();
+        let mut names: Vec<(&'a str, Vec<usize>)> = Vec::new();
+        for (i, call) in facts.calls.iter().enumerate() {
+            let slot = *position.entry(call.name.as_str()).or_insert_with(|| {
+                names.push((call.name.as_str(), Vec::new()));
+                names.len() - 1
+            });
+            names[slot].1.push(i);
+        }
+        CallsByName { names }
+    }
+
+    /// Indices of the calls whose name the pattern takes, in the facts' order.
+    fn matching(&self, pattern: &crate::rules::CallPattern) -> Vec<usize> {
+        let mut indices: Vec<usize> = self
+            .names
+            .iter()
+            .filter(|(name, _)| pattern.names.contains(name))
+            .flat_map(|(_, calls)| calls.iter().copied())
+            .collect();
+        indices.sort_unstable();
+        indices
+    }
 }
 
 impl Finder<'_> {
     fn find(&self, pattern: &Pattern, language: Language, is_file_language: bool) -> Vec<Place> {
         let facts = self.input.facts(language);
         match pattern {
-            Pattern::Call(p) => facts
-                .calls
-                .iter()
-                .filter(|c| p.matches(c))
-                .map(|c| Place::of_call(p, c))
-                .collect(),
+            Pattern::Call(p) => {
+                let calls = match language {
+                    Language::Python => &self.python_calls,
+                    Language::Bash => &self.shell_calls,
+                };
+                calls
+                    .matching(p)
+                    .into_iter()
+                    .filter_map(|i| facts.calls.get(i))
+                    .filter(|c| p.constraints_hold(c))
+                    .map(|c| Place::of_call(p, c))
+                    .collect()
+            }
             Pattern::Import(names) => facts
                 .imports
                 .iter()
@@ -193,7 +238,10 @@ impl Finder<'_> {
                 .into_iter()
                 .flat_map(|r| r.find_iter(self.input.source))
                 .take(1000)
-                .map(|m| Place::at(self.lines.span(m.start(), m.end())))
+                .map(|m| {
+                    let lines = self.lines.get_or_init(|| LineIndex::new(self.input.source));
+                    Place::at(lines.span(m.start(), m.end()))
+                })
                 .collect(),
             Pattern::Query(_) | Pattern::Text(_) => Vec::new(),
             Pattern::All { all, none } => {
@@ -280,49 +328,4 @@ fn run_queries(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> 
     }
     budget.check_now();
     found
-}
-
-/// Byte offsets to lines and columns, for `text` matches.
-pub struct LineIndex {
-    starts: Vec<usize>,
-}
-
-impl LineIndex {
-    pub fn new(source: &str) -> LineIndex {
-        let mut starts = vec![0];
-        starts.extend(memchr_newlines(source));
-        LineIndex { starts }
-    }
-
-    pub fn span(&self, start: usize, end: usize) -> Span {
-        let line = self.starts.partition_point(|&s| s <= start).max(1);
-        let line_start = self.starts.get(line - 1).copied().unwrap_or(0);
-        Span {
-            line: line as u32,
-            column: (start - line_start) as u32 + 1,
-            start_byte: start,
-            end_byte: end,
-        }
-    }
-}
-
-fn memchr_newlines(source: &str) -> impl Iterator<Item = usize> + '_ {
-    source
-        .bytes()
-        .enumerate()
-        .filter(|(_, b)| *b == b'\n')
-        .map(|(i, _)| i + 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn byte_offsets_map_to_lines_and_columns() {
-        let index = LineIndex::new("ab\ncd\n\nx");
-        assert_eq!((index.span(0, 1).line, index.span(0, 1).column), (1, 1));
-        assert_eq!((index.span(4, 5).line, index.span(4, 5).column), (2, 2));
-        assert_eq!((index.span(7, 8).line, index.span(7, 8).column), (4, 1));
-    }
 }

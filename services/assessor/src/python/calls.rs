@@ -3,75 +3,62 @@
 
 use super::expressions::{as_path, join_path, type_name};
 use super::{Bound, Walker};
-use crate::facts::{Binding, BindingKind, Call, Expr, Span, Taints, Value};
+use crate::facts::{Binding, BindingKind, Call, Expr, Span, Value};
 use crate::rules::Embedded;
 use airlock_protocol::request::Language;
-use tree_sitter::Node;
+use ruff_python_ast::{self as ast, ArgOrKeyword};
 
 impl<'t> Walker<'_, '_, '_, 't> {
-    pub(super) fn call(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    pub(super) fn call(&mut self, node: &'t ast::ExprCall, depth: u32) -> Expr {
         let span = self.span(node);
-        let (name, receiver) = match node.child_by_field_name("function") {
-            Some(f) if f.kind() == "identifier" => {
-                let name = match self.names.get(self.text(f)) {
+        let (name, receiver) = match &*node.func {
+            ast::Expr::Name(f) => {
+                let name = match self.names.get(f.id.as_str()) {
                     Some(Bound::Module(q)) => q.clone(),
                     Some(Bound::Var(e)) => match &e.value {
                         Value::Name(q) => q.clone(),
-                        _ => self.text(f).to_string(),
+                        _ => f.id.to_string(),
                     },
-                    None => self.text(f).to_string(),
+                    None => f.id.to_string(),
                 };
                 (name, None)
             }
-            Some(f) if f.kind() == "attribute" => {
-                let (name, object) = self.reference(f, depth + 1);
-                (name, object)
+            ast::Expr::Attribute(f) => {
+                let (name, object) = self.reference(f, depth);
+                (name, Some(object))
             }
-            Some(f) => {
-                let callee = self.expr(f, depth + 1);
+            f => {
+                let callee = self.expr(f, depth);
                 (type_name(&callee), None)
             }
-            None => (String::from("?"), None),
         };
         let mut call = Call::new(name, span);
         if let Some(r) = &receiver {
             call.taints = r.taints;
         }
         call.receiver = receiver;
-        if let Some(arguments) = node.child_by_field_name("arguments") {
-            if arguments.kind() == "generator_expression" {
-                let arg = self.expr(arguments, depth + 1);
-                call.taints = call.taints.union(arg.taints);
-                call.args.push(arg);
-            } else {
-                let mut cursor = arguments.walk();
-                for argument in arguments.named_children(&mut cursor) {
-                    match argument.kind() {
-                        "comment" => {}
-                        "keyword_argument" => {
-                            let Some(key) = argument.child_by_field_name("name") else {
-                                continue;
-                            };
-                            let key = self.text(key).to_string();
-                            let value = match argument.child_by_field_name("value") {
-                                Some(v) => self.expr(v, depth + 1),
-                                None => Expr::other(Taints::NONE),
-                            };
-                            call.taints = call.taints.union(value.taints);
-                            self.ctx.python.push_binding(Binding {
-                                kind: BindingKind::Kwarg,
-                                target: key.clone(),
-                                value: value.clone(),
-                                span: self.span(argument),
-                            });
-                            call.kwargs.push((key, value));
-                        }
-                        _ => {
-                            let value = self.expr(argument, depth + 1);
-                            call.taints = call.taints.union(value.taints);
-                            call.args.push(value);
-                        }
-                    }
+        for argument in node.arguments.iter_source_order() {
+            match argument {
+                ArgOrKeyword::Keyword(keyword) => {
+                    let value = self.expr(&keyword.value, depth);
+                    call.taints = call.taints.union(value.taints);
+                    // `**options` passes names nobody can see here: only its labels count.
+                    let Some(key) = &keyword.arg else {
+                        continue;
+                    };
+                    let key = key.as_str().to_string();
+                    self.ctx.python.push_binding(Binding {
+                        kind: BindingKind::Kwarg,
+                        target: key.clone(),
+                        value: value.clone(),
+                        span: self.span(keyword),
+                    });
+                    call.kwargs.push((key, value));
+                }
+                ArgOrKeyword::Arg(argument) => {
+                    let value = self.expr(argument, depth);
+                    call.taints = call.taints.union(value.taints);
+                    call.args.push(value);
                 }
             }
         }
@@ -97,7 +84,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// What a call evaluates to. Path builders and module loaders keep enough of their value for
     /// path and name rules to see through them; everything else is "the result of calling X".
-    pub(super) fn call_result(&mut self, call: &Call, node: Node<'t>) -> Expr {
+    pub(super) fn call_result(&mut self, call: &Call, node: &'t ast::ExprCall) -> Expr {
         let first_text = || call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
         match call.name.as_str() {
             "os.path.join"

@@ -1,164 +1,160 @@
-//! Python expressions to values: literals and strings (with escapes decoded), names resolved
-//! through imports and assignments, operators that build strings and paths, containers,
-//! subscripts such as `os.environ["KEY"]` and `sys.argv[1]`.
+//! Python expressions to values: literals and strings (escapes already decoded by the parser),
+//! names resolved through imports and assignments, operators that build strings and paths,
+//! containers, subscripts such as `os.environ["KEY"]` and `sys.argv[1]`.
 
 use super::{Bound, MAX_SEQ_VALUES, Walker};
 use crate::extract::with_stack;
 use crate::facts::{Binding, BindingKind, Call, Expr, NameRef, StringLit, Taints, Value};
 use airlock_protocol::request::Language;
-use tree_sitter::Node;
+use ruff_python_ast::{self as ast, Number, Operator, UnaryOp};
+use ruff_text_size::{Ranged, TextRange};
 
 impl<'t> Walker<'_, '_, '_, 't> {
-    pub(super) fn expr(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    pub(super) fn expr(&mut self, node: &'t ast::Expr, depth: u32) -> Expr {
         with_stack(|| self.expr_node(node, depth))
     }
 
-    pub(super) fn expr_node(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        if self.ctx.stop_at(depth) {
+    fn expr_node(&mut self, node: &'t ast::Expr, depth: u32) -> Expr {
+        if self.stop_at(node, depth) {
             return Expr::other(Taints::NONE);
         }
-        self.ctx.reached(node.start_position().row as u32 + 1, self.outer);
-        match node.kind() {
-            "string" => self.string(node, depth),
-            "concatenated_string" => self.concatenated_string(node, depth),
-            "integer" => Expr::new(parse_int(self.text(node)).map_or(Value::Other, Value::Int)),
-            "float" => Expr::new(self.text(node).parse().map_or(Value::Other, Value::Float)),
-            "true" => Expr::new(Value::Bool(true)),
-            "false" => Expr::new(Value::Bool(false)),
-            "none" => Expr::new(Value::None),
-            "identifier" => self.identifier(node),
-            "attribute" => self.attribute(node, depth),
-            "call" => self.call(node, depth),
-            "assignment" => self.assignment(node, depth),
-            "augmented_assignment" => self.augmented_assignment(node, depth),
-            "named_expression" => {
-                let value = match node.child_by_field_name("value") {
-                    Some(v) => self.expr(v, depth + 1),
-                    None => Expr::other(Taints::NONE),
-                };
-                if let Some(name) = node.child_by_field_name("name") {
-                    self.bind_target(name, value.clone(), depth + 1);
-                }
+        let inner = depth + 1;
+        match node {
+            ast::Expr::StringLiteral(s) => self.literal(s.value.to_str().to_string(), node),
+            ast::Expr::BytesLiteral(b) => {
+                let bytes: Vec<u8> = b.value.bytes().collect();
+                self.literal(String::from_utf8_lossy(&bytes).into_owned(), node)
+            }
+            ast::Expr::FString(f) => {
+                let parts = f.value.iter().map(|part| match part {
+                    ast::FStringPart::Literal(literal) => Piece::Text(&literal.value),
+                    ast::FStringPart::FString(f) => Piece::Elements(&f.elements),
+                });
+                self.formatted_string(parts, node, inner)
+            }
+            ast::Expr::TString(t) => {
+                let parts = t.value.iter().map(|t| Piece::Elements(&t.elements));
+                self.formatted_string(parts, node, inner)
+            }
+            ast::Expr::NumberLiteral(n) => Expr::new(match &n.value {
+                Number::Int(i) => i.as_i64().map_or(Value::Other, Value::Int),
+                Number::Float(f) => Value::Float(*f),
+                Number::Complex { .. } => Value::Other,
+            }),
+            ast::Expr::BooleanLiteral(b) => Expr::new(Value::Bool(b.value)),
+            ast::Expr::NoneLiteral(_) => Expr::new(Value::None),
+            ast::Expr::EllipsisLiteral(_) | ast::Expr::IpyEscapeCommand(_) => Expr::other(Taints::NONE),
+            ast::Expr::Name(name) => self.identifier(name),
+            ast::Expr::Attribute(attribute) => self.attribute(attribute, inner),
+            ast::Expr::Call(call) => self.call(call, inner),
+            ast::Expr::Named(named) => {
+                let value = self.expr(&named.value, inner);
+                self.bind_target(&named.target, value.clone(), inner);
                 value
             }
-            "binary_operator" => self.binary_operator(node, depth),
-            "comparison_operator" => self.comparison(node, depth),
-            "unary_operator" => {
-                let operand = match node.child_by_field_name("argument") {
-                    Some(a) => self.expr(a, depth + 1),
-                    None => Expr::other(Taints::NONE),
-                };
-                let negative = node
-                    .child_by_field_name("operator")
-                    .is_some_and(|op| self.text(op) == "-");
+            ast::Expr::BinOp(b) => self.binary_operator(b, inner),
+            ast::Expr::Compare(c) => self.comparison(c, inner),
+            ast::Expr::UnaryOp(u) => {
+                let operand = self.expr(&u.operand, inner);
                 match operand.value {
-                    Value::Int(i) if negative => Expr::new(Value::Int(i.saturating_neg())),
+                    Value::Int(i) if u.op == UnaryOp::USub => Expr::new(Value::Int(i.saturating_neg())),
                     _ => Expr::other(operand.taints),
                 }
             }
-            "parenthesized_expression" => match node.named_child(0) {
-                Some(inner) if node.named_child_count() == 1 => self.expr(inner, depth + 1),
-                _ => self.union_of_children(node, depth),
-            },
-            "list" | "tuple" | "set" | "expression_list" => self.sequence(node, depth),
-            "dictionary" => self.dictionary(node, depth),
-            "subscript" => self.subscript(node, depth),
-            "list_comprehension" | "set_comprehension" | "generator_expression" | "dictionary_comprehension" => {
-                self.comprehension(node, depth)
+            ast::Expr::BoolOp(b) => self.union_of(&b.values, inner),
+            ast::Expr::List(ast::ExprList { elts, .. })
+            | ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+            | ast::Expr::Set(ast::ExprSet { elts, .. }) => self.sequence(elts, inner),
+            ast::Expr::Dict(d) => self.dictionary(d, inner),
+            ast::Expr::Subscript(s) => self.subscript(s, inner),
+            ast::Expr::ListComp(c) => self.comprehension(&c.generators, [Some(&*c.elt), None], inner),
+            ast::Expr::SetComp(c) => self.comprehension(&c.generators, [Some(&*c.elt), None], inner),
+            ast::Expr::Generator(c) => self.comprehension(&c.generators, [Some(&*c.elt), None], inner),
+            ast::Expr::DictComp(c) => self.comprehension(&c.generators, [c.key.as_deref(), Some(&*c.value)], inner),
+            ast::Expr::If(conditional) => self.conditional(conditional, inner),
+            ast::Expr::Lambda(lambda) => {
+                let mut taints = Taints::NONE;
+                if let Some(parameters) = &lambda.parameters {
+                    for parameter in parameters.iter_non_variadic_params() {
+                        if let Some(default) = &parameter.default {
+                            taints = taints.union(self.expr(default, inner).taints);
+                        }
+                    }
+                }
+                Expr::other(taints.union(self.expr(&lambda.body, inner).taints))
             }
-            "conditional_expression" => self.conditional(node, depth),
-            "keyword_argument" => match node.child_by_field_name("value") {
-                Some(v) => self.expr(v, depth + 1),
+            ast::Expr::Await(ast::ExprAwait { value, .. })
+            | ast::Expr::YieldFrom(ast::ExprYieldFrom { value, .. })
+            | ast::Expr::Starred(ast::ExprStarred { value, .. }) => Expr::other(self.expr(value, inner).taints),
+            ast::Expr::Yield(y) => match &y.value {
+                Some(value) => Expr::other(self.expr(value, inner).taints),
                 None => Expr::other(Taints::NONE),
             },
-            "comment" => Expr::other(Taints::NONE),
-            _ => self.union_of_children(node, depth),
+            ast::Expr::Slice(s) => {
+                let parts: Vec<&'t ast::Expr> = [&s.lower, &s.upper, &s.step]
+                    .into_iter()
+                    .flatten()
+                    .map(|b| &**b)
+                    .collect();
+                let mut taints = Taints::NONE;
+                for part in parts {
+                    taints = taints.union(self.expr(part, inner).taints);
+                }
+                Expr::other(taints)
+            }
         }
     }
 
     /// Anything without a value of its own: still visit it for the calls and labels inside.
-    pub(super) fn union_of_children(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    pub(super) fn union_of(&mut self, nodes: &'t [ast::Expr], depth: u32) -> Expr {
         let mut taints = Taints::NONE;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if is_statement(child.kind()) {
-                self.visit(child, depth + 1);
-            } else {
-                taints = taints.union(self.expr(child, depth + 1).taints);
-            }
+        for node in nodes {
+            taints = taints.union(self.expr(node, depth).taints);
         }
         Expr::other(taints)
     }
 
-    pub(super) fn string(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let (text, formatted, taints) = self.string_parts(node, depth);
+    /// A plain string (implicitly concatenated parts included): a string fact and its value.
+    fn literal(&mut self, text: String, node: &ast::Expr) -> Expr {
         self.ctx.python.push_string(StringLit {
             text: text.clone(),
-            formatted,
+            formatted: false,
             span: self.span(node),
         });
-        let value = if formatted {
-            Value::Formatted(text)
-        } else {
-            Value::Str(text)
-        };
-        Expr {
-            value,
-            taints,
-            trail: None,
-        }
+        Expr::new(Value::Str(text))
     }
 
-    pub(super) fn string_parts(&mut self, node: Node<'t>, depth: u32) -> (String, bool, Taints) {
-        let mut raw = false;
+    /// An f-string (or t-string), with the literal parts it is concatenated with: holes whose
+    /// value is known read as that value (`f"/{user}/.ssh"`), the others as `{}`.
+    fn formatted_string<'p>(&mut self, parts: impl Iterator<Item = Piece<'p, 't>>, node: &ast::Expr, depth: u32) -> Expr
+    where
+        't: 'p,
+    {
         let mut text = String::new();
         let mut formatted = false;
         let mut taints = Taints::NONE;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "string_start" => raw = self.text(child).chars().any(|c| c == 'r' || c == 'R'),
-                "string_content" => {
-                    let content = self.text(child);
-                    if raw {
-                        text.push_str(content);
-                    } else {
-                        unescape_into(content, &mut text);
-                    }
+        for part in parts {
+            let elements = match part {
+                Piece::Text(literal) => {
+                    text.push_str(literal);
+                    continue;
                 }
-                "interpolation" => {
-                    formatted = true;
-                    match child.child_by_field_name("expression") {
-                        Some(e) => {
-                            let value = self.expr(e, depth + 1);
-                            taints = taints.union(value.taints);
-                            // A hole whose value is known reads as that value (`f"/{user}/.ssh"`).
-                            match &value.value {
-                                Value::Str(s) | Value::Path(s) => text.push_str(s),
-                                Value::Int(i) => text.push_str(&i.to_string()),
-                                _ => text.push_str("{}"),
-                            }
+                Piece::Elements(elements) => elements,
+            };
+            for element in elements {
+                match element {
+                    ast::InterpolatedStringElement::Literal(literal) => text.push_str(&literal.value),
+                    ast::InterpolatedStringElement::Interpolation(hole) => {
+                        formatted = true;
+                        let value = self.expr(&hole.expression, depth);
+                        taints = taints.union(value.taints);
+                        match &value.value {
+                            Value::Str(s) | Value::Path(s) => text.push_str(s),
+                            Value::Int(i) => text.push_str(&i.to_string()),
+                            _ => text.push_str("{}"),
                         }
-                        None => text.push_str("{}"),
                     }
                 }
-                _ => {}
-            }
-        }
-        (text, formatted, taints)
-    }
-
-    pub(super) fn concatenated_string(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let mut text = String::new();
-        let mut formatted = false;
-        let mut taints = Taints::NONE;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if child.kind() == "string" {
-                let (t, f, l) = self.string_parts(child, depth + 1);
-                text.push_str(&t);
-                formatted |= f;
-                taints = taints.union(l);
             }
         }
         self.ctx.python.push_string(StringLit {
@@ -178,8 +174,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    pub(super) fn identifier(&mut self, node: Node<'t>) -> Expr {
-        let name = self.text(node);
+    pub(super) fn identifier(&mut self, node: &'t ast::ExprName) -> Expr {
+        let name = node.id.as_str();
         match self.names.get(name) {
             Some(Bound::Var(expr)) => expr.clone(),
             Some(Bound::Module(qualified)) => {
@@ -192,7 +188,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// A reference used as a whole value: a name fact, and the labels of name sources
     /// (`os.environ` passed somewhere whole, not one variable of it).
-    pub(super) fn name_reference(&mut self, qualified: String, node: Node<'t>, taints: Taints) -> Expr {
+    pub(super) fn name_reference(&mut self, qualified: String, node: &impl Ranged, taints: Taints) -> Expr {
         let labels = self.ctx.rules.name_labels(Language::Python, &qualified);
         if qualified.contains('.') {
             let span = self.span(node);
@@ -208,118 +204,66 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    pub(super) fn attribute(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    fn attribute(&mut self, node: &'t ast::ExprAttribute, depth: u32) -> Expr {
         // `self.conn` assigned earlier is a variable by its dotted text.
         if let Some(Bound::Var(expr)) = self.names.get(self.text(node)) {
             return expr.clone();
         }
         let (qualified, object) = self.reference(node, depth);
-        let taints = object.map_or(Taints::NONE, |o| o.taints);
-        self.name_reference(qualified, node, taints)
+        self.name_reference(qualified, node, object.taints)
     }
 
     /// The qualified name of an attribute and its evaluated object, without treating the
     /// attribute as used whole.
-    pub(super) fn reference(&mut self, node: Node<'t>, depth: u32) -> (String, Option<Expr>) {
-        let attribute = node
-            .child_by_field_name("attribute")
-            .map(|a| self.text(a).to_string())
-            .unwrap_or_default();
-        let Some(object_node) = node.child_by_field_name("object") else {
-            return (attribute, None);
-        };
-        let object = match object_node.kind() {
+    pub(super) fn reference(&mut self, node: &'t ast::ExprAttribute, depth: u32) -> (String, Expr) {
+        let object = self.object(&node.value, depth);
+        (format!("{}.{}", type_name(&object), node.attr.as_str()), object)
+    }
+
+    /// What an attribute or subscript is taken of: a variable by its dotted text, a module by
+    /// its qualified name, or the evaluated expression.
+    pub(super) fn object(&mut self, node: &'t ast::Expr, depth: u32) -> Expr {
+        match node {
             // `os.path` inside `os.path.join`: resolve the chain without name facts for each link.
-            "attribute" => match self.names.get(self.text(object_node)) {
+            ast::Expr::Attribute(inner) => match self.names.get(self.text(node)) {
                 Some(Bound::Var(expr)) => expr.clone(),
                 _ => {
-                    let (q, inner) = self.reference(object_node, depth + 1);
+                    let (q, inner) = self.reference(inner, depth + 1);
                     Expr {
                         value: Value::Name(q),
-                        taints: inner.map_or(Taints::NONE, |i| i.taints),
+                        taints: inner.taints,
                         trail: None,
                     }
                 }
             },
-            "identifier" => match self.names.get(self.text(object_node)) {
+            ast::Expr::Name(name) => match self.names.get(name.id.as_str()) {
                 Some(Bound::Var(expr)) => expr.clone(),
                 Some(Bound::Module(q)) => Expr::new(Value::Name(q.clone())),
-                None => Expr::new(Value::Name(self.text(object_node).to_string())),
+                None => Expr::new(Value::Name(name.id.to_string())),
             },
-            _ => self.expr(object_node, depth + 1),
-        };
-        (format!("{}.{attribute}", type_name(&object)), Some(object))
-    }
-
-    pub(super) fn assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let value = match node.child_by_field_name("right") {
-            Some(right) => {
-                let value = self.expr(right, depth + 1);
-                self.starting_at(value, right)
-            }
-            None => return Expr::other(Taints::NONE),
-        };
-        if let Some(left) = node.child_by_field_name("left") {
-            self.bind_target(left, value.clone(), depth + 1);
+            _ => self.expr(node, depth + 1),
         }
-        value
     }
 
-    pub(super) fn augmented_assignment(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let addition = match node.child_by_field_name("right") {
-            Some(right) => self.expr(right, depth + 1),
-            None => return Expr::other(Taints::NONE),
-        };
-        let Some(left) = node.child_by_field_name("left") else {
-            return addition;
-        };
-        let previous = self.expr(left, depth + 1);
-        let combined = match (&previous.value, &addition.value) {
-            (Value::Str(a), Value::Str(b)) => Value::Str(format!("{a}{b}")),
-            (Value::Str(a) | Value::Formatted(a), _) => {
-                Value::Formatted(format!("{a}{}", addition.text().unwrap_or("{}".into())))
-            }
-            _ => Value::Other,
-        };
-        let value = Expr {
-            value: combined,
-            taints: previous.taints.union(addition.taints),
-            trail: None,
-        };
-        if left.kind() == "identifier" {
-            self.names
-                .insert(self.text(left).to_string(), Bound::Var(value.clone()));
-        }
-        value
-    }
-
-    pub(super) fn binary_operator(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let (Some(left_node), Some(right_node)) = (node.child_by_field_name("left"), node.child_by_field_name("right"))
-        else {
-            return self.union_of_children(node, depth);
-        };
-        let left = self.expr(left_node, depth + 1);
-        let right = self.expr(right_node, depth + 1);
+    fn binary_operator(&mut self, node: &'t ast::ExprBinOp, depth: u32) -> Expr {
+        let left = self.expr(&node.left, depth);
+        let right = self.expr(&node.right, depth);
         let taints = left.taints.union(right.taints);
-        let operator = node
-            .child_by_field_name("operator")
-            .map(|o| self.text(o))
-            .unwrap_or_default();
-        let value = match (operator, &left.value, &right.value) {
-            ("+", Value::Str(a), Value::Str(b)) => Value::Str(format!("{a}{b}")),
-            ("+", Value::Str(a) | Value::Formatted(a), _) => {
+        let value = match (node.op, &left.value, &right.value) {
+            (Operator::Add, Value::Str(a), Value::Str(b)) => Value::Str(format!("{a}{b}")),
+            (Operator::Add, Value::Str(a) | Value::Formatted(a), _) => {
                 if let Value::Str(a) = &left.value {
                     self.mark_formatted(a.clone(), self.span(node));
                 }
                 Value::Formatted(format!("{a}{{}}"))
             }
-            ("+", _, Value::Str(b) | Value::Formatted(b)) => {
+            (Operator::Add, _, Value::Str(b) | Value::Formatted(b)) => {
                 if let Value::Str(b) = &right.value {
                     self.mark_formatted(b.clone(), self.span(node));
                 }
                 Value::Formatted(format!("{{}}{b}"))
             }
-            ("%", Value::Str(a) | Value::Formatted(a), _) => {
+            (Operator::Mod, Value::Str(a) | Value::Formatted(a), _) => {
                 if let Value::Str(a) = &left.value
                     && !right.is_literal()
                 {
@@ -327,16 +271,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 Value::Formatted(a.clone())
             }
-            ("/", Value::Path(_), _) => return as_path(join_path(&[&left, &right])),
-            ("+", Value::Seq(a), Value::Seq(b)) => {
+            (Operator::Div, Value::Path(_), _) => return as_path(join_path(&[&left, &right])),
+            (Operator::Add, Value::Seq(a), Value::Seq(b)) => {
                 let mut items = a.clone();
                 items.extend(b.iter().cloned());
                 Value::Seq(items)
             }
-            ("|", Value::Int(a), Value::Int(b)) => Value::Int(a | b),
+            (Operator::BitOr, Value::Int(a), Value::Int(b)) => Value::Int(a | b),
             // `stat.S_ISUID | 0o755`: the flag's name is what rules look for.
-            ("|", Value::Name(n), _) | ("|", _, Value::Name(n)) => Value::Name(n.clone()),
-            ("/", Value::Str(_) | Value::Formatted(_), _) => return join_path(&[&left, &right]),
+            (Operator::BitOr, Value::Name(n), _) | (Operator::BitOr, _, Value::Name(n)) => Value::Name(n.clone()),
+            (Operator::Div, Value::Str(_) | Value::Formatted(_), _) => return join_path(&[&left, &right]),
             _ => Value::Other,
         };
         Expr {
@@ -346,20 +290,21 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    pub(super) fn comparison(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let mut cursor = node.walk();
-        let operands: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+    fn comparison(&mut self, node: &'t ast::ExprCompare, depth: u32) -> Expr {
+        let operands: Vec<&'t ast::Expr> = std::iter::once(&*node.left).chain(node.comparators.iter()).collect();
         let mut taints = Taints::NONE;
         let mut values = Vec::with_capacity(operands.len());
         for operand in &operands {
-            let value = self.expr(*operand, depth + 1);
+            let value = self.expr(operand, depth);
             taints = taints.union(value.taints);
             values.push(value);
         }
         // `password == "hunter2"` hard-codes the secret as surely as an assignment does.
-        if let [a, b] = operands.as_slice() {
-            for (target, literal) in [(a, &values[1]), (b, &values[0])] {
-                if matches!(target.kind(), "identifier" | "attribute") && matches!(literal.value, Value::Str(_)) {
+        if let ([a, b], [value_a, value_b]) = (operands.as_slice(), values.as_slice()) {
+            for (target, literal) in [(a, value_b), (b, value_a)] {
+                if matches!(target, ast::Expr::Name(_) | ast::Expr::Attribute(_))
+                    && matches!(literal.value, Value::Str(_))
+                {
                     let binding = Binding {
                         kind: BindingKind::Compare,
                         target: self.text(*target).to_string(),
@@ -373,15 +318,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         Expr::other(taints)
     }
 
-    pub(super) fn sequence(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    fn sequence(&mut self, elements: &'t [ast::Expr], depth: u32) -> Expr {
         let mut items = Vec::new();
         let mut taints = Taints::NONE;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if child.kind() == "comment" {
-                continue;
-            }
-            let item = self.expr(child, depth + 1);
+        for element in elements {
+            let item = self.expr(element, depth);
             taints = taints.union(item.taints);
             if items.len() < MAX_SEQ_VALUES {
                 items.push(item);
@@ -396,21 +337,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// A dict display evaluates to the sequence of its values, so "all literal" and "some value
     /// is tainted" read the same as for a list.
-    pub(super) fn dictionary(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    fn dictionary(&mut self, node: &'t ast::ExprDict, depth: u32) -> Expr {
         let mut values = Vec::new();
         let mut taints = Taints::NONE;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if child.kind() != "pair" {
-                taints = taints.union(self.expr(child, depth + 1).taints);
-                continue;
-            }
-            let (Some(key), Some(value)) = (child.child_by_field_name("key"), child.child_by_field_name("value"))
-            else {
+        for item in &node.items {
+            let Some(key) = &item.key else {
+                // `**other`
+                taints = taints.union(self.expr(&item.value, depth).taints);
                 continue;
             };
-            let key_value = self.expr(key, depth + 1);
-            let value = self.expr(value, depth + 1);
+            let key_value = self.expr(key, depth);
+            let value = self.expr(&item.value, depth);
             taints = taints.union(key_value.taints).union(value.taints);
             if values.len() < MAX_SEQ_VALUES {
                 values.push(value.clone());
@@ -420,7 +357,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     kind: BindingKind::DictEntry,
                     target,
                     value,
-                    span: self.span(child),
+                    span: self.span_of(TextRange::new(key.start(), item.value.end())),
                 };
                 self.ctx.python.push_binding(binding);
             }
@@ -432,33 +369,24 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    pub(super) fn subscript(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let Some(object_node) = node.child_by_field_name("value") else {
-            return self.union_of_children(node, depth);
-        };
-        let object = match object_node.kind() {
-            "attribute" => match self.names.get(self.text(object_node)) {
-                Some(Bound::Var(e)) => e.clone(),
-                _ => {
-                    let (q, inner) = self.reference(object_node, depth + 1);
-                    Expr {
-                        value: Value::Name(q),
-                        taints: inner.map_or(Taints::NONE, |i| i.taints),
-                        trail: None,
-                    }
-                }
-            },
-            "identifier" => match self.names.get(self.text(object_node)) {
+    fn subscript(&mut self, node: &'t ast::ExprSubscript, depth: u32) -> Expr {
+        let object = match &*node.value {
+            ast::Expr::Name(name) => match self.names.get(name.id.as_str()) {
                 Some(Bound::Module(q)) => Expr::new(Value::Name(q.clone())),
-                _ => self.expr(object_node, depth + 1),
+                _ => self.expr(&node.value, depth),
             },
-            _ => self.expr(object_node, depth + 1),
+            ast::Expr::Attribute(_) => self.object(&node.value, depth.saturating_sub(1)),
+            _ => self.expr(&node.value, depth),
         };
         let mut taints = object.taints;
+        // `a[1, 2]` has two indices, `a[(1, 2)]` one.
+        let indices: &'t [ast::Expr] = match &*node.slice {
+            ast::Expr::Tuple(tuple) if !tuple.parenthesized => &tuple.elts,
+            slice => std::slice::from_ref(slice),
+        };
         let mut key = None;
-        let mut cursor = node.walk();
-        for index in node.children_by_field_name("subscript", &mut cursor) {
-            let value = self.expr(index, depth + 1);
+        for index in indices {
+            let value = self.expr(index, depth);
             taints = taints.union(value.taints);
             key.get_or_insert(value);
         }
@@ -490,34 +418,34 @@ impl<'t> Walker<'_, '_, '_, 't> {
         Expr::other(taints)
     }
 
-    pub(super) fn comprehension(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        // Clauses bind the loop variables the body uses, so they go first.
+    /// A comprehension: its clauses bind the loop variables the body uses, so they go first.
+    fn comprehension(
+        &mut self,
+        generators: &'t [ast::Comprehension],
+        body: [Option<&'t ast::Expr>; 2],
+        depth: u32,
+    ) -> Expr {
         let mut taints = Taints::NONE;
-        let mut cursor = node.walk();
-        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-        for clause in children.iter().filter(|c| c.kind() == "for_in_clause") {
-            let iterated = match clause.child_by_field_name("right") {
-                Some(right) => self.expr(right, depth + 1),
-                None => Expr::other(Taints::NONE),
-            };
+        for generator in generators {
+            let iterated = self.expr(&generator.iter, depth);
             taints = taints.union(iterated.taints);
-            if let Some(left) = clause.child_by_field_name("left") {
-                self.bind_target(left, Expr::other(iterated.taints), depth + 1);
-            }
+            self.bind_target(&generator.target, Expr::other(iterated.taints), depth);
         }
-        for child in children.iter().filter(|c| c.kind() != "for_in_clause") {
-            taints = taints.union(self.expr(*child, depth + 1).taints);
+        for condition in generators.iter().flat_map(|g| g.ifs.iter()) {
+            taints = taints.union(self.expr(condition, depth).taints);
+        }
+        for part in body.into_iter().flatten() {
+            taints = taints.union(self.expr(part, depth).taints);
         }
         Expr::other(taints)
     }
 }
 
-pub(super) fn is_statement(kind: &str) -> bool {
-    kind.ends_with("_statement")
-        || matches!(
-            kind,
-            "block" | "function_definition" | "class_definition" | "decorated_definition"
-        )
+/// A part of an f-string expression: a plain string it is concatenated with, or the elements of
+/// one f-string (or t-string).
+enum Piece<'p, 't> {
+    Text(&'p str),
+    Elements(&'t ast::InterpolatedStringElements),
 }
 
 /// The qualified name an expression gives to attributes looked up on it.
@@ -583,94 +511,5 @@ pub(super) fn as_path(expr: Expr) -> Expr {
             trail: None,
         },
         _ => expr,
-    }
-}
-
-pub(super) fn parse_int(text: &str) -> Option<i64> {
-    let cleaned: String = text.chars().filter(|c| *c != '_').collect();
-    let lower = cleaned.to_ascii_lowercase();
-    let lower = lower.trim_end_matches('l');
-    if let Some(hex) = lower.strip_prefix("0x") {
-        i64::from_str_radix(hex, 16).ok()
-    } else if let Some(oct) = lower.strip_prefix("0o") {
-        i64::from_str_radix(oct, 8).ok()
-    } else if let Some(bin) = lower.strip_prefix("0b") {
-        i64::from_str_radix(bin, 2).ok()
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        // Python 2 octal (`0777`), still common in chmod calls.
-        i64::from_str_radix(&lower[1..], 8).ok()
-    } else {
-        lower.parse().ok()
-    }
-}
-
-/// Decodes the escapes that matter for reading paths and commands hidden in strings
-/// (`"\x2fetc\x2fshadow"`); anything unusual is kept as written.
-pub(super) fn unescape_into(content: &str, out: &mut String) {
-    let mut chars = content.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('0') => out.push('\0'),
-            Some('\\') => out.push('\\'),
-            Some('\'') => out.push('\''),
-            Some('"') => out.push('"'),
-            Some('\n') => {}
-            Some('x') => {
-                let hex: String = chars.by_ref().take(2).collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(decoded) => out.push(decoded),
-                    None => {
-                        out.push_str("\\x");
-                        out.push_str(&hex);
-                    }
-                }
-            }
-            Some(u @ ('u' | 'U')) => {
-                let width = if u == 'u' { 4 } else { 8 };
-                let hex: String = chars.by_ref().take(width).collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(decoded) => out.push(decoded),
-                    None => {
-                        out.push('\\');
-                        out.push(u);
-                        out.push_str(&hex);
-                    }
-                }
-            }
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integers_in_every_base() {
-        assert_eq!(parse_int("0o755"), Some(0o755));
-        assert_eq!(parse_int("0777"), Some(0o777));
-        assert_eq!(parse_int("0x1F"), Some(31));
-        assert_eq!(parse_int("1_024"), Some(1024));
-        assert_eq!(parse_int("0"), Some(0));
-        assert_eq!(parse_int("99999999999999999999999"), None);
-    }
-
-    #[test]
-    fn escapes_are_decoded() {
-        let mut out = String::new();
-        unescape_into(r"\x2fetc\x2fshadow\n\u0041\q", &mut out);
-        assert_eq!(out, "/etc/shadow\nA\\q");
     }
 }

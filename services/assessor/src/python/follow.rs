@@ -7,8 +7,8 @@
 use super::{Bound, Walker};
 use crate::effects::Found;
 use crate::facts::{Call, Expr, Taints, Value};
+use ruff_python_ast as ast;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use tree_sitter::Node;
 
 /// Calls followed into a function's body per program, and how deep.
 const MAX_FOLLOWED_CALLS: usize = 64;
@@ -18,10 +18,10 @@ const MAX_LOOP_VALUES: usize = 8;
 
 #[derive(Default)]
 pub(super) struct Program<'t> {
-    functions: HashMap<String, Node<'t>>,
+    functions: HashMap<String, &'t ast::StmtFunctionDef>,
     classes: HashSet<String>,
     /// Methods by `Class.method` and by bare name.
-    methods: HashMap<String, Node<'t>>,
+    methods: HashMap<String, &'t ast::StmtFunctionDef>,
     /// What each function returns when its parameters are unknown.
     summaries: HashMap<String, Expr>,
     /// Return values of the functions being walked, innermost last.
@@ -162,10 +162,8 @@ pub(super) fn loop_values(iterated: &Expr, listing: Option<&(String, Expr)>) -> 
 impl<'t> Walker<'_, '_, '_, 't> {
     /// Records a `def` and walks its body once with its parameters unknown, keeping what it
     /// returns then as the value of calls that bind nothing.
-    pub(super) fn define_function(&mut self, node: Node<'t>, depth: u32) {
-        let Some(name) = node.child_by_field_name("name").map(|n| self.text(n).to_string()) else {
-            return;
-        };
+    pub(super) fn define_function(&mut self, node: &'t ast::StmtFunctionDef, depth: u32) {
+        let name = node.name.as_str().to_string();
         match &self.program.current_class {
             Some(class) if self.program.calling.is_empty() => {
                 self.program.methods.insert(format!("{class}.{name}"), node);
@@ -178,37 +176,36 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.names.remove(&name);
             }
         }
-        if let Some(body) = node.child_by_field_name("body") {
-            self.program.returns.push(None);
-            self.visit(body, depth + 1);
-            if let Some(Some(returned)) = self.program.returns.pop()
-                && self.program.current_class.is_none()
-            {
-                self.program.summaries.insert(name, returned);
-            }
+        self.program.returns.push(None);
+        self.suite(&node.body, depth + 1);
+        if let Some(Some(returned)) = self.program.returns.pop()
+            && self.program.current_class.is_none()
+        {
+            self.program.summaries.insert(name, returned);
         }
     }
 
-    pub(super) fn class_definition(&mut self, node: Node<'t>, depth: u32) {
-        let name = node.child_by_field_name("name").map(|n| self.text(n).to_string());
-        if let Some(name) = &name {
-            self.program.classes.insert(name.clone());
+    pub(super) fn class_definition(&mut self, node: &'t ast::StmtClassDef, depth: u32) {
+        let name = node.name.as_str().to_string();
+        self.program.classes.insert(name.clone());
+        for decorator in &node.decorator_list {
+            self.expr(&decorator.expression, depth);
         }
-        let outer = std::mem::replace(&mut self.program.current_class, name);
-        self.visit_children(node, depth);
+        if let Some(arguments) = &node.arguments {
+            for base in arguments.args.iter() {
+                self.expr(base, depth);
+            }
+            for keyword in arguments.keywords.iter() {
+                self.expr(&keyword.value, depth);
+            }
+        }
+        let outer = self.program.current_class.replace(name);
+        self.suite(&node.body, depth);
         self.program.current_class = outer;
     }
 
-    pub(super) fn return_statement(&mut self, node: Node<'t>, depth: u32) {
-        let mut returned: Option<Expr> = None;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            let value = self.expr(child, depth + 1);
-            returned = Some(match returned {
-                None => value,
-                Some(previous) => Expr::other(previous.taints.union(value.taints)).with_trail_of(&[&previous, &value]),
-            });
-        }
+    pub(super) fn return_statement(&mut self, node: &'t ast::StmtReturn, depth: u32) {
+        let returned = node.value.as_ref().map(|value| self.expr(value, depth));
         if let (Some(slot), Some(value)) = (self.program.returns.last_mut(), returned) {
             *slot = Some(match slot.take() {
                 None => value,
@@ -223,17 +220,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// `a if cond else b`: a literal branch is the value the expression can take (a default
     /// path beside `sys.argv[1]`); both branches' labels are kept.
-    pub(super) fn conditional(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let mut cursor = node.walk();
-        let parts: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-        let (Some(then), Some(otherwise)) = (parts.first(), parts.get(2)) else {
-            return self.union_of_children(node, depth);
-        };
-        if let Some(condition) = parts.get(1) {
-            self.expr(*condition, depth + 1);
-        }
-        let then = self.expr(*then, depth + 1);
-        let otherwise = self.expr(*otherwise, depth + 1);
+    pub(super) fn conditional(&mut self, node: &'t ast::ExprIf, depth: u32) -> Expr {
+        self.expr(&node.test, depth);
+        let then = self.expr(&node.body, depth);
+        let otherwise = self.expr(&node.orelse, depth);
         let taints = then.taints.union(otherwise.taints);
         let chosen = if !then.is_literal() && otherwise.is_literal() {
             otherwise
@@ -244,28 +234,21 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 
     /// `items.append(x)`, `d.update(x)`: the container now carries what was put in.
-    pub(super) fn collect_into_receiver(&mut self, node: Node<'t>, call: &Call) {
-        let Some(function) = node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+    pub(super) fn collect_into_receiver(&mut self, node: &'t ast::ExprCall, call: &Call) {
+        let ast::Expr::Attribute(function) = &*node.func else {
             return;
         };
-        let method = function
-            .child_by_field_name("attribute")
-            .map(|a| self.text(a))
-            .unwrap_or_default();
         if !matches!(
-            method,
+            function.attr.as_str(),
             "append" | "extend" | "add" | "update" | "insert" | "appendleft" | "setdefault" | "put"
         ) {
             return;
         }
-        let Some(object) = function.child_by_field_name("object") else {
-            return;
-        };
         let taints = call.all_args().fold(Taints::NONE, |t, a| t.union(a.taints));
         if taints.is_empty() {
             return;
         }
-        let key = self.text(object).to_string();
+        let key = self.text(&*function.value).to_string();
         if let Some(Bound::Var(existing)) = self.names.get_mut(&key) {
             existing.taints = existing.taints.union(taints);
             if existing.trail.is_none() {
@@ -296,20 +279,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// `f.write(data)` where `f` holds a file opened for writing: a write of that data to the
     /// file's path.
-    pub(super) fn writes_to_opened_file(&mut self, node: Node<'t>, call: &Call) -> Vec<Found> {
-        let Some(function) = node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+    pub(super) fn writes_to_opened_file(&mut self, node: &'t ast::ExprCall, call: &Call) -> Vec<Found> {
+        let ast::Expr::Attribute(function) = &*node.func else {
             return Vec::new();
         };
-        let method = function
-            .child_by_field_name("attribute")
-            .map(|a| self.text(a))
-            .unwrap_or_default();
-        if !matches!(method, "write" | "writelines") {
+        if !matches!(function.attr.as_str(), "write" | "writelines") {
             return Vec::new();
         }
-        let path = match function.child_by_field_name("object") {
-            Some(object) if object.kind() == "identifier" => self.program.opened.get(self.text(object)).cloned(),
-            Some(object) if object.kind() == "call" => self.program.last_open.as_ref().map(|(_, p)| p.clone()),
+        let path = match &*function.value {
+            ast::Expr::Name(object) => self.program.opened.get(object.id.as_str()).cloned(),
+            ast::Expr::Call(_) => self.program.last_open.as_ref().map(|(_, p)| p.clone()),
             _ => None,
         };
         let Some(path) = path else {
@@ -324,11 +303,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// Follows a call of the file's own function, method or class into its body with the
     /// call's arguments bound to the parameters; returns what it returns.
-    pub(super) fn follow_call(&mut self, node: Node<'t>, call: &Call, depth: u32) -> Option<Expr> {
-        let function = node.child_by_field_name("function")?;
-        let (key, definition, receiver) = match function.kind() {
-            "identifier" => {
-                let name = self.text(function).to_string();
+    pub(super) fn follow_call(&mut self, node: &'t ast::ExprCall, call: &Call, depth: u32) -> Option<Expr> {
+        let (key, definition, receiver) = match &*node.func {
+            ast::Expr::Name(function) => {
+                let name = function.id.to_string();
                 if let Some(definition) = self.program.functions.get(&name) {
                     (name, *definition, None)
                 } else if self.program.classes.contains(&name) {
@@ -342,19 +320,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     return None;
                 }
             }
-            "attribute" => {
-                let method = function
-                    .child_by_field_name("attribute")
-                    .map(|a| self.text(a).to_string())?;
-                let object = function.child_by_field_name("object")?;
+            ast::Expr::Attribute(function) => {
+                let method = function.attr.as_str().to_string();
+                let on_self = matches!(&*function.value, ast::Expr::Name(n) if n.id.as_str() == "self");
                 let class = match &call.receiver {
                     Some(Expr {
                         value: Value::Call(c), ..
                     }) if self.program.classes.contains(c) => Some(c.clone()),
-                    _ if self.text(object) == "self" => self.program.current_class.clone(),
+                    _ if on_self => self.program.current_class.clone(),
                     _ => None,
                 };
-                if class.is_none() && self.text(object) != "self" {
+                if class.is_none() && !on_self {
                     return None;
                 }
                 let qualified = class.map(|c| format!("{c}.{method}"));
@@ -380,7 +356,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
     fn follow(
         &mut self,
         key: &str,
-        definition: Node<'t>,
+        definition: &'t ast::StmtFunctionDef,
         call: &Call,
         receiver: Option<Expr>,
         depth: u32,
@@ -391,7 +367,6 @@ impl<'t> Walker<'_, '_, '_, 't> {
         {
             return None;
         }
-        let body = definition.child_by_field_name("body")?;
         self.program.followed += 1;
         let line = call.span.line;
         let short_name = key.rsplit('.').next().unwrap_or(key).to_string();
@@ -408,7 +383,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let outer_class = std::mem::replace(&mut self.program.current_class, class);
         self.program.calling.push(key.to_string());
         self.program.returns.push(None);
-        self.visit(body, depth + 1);
+        self.suite(&definition.body, depth + 1);
         let returned = self.program.returns.pop().flatten();
         self.program.calling.pop();
         self.program.current_class = outer_class;
@@ -424,50 +399,36 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     fn bind_parameters(
         &mut self,
-        definition: Node<'t>,
+        definition: &'t ast::StmtFunctionDef,
         call: &Call,
         receiver: Option<Expr>,
         function: &str,
         line: u32,
         depth: u32,
     ) -> Vec<(String, Expr)> {
+        let parameters = &definition.parameters;
         let mut bindings = Vec::new();
-        let Some(parameters) = definition.child_by_field_name("parameters") else {
-            return bindings;
-        };
         let mut positional = call.args.iter();
         let mut receiver = receiver;
-        let mut cursor = parameters.walk();
-        for parameter in parameters.named_children(&mut cursor) {
-            let (name, default) = match parameter.kind() {
-                "identifier" => (self.text(parameter).to_string(), None),
-                "typed_parameter" => (
-                    parameter
-                        .named_child(0)
-                        .map(|n| self.text(n).to_string())
-                        .unwrap_or_default(),
-                    None,
-                ),
-                "default_parameter" | "typed_default_parameter" => (
-                    parameter
-                        .child_by_field_name("name")
-                        .map(|n| self.text(n).to_string())
-                        .unwrap_or_default(),
-                    parameter.child_by_field_name("value"),
-                ),
-                _ => continue,
-            };
-            if name.is_empty() {
-                continue;
-            }
+        let keyword_only = parameters.kwonlyargs.iter().map(|p| (p, true));
+        let ordered = parameters
+            .posonlyargs
+            .iter()
+            .chain(parameters.args.iter())
+            .map(|p| (p, false))
+            .chain(keyword_only);
+        for (parameter, keyword_only) in ordered {
+            let name = parameter.parameter.name.as_str().to_string();
             let given = if let Some(instance) = receiver.take() {
                 Some(instance)
             } else if let Some(value) = call.kwarg(&name) {
                 Some(value.clone())
+            } else if keyword_only {
+                None
             } else {
                 positional.next().cloned()
             };
-            let value = match (given, default) {
+            let value = match (given, &parameter.default) {
                 (Some(value), _) => value,
                 (None, Some(default)) => self.expr(default, depth + 1),
                 (None, None) => Expr::new(Value::Name(name.clone())),

@@ -1,39 +1,104 @@
-//! Python syntax tree to facts.
+//! Python source to facts.
 //!
-//! One pass in source order. Names are resolved through a single table that imports and
-//! assignments both write, so later bindings shadow earlier ones the way they do at run time
-//! (closely enough for a static look: scopes are not modelled). Values keep the data-flow labels
-//! of everything they were computed from.
+//! The source is parsed by ruff's parser (error-tolerant: a file with syntax errors still gives a
+//! tree of everything it could read), after a look at its tokens that refuses trees too deep to
+//! handle (`prescan`). Then one pass in source order. Names are resolved through a single table
+//! that imports and assignments both write, so later bindings shadow earlier ones the way they
+//! do at run time (closely enough for a static look: scopes are not modelled). Values keep the
+//! data-flow labels of everything they were computed from.
 
 use crate::extract::{Context, SyntaxErrors, with_stack};
-use crate::facts::{Binding, BindingKind, Call, Expr, Import, Span, Taints, Value};
-use crate::treesitter::{node_text, span_of};
+use crate::facts::{Binding, BindingKind, Call, Expr, Import, LineIndex, Span, Value};
+use ruff_python_ast::{self as ast, Stmt};
+use ruff_python_parser::{Mode, ParseOptions};
+use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap as HashMap;
-use tree_sitter::{Node, Tree};
 
 /// Sequence displays keep this many elements as values; the rest still yield facts and labels.
 const MAX_SEQ_VALUES: usize = 256;
 
+/// The prescan's limit, as a multiple of the walk's nesting limit: the token estimate counts
+/// more levels than ruff's tree has (every keyword and operator of a line, brackets twice).
+const PRESCAN_FACTOR: u32 = 4;
+
 mod calls;
 mod expressions;
 mod follow;
+mod prescan;
 
 pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
-    let tree = crate::treesitter::parse(airlock_protocol::request::Language::Python, source, &mut ctx.budget)?;
-    let errors = crate::treesitter::syntax_errors(&tree, &mut ctx.budget);
-    walk(ctx, &tree, source, outer);
-    Some(errors)
-}
-
-fn walk(ctx: &mut Context<'_>, tree: &Tree, source: &str, outer: Option<Span>) {
+    let limit = ctx.max_depth.saturating_mul(PRESCAN_FACTOR).max(64);
+    if let Err(too_deep) = prescan::check_depth(source, limit) {
+        ctx.too_deep = true;
+        ctx.reached(too_deep.line, outer);
+        return None;
+    }
+    let mut parsed = ruff_python_parser::parse_unchecked(source, ParseOptions::from(Mode::Module));
+    let lines = outer.is_none().then(|| LineIndex::new(source));
+    let mut errors = SyntaxErrors::default();
+    if let Some(lines) = &lines {
+        // An error at the end of the file (a bracket never closed) belongs to the last line of
+        // code, not to the empty line after it.
+        let end_of_code = source.trim_end().len();
+        for error in parsed.errors() {
+            let at = usize::from(error.location.start()).min(end_of_code.saturating_sub(1));
+            errors.add(lines.span(at, at).line);
+        }
+    } else {
+        for _ in parsed.errors() {
+            errors.add(1);
+        }
+    }
+    // Python 2's octal literals (`os.chmod(p, 0777)`) are errors to Python 3 and vanish from its
+    // tree; read as the numbers they meant, in place, so that what the code asks for is seen.
+    let patched = python2_octals(source, parsed.errors());
+    if let Some(patched) = &patched {
+        parsed = ruff_python_parser::parse_unchecked(patched, ParseOptions::from(Mode::Module));
+    }
+    let source = patched.as_deref().unwrap_or(source);
+    let ast::Mod::Module(module) = parsed.syntax() else {
+        return Some(errors);
+    };
     let mut walker = Walker {
         ctx,
         source,
+        lines: lines.as_ref(),
         outer,
         names: HashMap::default(),
         program: follow::Program::default(),
     };
-    walker.visit(tree.root_node(), 0);
+    walker.suite(&module.body, 0);
+    Some(errors)
+}
+
+/// `source` with each Python 2 octal literal the parser refused (`0777`) replaced by its value
+/// in decimal, padded with spaces to the same length (a decimal never needs more digits than
+/// the octal with its leading zero), so every offset stays where it was. `None` when there are
+/// none.
+fn python2_octals(source: &str, errors: &[ruff_python_parser::ParseError]) -> Option<String> {
+    let mut patched: Option<String> = None;
+    for error in errors {
+        let range = error.location.to_std_range();
+        let Some(text) = source.get(range.clone()) else {
+            continue;
+        };
+        let Some(digits) = text.strip_prefix('0').map(|d| d.trim_end_matches(['l', 'L'])) else {
+            continue;
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+            continue;
+        }
+        let Ok(value) = i64::from_str_radix(digits, 8) else {
+            continue;
+        };
+        let decimal = format!("{value:<width$}", width = text.len());
+        if decimal.len() == text.len() {
+            patched
+                .get_or_insert_with(|| source.to_string())
+                .replace_range(range, &decimal);
+        }
+    }
+    patched
 }
 
 #[derive(Clone)]
@@ -46,6 +111,8 @@ enum Bound {
 struct Walker<'c, 'r, 's, 't> {
     ctx: &'c mut Context<'r>,
     source: &'s str,
+    /// Lines of the submitted file; `None` for embedded code, whose facts carry `outer`.
+    lines: Option<&'s LineIndex>,
     outer: Option<Span>,
     names: HashMap<String, Bound>,
     /// Functions, classes and what is being followed through them.
@@ -53,12 +120,24 @@ struct Walker<'c, 'r, 's, 't> {
 }
 
 impl<'t> Walker<'_, '_, '_, 't> {
-    fn text(&self, node: Node<'t>) -> &str {
-        node_text(node, self.source)
+    fn text(&self, node: &impl Ranged) -> &str {
+        self.source.get(node.range().to_std_range()).unwrap_or_default()
+    }
+
+    fn span(&self, node: &impl Ranged) -> Span {
+        self.span_of(node.range())
+    }
+
+    fn span_of(&self, range: TextRange) -> Span {
+        match (self.outer, self.lines) {
+            (Some(outer), _) => outer,
+            (None, Some(lines)) => lines.span(usize::from(range.start()), usize::from(range.end())),
+            (None, None) => Span::default(),
+        }
     }
 
     /// A computed value with no path yet starts its path at the expression that made it.
-    fn starting_at(&self, value: Expr, node: Node<'t>) -> Expr {
+    fn starting_at(&self, value: Expr, node: &ast::Expr) -> Expr {
         if value.trail.is_some() || value.is_literal() {
             return value;
         }
@@ -72,274 +151,290 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    fn span(&self, node: Node<'t>) -> Span {
-        span_of(node, self.outer)
+    /// True when a node at `depth` must not be analysed; notes how far the walk got.
+    fn stop_at(&mut self, node: &impl Ranged, depth: u32) -> bool {
+        if self.ctx.stop_at(depth) {
+            return true;
+        }
+        if self.outer.is_none()
+            && let Some(lines) = self.lines
+        {
+            let line = lines.span(usize::from(node.start()), usize::from(node.start())).line;
+            self.ctx.reached(line, None);
+        }
+        false
     }
 
     // ---- statements -------------------------------------------------------------------------
 
-    fn visit(&mut self, node: Node<'t>, depth: u32) {
-        with_stack(|| self.visit_node(node, depth))
+    fn suite(&mut self, body: &'t [Stmt], depth: u32) {
+        for statement in body {
+            self.statement(statement, depth);
+        }
     }
 
-    fn visit_node(&mut self, node: Node<'t>, depth: u32) {
-        if self.ctx.stop_at(depth) {
+    fn statement(&mut self, statement: &'t Stmt, depth: u32) {
+        with_stack(|| self.statement_node(statement, depth))
+    }
+
+    fn statement_node(&mut self, statement: &'t Stmt, depth: u32) {
+        if self.stop_at(statement, depth) {
             return;
         }
-        self.ctx.reached(node.start_position().row as u32 + 1, self.outer);
-        match node.kind() {
-            "module"
-            | "block"
-            | "expression_statement"
-            | "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "try_statement"
-            | "finally_clause"
-            | "decorated_definition"
-            | "match_statement"
-            | "case_clause"
-            | "raise_statement"
-            | "delete_statement"
-            | "print_statement"
-            | "ERROR"
-            | "with_clause"
-            | "except_group_clause" => self.visit_children(node, depth),
-            "import_statement" => self.import(node),
-            "import_from_statement" => self.import_from(node),
-            "future_import_statement"
-            | "comment"
-            | "pass_statement"
-            | "break_statement"
-            | "continue_statement"
-            | "global_statement"
-            | "nonlocal_statement" => {}
-            "with_statement" => self.with_statement(node, depth),
-            "assert_statement" | "except_clause" | "while_statement" => {
-                self.structure_fact(node);
-                self.visit_children(node, depth);
+        let inner = depth + 1;
+        match statement {
+            Stmt::Expr(s) => {
+                self.expr(&s.value, inner);
             }
-            "return_statement" => self.return_statement(node, depth),
-            "class_definition" => self.class_definition(node, depth),
-            "for_statement" => self.for_statement(node, depth),
-            "function_definition" => self.function_definition(node, depth),
-            "exec_statement" => {
-                // Python 2's `exec code`: a call to exec by another spelling.
-                let mut call = Call::new("exec".into(), self.span(node));
-                if let Some(code) = node.child_by_field_name("code") {
-                    let arg = self.expr(code, depth + 1);
-                    call.taints = arg.taints;
-                    call.args.push(arg);
+            Stmt::Assign(s) => self.assignment(&s.targets, &s.value, inner),
+            Stmt::AnnAssign(s) => {
+                if let Some(value) = &s.value {
+                    self.assignment(std::slice::from_ref(&*s.target), value, inner);
                 }
-                self.ctx.python.push_call(call);
             }
-            _ => {
-                self.expr(node, depth);
+            Stmt::AugAssign(s) => self.augmented_assignment(s, inner),
+            Stmt::Import(s) => self.import(s),
+            Stmt::ImportFrom(s) => self.import_from(s),
+            Stmt::FunctionDef(s) => self.function_definition(s, inner),
+            Stmt::ClassDef(s) => self.class_definition(s, inner),
+            Stmt::Return(s) => self.return_statement(s, inner),
+            Stmt::If(s) => {
+                self.expr(&s.test, inner);
+                self.suite(&s.body, inner);
+                for clause in &s.elif_else_clauses {
+                    if let Some(test) = &clause.test {
+                        self.expr(test, inner);
+                    }
+                    self.suite(&clause.body, inner);
+                }
             }
+            Stmt::For(s) => self.for_statement(s, inner),
+            Stmt::While(s) => {
+                self.fork_loop(s);
+                self.expr(&s.test, inner);
+                self.suite(&s.body, inner);
+                self.suite(&s.orelse, inner);
+            }
+            Stmt::With(s) => self.with_statement(s, inner),
+            Stmt::Try(s) => {
+                self.suite(&s.body, inner);
+                for ast::ExceptHandler::ExceptHandler(handler) in &s.handlers {
+                    self.except_handler(handler, inner);
+                }
+                self.suite(&s.orelse, inner);
+                self.suite(&s.finalbody, inner);
+            }
+            Stmt::Assert(s) => {
+                self.structure_fact("@assert", s);
+                self.expr(&s.test, inner);
+                if let Some(message) = &s.msg {
+                    self.expr(message, inner);
+                }
+            }
+            Stmt::Raise(s) => {
+                for part in [&s.exc, &s.cause].into_iter().flatten() {
+                    self.expr(part, inner);
+                }
+            }
+            Stmt::Delete(s) => {
+                for target in &s.targets {
+                    self.expr(target, inner);
+                }
+            }
+            Stmt::Match(s) => {
+                self.expr(&s.subject, inner);
+                for case in &s.cases {
+                    if let Some(guard) = &case.guard {
+                        self.expr(guard, inner);
+                    }
+                    self.suite(&case.body, inner);
+                }
+            }
+            Stmt::TypeAlias(s) => {
+                self.expr(&s.value, inner);
+            }
+            Stmt::Global(_)
+            | Stmt::Nonlocal(_)
+            | Stmt::Pass(_)
+            | Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::IpyEscapeCommand(_) => {}
         }
     }
 
     /// Facts about the shape of the code, for rules that are about statements rather than
     /// values: `@assert`, `@except-pass`, `@except-continue` (an except clause that does only
     /// that), `@fork-loop` (a `while` whose body forks).
-    fn structure_fact(&mut self, node: Node<'t>) {
-        let name = match node.kind() {
-            "assert_statement" => Some(("@assert", node)),
-            "except_clause" => {
-                let mut cursor = node.walk();
-                let block = node.named_children(&mut cursor).find(|c| c.kind() == "block");
-                block
-                    .filter(|b| b.named_child_count() == 1)
-                    .and_then(|b| b.named_child(0))
-                    .and_then(|only| match only.kind() {
-                        "pass_statement" => Some(("@except-pass", node)),
-                        "continue_statement" => Some(("@except-continue", node)),
-                        _ => None,
-                    })
-            }
-            "while_statement" => node.child_by_field_name("body").and_then(|body| {
-                let mut cursor = body.walk();
-                body.named_children(&mut cursor)
-                    .filter(|s| s.kind() == "expression_statement")
-                    .filter_map(|s| s.named_child(0))
-                    .find(|call| {
-                        call.kind() == "call"
-                            && call
-                                .child_by_field_name("function")
-                                .and_then(|f| f.child_by_field_name("attribute"))
-                                .is_some_and(|a| matches!(self.text(a), "fork" | "forkpty"))
-                    })
-                    .map(|call| ("@fork-loop", call))
-            }),
+    fn structure_fact(&mut self, name: &str, at: &impl Ranged) {
+        let call = Call::new(name.to_string(), self.span(at));
+        self.ctx.python.push_call(call);
+    }
+
+    fn except_handler(&mut self, handler: &'t ast::ExceptHandlerExceptHandler, depth: u32) {
+        match handler.body.as_slice() {
+            [Stmt::Pass(_)] => self.structure_fact("@except-pass", handler),
+            [Stmt::Continue(_)] => self.structure_fact("@except-continue", handler),
+            _ => {}
+        }
+        if let Some(kind) = &handler.type_ {
+            self.expr(kind, depth);
+        }
+        self.suite(&handler.body, depth);
+    }
+
+    fn fork_loop(&mut self, s: &'t ast::StmtWhile) {
+        let fork = s.body.iter().find_map(|statement| match statement {
+            Stmt::Expr(e) => match &*e.value {
+                ast::Expr::Call(call) => match &*call.func {
+                    ast::Expr::Attribute(a) if matches!(a.attr.as_str(), "fork" | "forkpty") => Some(call),
+                    _ => None,
+                },
+                _ => None,
+            },
             _ => None,
-        };
-        if let Some((name, at)) = name {
-            let call = Call::new(name.to_string(), self.span(at));
-            self.ctx.python.push_call(call);
+        });
+        if let Some(call) = fork {
+            self.structure_fact("@fork-loop", call);
         }
     }
 
-    fn visit_children(&mut self, node: Node<'t>, depth: u32) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            self.visit(child, depth + 1);
-        }
-    }
-
-    fn import(&mut self, node: Node<'t>) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "dotted_name" => {
-                    let name = self.text(child).to_string();
+    fn import(&mut self, s: &'t ast::StmtImport) {
+        for alias in &s.names {
+            let name = alias.name.as_str().to_string();
+            match &alias.asname {
+                Some(local) => {
+                    self.names
+                        .insert(local.as_str().to_string(), Bound::Module(name.clone()));
+                    self.record_import(name, alias);
+                }
+                None => {
                     let first = name.split('.').next().unwrap_or_default().to_string();
                     self.names.insert(first.clone(), Bound::Module(first));
-                    self.record_import(name, child);
+                    self.record_import(name, &alias.name);
                 }
-                "aliased_import" => {
-                    let (Some(name), Some(alias)) =
-                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
-                    else {
-                        continue;
-                    };
-                    let name = self.text(name).to_string();
-                    self.names
-                        .insert(self.text(alias).to_string(), Bound::Module(name.clone()));
-                    self.record_import(name, child);
-                }
-                _ => {}
             }
         }
     }
 
-    fn import_from(&mut self, node: Node<'t>) {
-        let Some(module) = node.child_by_field_name("module_name") else {
+    fn import_from(&mut self, s: &'t ast::StmtImportFrom) {
+        // `from . import x` names the module by its dots, as written.
+        let level = usize::try_from(s.level).unwrap_or(0).min(64);
+        let module = format!(
+            "{}{}",
+            ".".repeat(level),
+            s.module.as_ref().map(|m| m.as_str()).unwrap_or_default()
+        );
+        if module.is_empty() {
             return;
-        };
-        let module = self.text(module).to_string();
-        self.record_import(module.clone(), node);
-        let mut cursor = node.walk();
-        for child in node.children_by_field_name("name", &mut cursor) {
-            let (name, local) = match child.kind() {
-                "aliased_import" => {
-                    let (Some(name), Some(alias)) =
-                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
-                    else {
-                        continue;
-                    };
-                    (self.text(name).to_string(), self.text(alias).to_string())
-                }
-                _ => {
-                    let name = self.text(child).to_string();
-                    (name.clone(), name)
-                }
-            };
+        }
+        self.record_import(module.clone(), s);
+        for alias in &s.names {
+            let name = alias.name.as_str();
+            if name == "*" {
+                continue;
+            }
+            let local = alias.asname.as_ref().unwrap_or(&alias.name).as_str().to_string();
             let qualified = format!("{module}.{name}");
             self.names.insert(local, Bound::Module(qualified.clone()));
-            self.record_import(qualified, child);
+            if alias.asname.is_some() {
+                self.record_import(qualified, alias);
+            } else {
+                self.record_import(qualified, &alias.name);
+            }
         }
     }
 
-    fn record_import(&mut self, name: String, node: Node<'t>) {
+    fn record_import(&mut self, name: String, node: &impl Ranged) {
         let span = self.span(node);
         self.ctx.python.imports.push(Import { name, span });
     }
 
-    fn with_statement(&mut self, node: Node<'t>, depth: u32) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if child.kind() != "with_clause" {
-                self.visit(child, depth + 1);
-                continue;
-            }
-            let mut items = child.walk();
-            for item in child.named_children(&mut items) {
-                let Some(value) = item.child_by_field_name("value") else {
-                    continue;
-                };
-                if value.kind() == "as_pattern" {
-                    // `open(p) as f`: the first named child is the expression, the alias the name.
-                    let expr = match value.named_child(0) {
-                        Some(e) => {
-                            let expr = self.expr(e, depth + 2);
-                            self.starting_at(expr, e)
-                        }
-                        None => Expr::other(Taints::NONE),
-                    };
-                    if let Some(alias) = value.child_by_field_name("alias") {
-                        self.bind_target(alias, expr, depth + 2);
-                    }
-                } else {
-                    self.expr(value, depth + 2);
-                }
-            }
+    fn assignment(&mut self, targets: &'t [ast::Expr], value_node: &'t ast::Expr, depth: u32) {
+        let value = self.expr(value_node, depth);
+        let value = self.starting_at(value, value_node);
+        // `a = b = v` binds the innermost target first, as it reads right to left.
+        for target in targets.iter().rev() {
+            self.bind_target(target, value.clone(), depth);
         }
     }
 
-    fn for_statement(&mut self, node: Node<'t>, depth: u32) {
-        let iterated = match node.child_by_field_name("right") {
-            Some(right) => self.expr(right, depth + 1),
-            None => Expr::other(Taints::NONE),
+    fn augmented_assignment(&mut self, s: &'t ast::StmtAugAssign, depth: u32) {
+        let addition = self.expr(&s.value, depth);
+        let previous = self.expr(&s.target, depth);
+        let combined = match (s.op, &previous.value, &addition.value) {
+            (ast::Operator::Add, Value::Str(a), Value::Str(b)) => Value::Str(format!("{a}{b}")),
+            (ast::Operator::Add, Value::Str(a) | Value::Formatted(a), _) => {
+                Value::Formatted(format!("{a}{}", addition.text().unwrap_or("{}".into())))
+            }
+            _ => Value::Other,
         };
-        let left = node.child_by_field_name("left");
+        let value = Expr {
+            value: combined,
+            taints: previous.taints.union(addition.taints),
+            trail: None,
+        };
+        if let ast::Expr::Name(name) = &*s.target {
+            self.names.insert(name.id.to_string(), Bound::Var(value));
+        }
+    }
+
+    fn with_statement(&mut self, s: &'t ast::StmtWith, depth: u32) {
+        for item in &s.items {
+            let value = self.expr(&item.context_expr, depth + 1);
+            if let Some(target) = &item.optional_vars {
+                // `with open(p) as f`: f holds what the expression made.
+                let value = self.starting_at(value, &item.context_expr);
+                self.bind_target(target, value, depth + 1);
+            }
+        }
+        self.suite(&s.body, depth);
+    }
+
+    fn for_statement(&mut self, s: &'t ast::StmtFor, depth: u32) {
+        let iterated = self.expr(&s.iter, depth);
         // A loop over a short literal list is followed once per element; a loop over a
         // directory listing binds the variable to "an entry of that directory".
         let values = follow::loop_values(&iterated, self.program.last_listing.as_ref());
-        let body = node.child_by_field_name("body");
         for value in values {
-            if let Some(left) = left {
-                self.bind_target(left, value, depth + 1);
-            }
-            if let Some(block) = body {
-                self.visit(block, depth + 1);
-            }
+            self.bind_target(&s.target, value, depth);
+            self.suite(&s.body, depth);
         }
-        if let Some(block) = node.child_by_field_name("alternative") {
-            self.visit(block, depth + 1);
-        }
+        self.suite(&s.orelse, depth);
     }
 
-    fn function_definition(&mut self, node: Node<'t>, depth: u32) {
-        if let Some(parameters) = node.child_by_field_name("parameters") {
-            let mut cursor = parameters.walk();
-            for parameter in parameters.named_children(&mut cursor) {
-                if !matches!(parameter.kind(), "default_parameter" | "typed_default_parameter") {
-                    continue;
-                }
-                let (Some(name), Some(value)) = (
-                    parameter.child_by_field_name("name"),
-                    parameter.child_by_field_name("value"),
-                ) else {
-                    continue;
-                };
-                let value = self.expr(value, depth + 1);
-                let binding = Binding {
-                    kind: BindingKind::Default,
-                    target: self.text(name).to_string(),
-                    value,
-                    span: self.span(parameter),
-                };
-                self.ctx.python.push_binding(binding);
-            }
+    fn function_definition(&mut self, s: &'t ast::StmtFunctionDef, depth: u32) {
+        for decorator in &s.decorator_list {
+            self.expr(&decorator.expression, depth);
         }
-        self.define_function(node, depth);
+        for parameter in s.parameters.iter_non_variadic_params() {
+            let Some(default) = &parameter.default else {
+                continue;
+            };
+            let value = self.expr(default, depth);
+            let binding = Binding {
+                kind: BindingKind::Default,
+                target: parameter.parameter.name.as_str().to_string(),
+                value,
+                span: self.span(parameter),
+            };
+            self.ctx.python.push_binding(binding);
+        }
+        self.define_function(s, depth);
     }
 
     /// Gives `value` to an assignment target and records the binding.
-    fn bind_target(&mut self, target: Node<'t>, value: Expr, depth: u32) {
-        if self.ctx.stop_at(depth) {
+    fn bind_target(&mut self, target: &'t ast::Expr, value: Expr, depth: u32) {
+        if self.stop_at(target, depth) {
             return;
         }
-        match target.kind() {
-            "identifier" | "attribute" => {
+        match target {
+            ast::Expr::Name(_) | ast::Expr::Attribute(_) => {
                 let name = self.text(target).to_string();
                 let line = self.span(target).line;
                 let value = value.step(|| "a call's result".into(), || format!("`{name}` (line {line})"));
                 self.program.note_opened(&name, &value);
-                if target.kind() == "attribute"
-                    && let Some(object) = target.child_by_field_name("object")
-                {
-                    self.expr(object, depth + 1);
+                if let ast::Expr::Attribute(attribute) = target {
+                    self.expr(&attribute.value, depth + 1);
                 }
                 let binding = Binding {
                     kind: BindingKind::Assign,
@@ -350,38 +445,29 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.ctx.python.push_binding(binding);
                 self.names.insert(name, Bound::Var(value));
             }
-            "as_pattern_target" | "parenthesized_expression" => {
-                if let Some(inner) = target.named_child(0) {
-                    self.bind_target(inner, value, depth + 1);
-                }
-            }
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
-                let mut cursor = target.walk();
-                let targets: Vec<Node<'t>> = target.named_children(&mut cursor).collect();
+            ast::Expr::Starred(starred) => self.bind_target(&starred.value, value, depth + 1),
+            ast::Expr::Tuple(ast::ExprTuple { elts, .. }) | ast::Expr::List(ast::ExprList { elts, .. }) => {
                 let parts = match &value.value {
-                    Value::Seq(items) if items.len() == targets.len() => Some(items.clone()),
+                    Value::Seq(items) if items.len() == elts.len() => Some(items.clone()),
                     _ => None,
                 };
-                for (i, t) in targets.into_iter().enumerate() {
+                for (i, element) in elts.iter().enumerate() {
                     let part = parts
                         .as_ref()
                         .and_then(|p| p.get(i).cloned())
                         .unwrap_or_else(|| Expr::other(value.taints));
-                    self.bind_target(t, part, depth + 1);
+                    self.bind_target(element, part, depth + 1);
                 }
             }
-            "subscript" => {
+            ast::Expr::Subscript(subscript) => {
                 // `d[k] = secret` makes d carry the label.
-                if let Some(object) = target.child_by_field_name("value") {
-                    let key = self.text(object).to_string();
-                    if let Some(Bound::Var(existing)) = self.names.get_mut(&key) {
-                        existing.taints = existing.taints.union(value.taints);
-                    }
+                let key = self.text(&*subscript.value).to_string();
+                if let Some(Bound::Var(existing)) = self.names.get_mut(&key) {
+                    existing.taints = existing.taints.union(value.taints);
                 }
+                self.expr(&subscript.slice, depth + 1);
             }
             _ => {}
         }
     }
-
-    // ---- expressions ------------------------------------------------------------------------
 }
