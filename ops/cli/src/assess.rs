@@ -132,6 +132,8 @@ pub fn run(args: AssessArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // The process ends now: freeing the rule set would only spend its last 0.3 ms.
+    std::mem::forget(engine);
     let code = if unreadable {
         EXIT_UNREADABLE
     } else {

@@ -111,15 +111,7 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                 if budget.exhausted() {
                     return hits;
                 }
-                // Most strings match nothing: the cheap test first.
-                let Some(set) = index.set() else {
-                    break;
-                };
-                if !set.is_match(&lit.text) {
-                    continue;
-                }
-                for set_index in set.matches(&lit.text).iter() {
-                    let i = index.rules[set_index];
+                for i in index.matching(&lit.text) {
                     if let Pattern::String { formatted, .. } = &rules.rules[i].pattern
                         && formatted.is_none_or(|f| f == lit.formatted)
                     {
@@ -234,13 +226,11 @@ impl Finder<'_> {
                 .map(|spans| spans.iter().copied().map(Place::at).collect())
                 .unwrap_or_default(),
             Pattern::Text(regex) if is_file_language => regex
-                .get()
+                .find_ranges(self.input.source, 1000)
                 .into_iter()
-                .flat_map(|r| r.find_iter(self.input.source))
-                .take(1000)
-                .map(|m| {
+                .map(|(start, end)| {
                     let lines = self.lines.get_or_init(|| LineIndex::new(self.input.source));
-                    Place::at(lines.span(m.start(), m.end()))
+                    Place::at(lines.span(start, end))
                 })
                 .collect(),
             Pattern::Query(_) | Pattern::Text(_) => Vec::new(),

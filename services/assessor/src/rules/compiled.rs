@@ -4,8 +4,51 @@ use super::spec::{EmbedSpec, Examples, ValueKind, WrapperSpec};
 use crate::facts::{BindingKind, Call, Expr, Value};
 use airlock_protocol::assessment::{Category, Confidence, Level};
 use airlock_protocol::request::Language;
-use regex::{Regex, RegexSet};
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
+use regex_automata::{MatchKind, PatternSet, meta};
 use std::sync::OnceLock;
+
+/// How every rule expression is compiled. Rules look at code, paths, commands and URLs, whose
+/// meaningful characters are ASCII: classes (`\w`, `\s`, `\b`, `(?i)`) are ASCII, `.` is any
+/// byte but a newline, and no group is captured but the match. Built this way (and without the
+/// literal prefilter, which cost more to build than the short strings it would speed up) an
+/// expression compiles three to four times faster, which is most of a fresh `airlock assess`.
+/// An expression that names characters beyond ASCII (`[\x{202A}-\x{202E}]`) is compiled as
+/// Unicode, as if written inside `(?u:...)`.
+fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, String> {
+    let patterns: Vec<String> = patterns
+        .iter()
+        .map(|p| as_compiled(p.as_ref()))
+        .collect::<Result<_, _>>()?;
+    meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .match_kind(kind)
+                .auto_prefilter(false)
+                .which_captures(WhichCaptures::Implicit),
+        )
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .build_many(&patterns)
+        .map_err(|e| e.to_string())
+}
+
+/// The pattern as `compile_regexes` compiles it: itself when it reads as ASCII, else wrapped in
+/// `(?u:...)`.
+fn as_compiled(pattern: &str) -> Result<String, String> {
+    let ascii = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern);
+    if ascii.is_ok() {
+        return Ok(pattern.to_string());
+    }
+    regex_syntax::Parser::new()
+        .parse(pattern)
+        .map(|_| format!("(?u:{pattern})"))
+        .map_err(|e| format!("regular expression {pattern:?}: {e}"))
+}
 
 /// A regular expression checked when the rules load and compiled the first time it is used: a
 /// fresh `airlock assess` compiles only what the file in front of it needs (compiling every
@@ -13,15 +56,13 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone)]
 pub struct LazyRegex {
     pattern: String,
-    compiled: OnceLock<Option<Regex>>,
+    compiled: OnceLock<Option<meta::Regex>>,
 }
 
 impl LazyRegex {
-    /// Checks the syntax now; the (much costlier) compilation waits.
+    /// Checks the syntax now, as it will be compiled; the (much costlier) compilation waits.
     pub fn new(pattern: &str) -> Result<LazyRegex, String> {
-        regex_syntax::Parser::new()
-            .parse(pattern)
-            .map_err(|e| format!("regular expression {pattern:?}: {e}"))?;
+        as_compiled(pattern)?;
         Ok(LazyRegex {
             pattern: pattern.to_string(),
             compiled: OnceLock::new(),
@@ -45,9 +86,9 @@ impl LazyRegex {
         }
     }
 
-    pub fn get(&self) -> Option<&Regex> {
+    fn get(&self) -> Option<&meta::Regex> {
         self.compiled
-            .get_or_init(|| match Regex::new(&self.pattern) {
+            .get_or_init(|| match compile_regexes(&[&self.pattern], MatchKind::LeftmostFirst) {
                 Ok(regex) => Some(regex),
                 Err(error) => {
                     tracing::error!(pattern = %self.pattern, %error, "a rule's regular expression does not compile; it matches nothing");
@@ -58,13 +99,43 @@ impl LazyRegex {
     }
 
     pub fn is_match(&self, text: &str) -> bool {
-        self.get().is_some_and(|r| r.is_match(text))
+        self.get().is_some_and(|r| r.is_match(text.as_bytes()))
+    }
+
+    /// Byte ranges of the matches in `text`, at most `limit` of them. A match of bytes inside
+    /// a character is widened to the whole character.
+    pub fn find_ranges(&self, text: &str, limit: usize) -> Vec<(usize, usize)> {
+        let Some(regex) = self.get() else {
+            return Vec::new();
+        };
+        regex
+            .find_iter(text.as_bytes())
+            .take(limit)
+            .map(|m| (floor_char_boundary(text, m.start()), ceil_char_boundary(text, m.end())))
+            .collect()
     }
 
     pub fn as_str(&self) -> &str {
         &self.pattern
     }
 }
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Names with `*` globs: plain names are a hash lookup, globs are matched piece by piece (a
@@ -495,7 +566,7 @@ pub struct CallIndex {
 #[derive(Debug)]
 pub struct StringIndex {
     patterns: Vec<String>,
-    set: OnceLock<Option<RegexSet>>,
+    set: OnceLock<Option<meta::Regex>>,
     pub rules: Vec<usize>,
 }
 
@@ -508,17 +579,31 @@ impl StringIndex {
         }
     }
 
-    /// The string rules of a language tested together, compiled at first use.
-    pub fn set(&self) -> Option<&RegexSet> {
-        self.set
-            .get_or_init(|| match RegexSet::new(&self.patterns) {
+    /// The string rules of a language tested together (compiled at first use): the index in
+    /// `rules` of each one that matches `text`.
+    pub fn matching(&self, text: &str) -> Vec<usize> {
+        let set = self
+            .set
+            .get_or_init(|| match compile_regexes(&self.patterns, MatchKind::All) {
                 Ok(set) => Some(set),
                 Err(error) => {
                     tracing::error!(%error, "string rules do not combine; they match nothing");
                     None
                 }
-            })
-            .as_ref()
+            });
+        let Some(set) = set else {
+            return Vec::new();
+        };
+        // Most strings match nothing: the cheap test first.
+        if !set.is_match(text.as_bytes()) {
+            return Vec::new();
+        }
+        let mut which = PatternSet::new(set.pattern_len());
+        set.which_overlapping_matches(&regex_automata::Input::new(text.as_bytes()), &mut which);
+        which
+            .iter()
+            .filter_map(|p| self.rules.get(p.as_usize()).copied())
+            .collect()
     }
 }
 
@@ -605,7 +690,7 @@ impl RuleSet {
 
 #[cfg(test)]
 mod tests {
-    use super::NameSet;
+    use super::{LazyRegex, NameSet, StringIndex};
 
     #[test]
     fn globs_match_like_the_shell() {
@@ -637,5 +722,33 @@ mod tests {
         }
         let star = NameSet::compile(&["*".into()]).unwrap();
         assert!(star.contains("") && star.contains("anything"));
+    }
+
+    #[test]
+    fn expressions_are_ascii_unless_they_name_other_characters() {
+        let ascii = LazyRegex::new(r"(?i)curl\s+-d\b").unwrap();
+        assert!(ascii.is_match("CURL  -d @/etc/shadow"));
+        // ASCII classes: a no-break space is not `\s`.
+        assert!(!ascii.is_match("curl\u{a0}-d"));
+        let bidi = LazyRegex::new(r"[\x{202A}-\x{202E}\x{2066}-\x{2069}]").unwrap();
+        assert!(bidi.is_match("access_level = 'user\u{202E} \u{2066}// admin'"));
+        assert!(!bidi.is_match("plain text"));
+        assert!(LazyRegex::new(r"(unclosed").is_err());
+    }
+
+    #[test]
+    fn matches_inside_a_character_widen_to_the_whole_character() {
+        // `.` is one byte: a match may start or end inside a multi-byte character.
+        let regex = LazyRegex::new(r"a.").unwrap();
+        let text = "xaé!";
+        assert_eq!(regex.find_ranges(text, 10), vec![(1, 4)]);
+        assert!(text.get(1..4).is_some());
+    }
+
+    #[test]
+    fn a_string_index_names_every_rule_whose_expression_matches() {
+        let index = StringIndex::new(vec!["^/tmp".into(), "tmp/x$".into(), "^/etc".into()], vec![7, 8, 9]);
+        assert_eq!(index.matching("/tmp/x"), vec![7, 8]);
+        assert!(index.matching("/home").is_empty());
     }
 }
