@@ -215,3 +215,26 @@ fn the_tool_table_describes_at_least_150_tools() {
         );
     }
 }
+
+/// False alarms found on ordinary code (the standard library and a real application's
+/// dependencies): each was a HIGH or BLOCKED rating of code that does nothing of the kind.
+#[test]
+fn ordinary_library_code_is_not_mistaken_for_an_attack() {
+    let cases = [
+        // requests' retry adapter: a `mount` that is not mount(2).
+        "import requests\nfrom requests.adapters import HTTPAdapter\nfrom urllib3.util.retry import Retry\n\nsession = requests.Session()\nsession.mount('https://', HTTPAdapter(max_retries=Retry(total=3)))\nprint(session.get('https://example.com', timeout=10).status_code)\n",
+        // A worker pool that terminates its own processes, in a file that mentions "INIT".
+        "import multiprocessing\nINIT = 'INIT'\n\nclass Pool:\n    def __init__(self, n):\n        self._pool = [multiprocessing.Process(target=print) for _ in range(n)]\n\n    def close(self):\n        for p in self._pool:\n            p.terminate()\n",
+        // Removing a path the program was given: nothing says it is a system file.
+        "import os\n\ndef cleanup(path):\n    path = os.fspath(path)\n    if os.path.exists(path):\n        os.remove(path)\n",
+        // An emoji table.
+        "EMOJI = {'sauropod': '\\U0001F995', 't-rex': '\\U0001F996', 'rocket': '\\U0001F680'}\n",
+        // Files found under the working directory, rewritten in place.
+        "import sys\nfrom pathlib import Path\n\nfor filename in Path().glob(sys.argv[1]):\n    text = Path(filename).read_text()\n    Path(filename).write_text(text.replace('\\t', '    '))\n",
+    ];
+    let engine = engine();
+    for code in cases {
+        let a = engine.assess(code.as_bytes(), Language::Python, Origin::External);
+        assert!(a.level <= Level::Medium, "{code}\n{}", summary(&a));
+    }
+}

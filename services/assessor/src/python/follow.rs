@@ -78,15 +78,15 @@ impl Program<'_> {
             let base = match call.name.as_str() {
                 "pathlib.Path.iterdir" | "pathlib.Path.walk" => call.receiver.clone(),
                 "pathlib.Path.glob" | "pathlib.Path.rglob" => call.receiver.clone().map(|r| {
-                    let pattern = call
-                        .args
-                        .first()
-                        .and_then(|a| a.text())
-                        .unwrap_or_default()
-                        .into_owned();
-                    let text = r.text().unwrap_or_default().into_owned();
+                    let pattern = call.args.first().and_then(|a| a.text()).unwrap_or("{}".into());
+                    // `Path().glob(p)` lists the working directory: its entries are relative.
+                    let entry = match r.text().as_deref() {
+                        None => format!("{{}}/{pattern}"),
+                        Some("" | ".") => pattern.into_owned(),
+                        Some(base) => format!("{}/{pattern}", base.trim_end_matches('/')),
+                    };
                     Expr {
-                        value: Value::Formatted(format!("{text}/{pattern}")),
+                        value: Value::Formatted(entry),
                         taints: r.taints,
                         trail: r.trail.clone(),
                     }
