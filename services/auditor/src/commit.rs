@@ -23,10 +23,27 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 /// A message for the audit stream.
-pub(crate) struct Outgoing {
+pub(crate) struct Message {
     subject: String,
     payload: Bytes,
     id: String,
+}
+
+/// What a committed batch publishes.
+pub(crate) struct Outgoing {
+    /// A receipt for each request the batch ends.
+    pub(crate) receipts: Vec<Message>,
+    /// Its entries (when `publish_entries`) and its checkpoint.
+    pub(crate) log: Vec<Message>,
+}
+
+impl Outgoing {
+    /// Everything, receipts first.
+    pub(crate) fn all(self) -> Vec<Message> {
+        let mut all = self.receipts;
+        all.extend(self.log);
+        all
+    }
 }
 
 impl Auditor {
@@ -55,18 +72,23 @@ impl Auditor {
             self.crash.at("staged");
             self.swap_head(&batch, staging.clone(), last_stream_seq, shutdown).await?;
             self.crash.at("swapped");
-            // Committed: from here on the batch is finished, now or by the next start.
+            // Committed: from here on the batch is finished, now or by the next start. Its
+            // receipts go out at once: each carries its proof and the signed checkpoint, and
+            // proves inclusion without the store, so a waiting client need not wait for the
+            // tiles (a store write that a busy disk can hold up for tens of milliseconds).
+            for (entry, _) in &batch.entries {
+                self.index(entry);
+            }
+            let Outgoing { receipts, log } = self.outgoing(&batch.staged, &batch.entries).await?;
+            self.send_all(receipts, shutdown).await?;
             self.apply(&batch, shutdown).await?;
             self.metrics.committed(batch.staged.size);
             self.crash.at("checkpoint");
             self.writer.accept(&batch);
             self.committed_seq = last_stream_seq;
-            for (entry, _) in &batch.entries {
-                self.index(entry);
-            }
             self.drop_superseded_partials(&batch).await;
-            let outgoing = self.outgoing(&batch.staged, &batch.entries).await?;
-            self.send_all(outgoing, shutdown).await?;
+            // The checkpoint message only once the checkpoint object is there to be read.
+            self.send_all(log, shutdown).await?;
             self.crash.at("published");
             if let Some(message) = last_message {
                 airlock_bus::consume::ack(&message).await;
@@ -146,22 +168,18 @@ impl Auditor {
 
     /// What a committed batch publishes: its entries, its checkpoint, and a receipt for each
     /// request it ends.
-    pub(crate) async fn outgoing(
-        &mut self,
-        staged: &Staged,
-        entries: &[(Entry, Vec<u8>)],
-    ) -> Result<Vec<Outgoing>, Error> {
+    pub(crate) async fn outgoing(&mut self, staged: &Staged, entries: &[(Entry, Vec<u8>)]) -> Result<Outgoing, Error> {
         let mut out = Vec::new();
         if self.config.publish_entries {
             for (entry, bytes) in entries {
-                out.push(Outgoing {
+                out.push(Message {
                     subject: audit_entry_subject(&entry.request_id),
                     payload: Bytes::from(bytes.clone()),
                     id: format!("entry.{}", entry.seq),
                 });
             }
         }
-        out.push(Outgoing {
+        out.push(Message {
             subject: AUDIT_CHECKPOINT.to_owned(),
             payload: Bytes::from(staged.checkpoint.clone()),
             id: format!("checkpoint.{}", staged.size),
@@ -173,6 +191,7 @@ impl Auditor {
         for object in &staged.tiles {
             tiles.preload(&object.path, &object.bytes);
         }
+        let mut receipts = Vec::new();
         for (entry, bytes) in entries.iter().filter(|(e, _)| e.is_terminal()) {
             let Ok(request_id) = RequestId::parse(&entry.request_id) else {
                 continue;
@@ -196,19 +215,19 @@ impl Auditor {
                 checkpoint: staged.checkpoint.clone(),
                 proof: proof.to_text(),
             };
-            out.push(Outgoing {
+            receipts.push(Message {
                 subject: audit_receipt_subject(&entry.request_id),
                 payload: Bytes::from(receipt.encode()),
                 id: format!("receipt.{}", entry.request_id),
             });
             self.counters.incr("receipts");
         }
-        Ok(out)
+        Ok(Outgoing { receipts, log: out })
     }
 
     /// Publishes to the audit stream, pipelined, retrying the lot until every publish is
     /// acknowledged (message ids make repeats harmless).
-    pub(crate) async fn send_all(&self, outgoing: Vec<Outgoing>, shutdown: &CancellationToken) -> Result<(), Error> {
+    pub(crate) async fn send_all(&self, outgoing: Vec<Message>, shutdown: &CancellationToken) -> Result<(), Error> {
         let backoff = Backoff {
             first: Duration::from_millis(100),
             max: Duration::from_secs(5),
@@ -232,7 +251,7 @@ impl Auditor {
 /// holding more unpolled ack futures than that would wait forever.
 async fn send_once(
     js: &jetstream::Context,
-    outgoing: &[Outgoing],
+    outgoing: &[Message],
 ) -> Result<(), async_nats::jetstream::context::PublishError> {
     for window in outgoing.chunks(1024) {
         let mut acks = Vec::with_capacity(window.len());

@@ -93,7 +93,7 @@ impl Auditor {
                 auditor.index(entry);
             }
             let outgoing = auditor.outgoing(&staged, &entries).await?;
-            auditor.send_all(outgoing, shutdown).await?;
+            auditor.send_all(outgoing.all(), shutdown).await?;
             store_step(shutdown, "deleting the staging object", || auditor.store.delete(&path)).await?;
         }
         let orphans = store_step(shutdown, "listing staging objects", || auditor.store.list("staging/")).await?;
