@@ -369,12 +369,17 @@ impl LineIndex {
         LineIndex { starts }
     }
 
+    /// The 1-based line of a byte offset.
+    pub fn line(&self, offset: usize) -> u32 {
+        self.starts.partition_point(|&s| s <= offset).max(1) as u32
+    }
+
     pub fn span(&self, start: usize, end: usize) -> Span {
-        let line = self.starts.partition_point(|&s| s <= start).max(1);
-        let line_start = self.starts.get(line - 1).copied().unwrap_or(0);
+        let line = self.line(start);
+        let line_start = self.starts.get(line as usize - 1).copied().unwrap_or(0);
         Span {
-            line: line as u32,
-            column: (start - line_start) as u32 + 1,
+            line,
+            column: start.saturating_sub(line_start) as u32 + 1,
             start_byte: start,
             end_byte: end,
         }
@@ -391,7 +396,7 @@ fn memchr_newlines(source: &str) -> impl Iterator<Item = usize> + '_ {
 
 #[cfg(test)]
 mod tests {
-    use super::LineIndex;
+    use super::*;
 
     #[test]
     fn byte_offsets_map_to_lines_and_columns() {

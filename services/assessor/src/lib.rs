@@ -24,6 +24,7 @@ mod matcher;
 mod python;
 mod scripts;
 mod shell;
+mod shell_old;
 mod summary;
 mod threats;
 mod treesitter;

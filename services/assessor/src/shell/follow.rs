@@ -1,29 +1,40 @@
 //! Following values through a shell script: calls of its functions with `$1…` bound, loops over
 //! literal words, `read` loops, and libraries preloaded into what runs.
 
+use super::syntax::ast::{CompoundKind, For, Range, Stmt, StmtKind};
 use super::{MAX_CALL_DEPTH, MAX_FOLLOWED_CALLS, MAX_LOOP_VALUES, Pipe, Walker};
 use crate::facts::{Call, Expr, Span, Taints};
 use airlock_protocol::request::Language;
-use tree_sitter::Node;
 
 use super::words::literal_word;
 
-impl<'t> Walker<'_, '_, '_, 't> {
+impl<'s> Walker<'_, '_, 's> {
     /// A function whose body pipes itself into itself (`:(){ :|:& };:`), the shape of a fork bomb.
-    pub(super) fn pipes_into_itself(&self, body: Node<'t>, name: &str) -> bool {
-        let mut cursor = body.walk();
-        body.named_children(&mut cursor).any(|child| {
-            let pipeline = match child.kind() {
-                "pipeline" => Some(child),
-                "list" | "background" => child.named_child(0).filter(|c| c.kind() == "pipeline"),
+    pub(super) fn pipes_into_itself(&self, body: &Stmt, name: &str) -> bool {
+        let StmtKind::Compound(compound) = &body.kind else {
+            return false;
+        };
+        let (CompoundKind::Group(statements) | CompoundKind::Subshell(statements)) = &compound.kind else {
+            return false;
+        };
+        statements.iter().any(|stmt| {
+            let pipeline = match &stmt.kind {
+                StmtKind::Pipeline(pipeline) => Some(pipeline),
+                StmtKind::AndOr(list) => match &list.first.kind {
+                    StmtKind::Pipeline(pipeline) => Some(pipeline),
+                    _ => None,
+                },
                 _ => None,
             };
             pipeline.is_some_and(|p| {
-                let mut stages = p.walk();
                 let names: Vec<String> = p
-                    .named_children(&mut stages)
-                    .filter_map(|s| s.child_by_field_name("name"))
-                    .map(|n| literal_word(self.text(n)))
+                    .stages
+                    .iter()
+                    .filter_map(|stage| match &stage.kind {
+                        StmtKind::Simple(simple) => simple.words.first(),
+                        _ => None,
+                    })
+                    .map(|word| literal_word(self.text(word.range)))
                     .collect();
                 names.len() >= 2 && names.iter().all(|n| n == name)
             })
@@ -32,20 +43,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// `for x in a b c`: the body is followed once per literal word (the values a loop over a
     /// literal list takes), or once with the union of what the words carry.
-    pub(super) fn for_statement(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
+    pub(super) fn for_statement(&mut self, clause: &'s For, range: Range, depth: u32, pipe: &Pipe) -> Taints {
         let mut values = Vec::new();
-        let mut cursor = node.walk();
-        for value in node.children_by_field_name("value", &mut cursor) {
-            values.push(self.word(value, depth + 1));
+        for word in clause.words.iter().flatten() {
+            values.push(self.word(word, depth));
         }
-        let Some(body) = node.child_by_field_name("body") else {
-            return Taints::NONE;
-        };
-        let name = node
-            .child_by_field_name("variable")
-            .map(|v| self.text(v).to_string())
-            .unwrap_or_default();
-        let line = self.span(node).line;
+        let body = &clause.body;
+        let name = self.text(clause.variable).to_string();
+        let line = self.span(range).line;
         let mut output = Taints::NONE;
         if values.is_empty() || values.len() > MAX_LOOP_VALUES {
             let taints = values.iter().fold(Taints::NONE, |t, v| t.union(v.taints));
@@ -54,12 +59,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 value = value.with_trail_of(&[first]);
             }
             self.vars.insert(name, value);
-            return self.visit(body, depth + 1, pipe);
+            return self.statements(body, depth, pipe);
         }
         for value in values {
             let value = value.step(|| "a loop value".into(), || format!("`{name}` (line {line})"));
             self.vars.insert(name.clone(), value);
-            output = output.union(self.visit(body, depth + 1, pipe));
+            output = output.union(self.statements(body, depth, pipe));
         }
         output
     }

@@ -7,26 +7,57 @@
 //! argument is the path, so "writes to /etc" is one rule whether it is `tee /etc/x` or `> /etc/x`.
 //! Data flows through variables, command substitutions and pipelines: what a stage reads or
 //! produces reaches the next stage's standard input.
+//!
+//! The source is parsed by `syntax`, a parser written for this (error-tolerant, bounded).
 
 use crate::extract::{Context, SyntaxErrors, with_stack};
-use crate::facts::{Binding, BindingKind, Call, Expr, Span, StringLit, Taints, Value};
+use crate::facts::{Binding, BindingKind, Call, Expr, LineIndex, Span, StringLit, Taints, Value};
 use crate::rules::Embedded;
-use crate::treesitter::{node_text, span_of};
 use airlock_protocol::request::Language;
 use rustc_hash::FxHashMap as HashMap;
-use tree_sitter::Node;
+use syntax::ast::{
+    AssignValue, Assignment, CompoundKind, Declaration, DeclarationArg, Function, Heredoc, Pipeline, Range, Simple,
+    Stmt, StmtKind, WordPart,
+};
+
+pub mod syntax;
+
+mod follow;
+mod redirects;
+mod words;
+
+use words::literal_word;
 
 pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
-    let tree = crate::treesitter::parse(Language::Bash, source, &mut ctx.budget)?;
-    let errors = crate::treesitter::syntax_errors(&tree, &mut ctx.budget);
-    let mut walker = Walker::new(ctx, source, outer);
-    walker.visit(tree.root_node(), 0, &Pipe::default());
+    if crate::shell_old::USE_OLD.load(std::sync::atomic::Ordering::Relaxed) {
+        return crate::shell_old::extract(ctx, source, outer);
+    }
+    let script = match syntax::parse(source, ctx.max_depth, &mut ctx.budget) {
+        Ok(script) => script,
+        Err(stopped) => {
+            ctx.budget.parsed_to = stopped.parsed_to;
+            return None;
+        }
+    };
+    let lines = LineIndex::new(source);
+    let mut errors = SyntaxErrors::default();
+    for error in &script.errors {
+        errors.add(lines.line(error.offset as usize));
+    }
+    errors.count = script.error_count;
+    if let Some(at) = script.too_deep_at {
+        ctx.too_deep = true;
+        ctx.reached(lines.line(at as usize), outer);
+    }
+    let mut walker = Walker::new(ctx, source, &script.heredocs, &lines, outer);
+    walker.statements(&script.body, 0, &Pipe::default());
     Some(errors)
 }
 
 /// A command given as an argument vector (`subprocess.run(["rm", "-rf", "/"])`).
 pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
-    let mut walker = Walker::new(ctx, "", Some(span));
+    let lines = LineIndex::new("");
+    let mut walker = Walker::new(ctx, "", &[], &lines, Some(span));
     for word in &argv {
         walker.record_string(word, span);
     }
@@ -41,13 +72,26 @@ struct Pipe {
     to: Vec<String>,
 }
 
-struct Walker<'c, 'r, 's, 't> {
+impl Pipe {
+    /// The same place in the pipeline, with `stdin` as its input.
+    fn with_stdin(&self, stdin: Taints) -> Pipe {
+        Pipe {
+            stdin,
+            from: self.from.clone(),
+            to: self.to.clone(),
+        }
+    }
+}
+
+struct Walker<'c, 'r, 's> {
     ctx: &'c mut Context<'r>,
     source: &'s str,
+    heredocs: &'s [Heredoc],
+    lines: &'s LineIndex,
     outer: Option<Span>,
     vars: HashMap<String, Expr>,
     /// Shell functions defined so far, by name: a call runs the body with `$1…` bound.
-    functions: HashMap<String, Node<'t>>,
+    functions: HashMap<String, &'s Stmt>,
     /// `$1…` of the function being followed; `None` at the top level (the request's arguments).
     positional: Option<Vec<Expr>>,
     /// Functions being followed (no recursion) and how many calls were followed in all.
@@ -65,16 +109,27 @@ const MAX_CALL_DEPTH: usize = 4;
 /// A `for` loop over literal words is followed once per word, up to this many.
 const MAX_LOOP_VALUES: usize = 8;
 
-mod follow;
-mod words;
+/// What a redirection applies to.
+#[derive(Clone, Copy)]
+enum Body<'s> {
+    Simple(&'s Simple),
+    Declaration(&'s Declaration),
+    Compound(&'s CompoundKind),
+}
 
-use words::literal_word;
-
-impl<'c, 'r, 's> Walker<'c, 'r, 's, '_> {
-    fn new(ctx: &'c mut Context<'r>, source: &'s str, outer: Option<Span>) -> Self {
+impl<'c, 'r, 's> Walker<'c, 'r, 's> {
+    fn new(
+        ctx: &'c mut Context<'r>,
+        source: &'s str,
+        heredocs: &'s [Heredoc],
+        lines: &'s LineIndex,
+        outer: Option<Span>,
+    ) -> Self {
         Walker {
             ctx,
             source,
+            heredocs,
+            lines,
             outer,
             vars: HashMap::default(),
             functions: HashMap::default(),
@@ -85,118 +140,215 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's, '_> {
             cwd: None,
         }
     }
-}
 
-impl<'t> Walker<'_, '_, '_, 't> {
-    fn text(&self, node: Node<'t>) -> &str {
-        node_text(node, self.source)
+    fn text(&self, range: Range) -> &'s str {
+        range.text(self.source)
     }
 
-    fn span(&self, node: Node<'t>) -> Span {
-        span_of(node, self.outer)
+    /// The span of a range, or the outer span for embedded code.
+    fn span(&self, range: Range) -> Span {
+        match self.outer {
+            Some(outer) => outer,
+            None => self.lines.span(range.start as usize, range.end as usize),
+        }
+    }
+
+    /// Visits statements in order; returns the labels of what they write to standard output.
+    fn statements(&mut self, list: &'s [Stmt], depth: u32, pipe: &Pipe) -> Taints {
+        let mut output = Taints::NONE;
+        for stmt in list {
+            output = output.union(self.visit(stmt, depth, pipe));
+        }
+        output
     }
 
     /// Visits a statement; returns the labels of what it writes to standard output.
-    fn visit(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
-        with_stack(|| self.visit_node(node, depth, pipe))
+    fn visit(&mut self, stmt: &'s Stmt, depth: u32, pipe: &Pipe) -> Taints {
+        with_stack(|| self.visit_stmt(stmt, depth, pipe))
     }
 
-    fn visit_node(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
+    fn visit_stmt(&mut self, stmt: &'s Stmt, depth: u32, pipe: &Pipe) -> Taints {
         if self.ctx.stop_at(depth) {
             return Taints::NONE;
         }
         self.depth = depth;
-        self.ctx.reached(node.start_position().row as u32 + 1, self.outer);
-        match node.kind() {
-            "command" => self.command(node, depth, pipe),
-            "pipeline" => self.pipeline(node, depth, pipe),
-            "redirected_statement" => self.redirected(node, depth, pipe),
-            "variable_assignment" => {
-                self.assignment(node, depth);
-                Taints::NONE
-            }
-            "declaration_command" | "unset_command" => self.declaration(node, depth, pipe),
-            "function_definition" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    let name = literal_word(self.text(name));
-                    if let Some(body) = node.child_by_field_name("body")
-                        && self.pipes_into_itself(body, &name)
-                    {
-                        let fact = Call::new("@fork-bomb".into(), self.span(node));
-                        self.ctx.shell.push_call(fact);
-                    }
-                    if let Some(body) = node.child_by_field_name("body") {
-                        self.functions.insert(name, body);
-                    }
-                }
-                // The body once as written (parameters unknown), for what it does whoever calls it.
-                match node.child_by_field_name("body") {
-                    Some(body) => self.visit(body, depth + 1, pipe),
-                    None => Taints::NONE,
-                }
-            }
-            "for_statement" => self.for_statement(node, depth, pipe),
-            "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Taints::NONE,
-            "string"
-            | "word"
-            | "raw_string"
-            | "concatenation"
-            | "simple_expansion"
-            | "expansion"
-            | "command_substitution"
-            | "process_substitution"
-            | "number" => self.word(node, depth).taints,
-            _ => {
-                let mut output = Taints::NONE;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    output = output.union(self.visit(child, depth + 1, pipe));
+        if self.outer.is_none() {
+            let line = self.lines.line(stmt.range.start as usize);
+            self.ctx.reached(line, None);
+        }
+        match &stmt.kind {
+            StmtKind::Simple(simple) => self.simple(stmt, simple, depth, pipe),
+            StmtKind::Declaration(declaration) => self.redirected(
+                &declaration.redirects,
+                stmt.range,
+                Body::Declaration(declaration),
+                depth,
+                pipe,
+            ),
+            StmtKind::Pipeline(pipeline) => self.pipeline(pipeline, depth, pipe),
+            StmtKind::AndOr(list) => {
+                let mut output = self.visit(&list.first, depth, pipe);
+                for (_, stmt) in &list.rest {
+                    output = output.union(self.visit(stmt, depth, pipe));
                 }
                 output
             }
+            StmtKind::Compound(compound) => self.redirected(
+                &compound.redirects,
+                stmt.range,
+                Body::Compound(&compound.kind),
+                depth,
+                pipe,
+            ),
+            StmtKind::Function(function) => self.function(stmt, function, depth, pipe),
         }
     }
 
-    fn assignment(&mut self, node: Node<'t>, depth: u32) {
-        let Some(name) = node.child_by_field_name("name") else {
-            return;
-        };
-        let value = match node.child_by_field_name("value") {
-            Some(v) => self.word(v, depth + 1),
-            None => Expr::new(Value::Str(String::new())),
-        };
-        let name = self.text(name).to_string();
-        let line = self.span(node).line;
+    fn simple(&mut self, stmt: &'s Stmt, simple: &'s Simple, depth: u32, pipe: &Pipe) -> Taints {
+        if simple.redirects.is_empty() {
+            return self.body(Body::Simple(simple), stmt.range, depth, pipe);
+        }
+        self.redirected(&simple.redirects, stmt.range, Body::Simple(simple), depth, pipe)
+    }
+
+    /// Runs what redirections apply to.
+    fn body(&mut self, body: Body<'s>, range: Range, depth: u32, pipe: &Pipe) -> Taints {
+        match body {
+            Body::Simple(simple) if simple.words.is_empty() => {
+                // Assignments alone set variables; a redirection alone (`> f`) runs nothing.
+                for assignment in &simple.assignments {
+                    self.assignment(assignment, depth);
+                }
+                Taints::NONE
+            }
+            Body::Simple(simple) => self.command(simple, depth, pipe),
+            Body::Declaration(declaration) => self.declaration(declaration, range, depth, pipe),
+            Body::Compound(kind) => self.compound(kind, range, depth + 1, pipe),
+        }
+    }
+
+    fn function(&mut self, stmt: &'s Stmt, function: &'s Function, depth: u32, pipe: &Pipe) -> Taints {
+        let name = literal_word(self.text(function.name.range));
+        if self.pipes_into_itself(&function.body, &name) {
+            let fact = Call::new("@fork-bomb".into(), self.span(stmt.range));
+            self.ctx.shell.push_call(fact);
+        }
+        self.functions.insert(name, &function.body);
+        // The body once as written (parameters unknown), for what it does whoever calls it.
+        self.visit(&function.body, depth + 1, pipe)
+    }
+
+    fn compound(&mut self, kind: &'s CompoundKind, range: Range, depth: u32, pipe: &Pipe) -> Taints {
+        match kind {
+            CompoundKind::Group(body) | CompoundKind::Subshell(body) => self.statements(body, depth, pipe),
+            CompoundKind::If(clause) => {
+                let mut output = Taints::NONE;
+                for (condition, body) in &clause.branches {
+                    output = output.union(self.statements(condition, depth, pipe));
+                    output = output.union(self.statements(body, depth, pipe));
+                }
+                if let Some(body) = &clause.otherwise {
+                    output = output.union(self.statements(body, depth, pipe));
+                }
+                output
+            }
+            CompoundKind::While(clause) => {
+                let output = self.statements(&clause.condition, depth, pipe);
+                output.union(self.statements(&clause.body, depth, pipe))
+            }
+            CompoundKind::For(clause) => self.for_statement(clause, range, depth, pipe),
+            CompoundKind::ArithFor(parts, body) => {
+                let output = self.parts_taints(parts, depth);
+                output.union(self.statements(body, depth, pipe))
+            }
+            CompoundKind::Case(case) => {
+                let mut output = self.word(&case.word, depth).taints;
+                for item in &case.items {
+                    for pattern in &item.patterns {
+                        output = output.union(self.word(pattern, depth).taints);
+                    }
+                    output = output.union(self.statements(&item.body, depth, pipe));
+                }
+                output
+            }
+            CompoundKind::Test(words) => {
+                let mut output = Taints::NONE;
+                for word in words {
+                    output = output.union(self.word(word, depth).taints);
+                }
+                output
+            }
+            CompoundKind::Arith(parts) => self.parts_taints(parts, depth),
+            CompoundKind::Coproc(body) => self.visit(body, depth, pipe),
+        }
+    }
+
+    /// The labels of expansions and substitutions (inside arithmetic), visiting what they run.
+    fn parts_taints(&mut self, parts: &'s [WordPart], depth: u32) -> Taints {
+        let mut taints = Taints::NONE;
+        for part in parts {
+            taints = taints.union(self.part(part, depth).taints);
+        }
+        taints
+    }
+
+    fn assignment(&mut self, assignment: &'s Assignment, depth: u32) {
+        let value = self.assigned_value(&assignment.value, depth);
+        let name = self.text(assignment.name).to_string();
+        let span = self.span(assignment.range);
+        let line = span.line;
         let value = value.step(|| "a command's output".into(), || format!("`{name}` (line {line})"));
-        self.preload(&name, &value, self.span(node));
+        self.preload(&name, &value, span);
         let binding = Binding {
             kind: BindingKind::Assign,
             target: name.clone(),
             value: value.clone(),
-            span: self.span(node),
+            span,
         };
         self.ctx.shell.push_binding(binding);
         self.vars.insert(name, value);
     }
 
+    fn assigned_value(&mut self, value: &'s AssignValue, depth: u32) -> Expr {
+        match value {
+            AssignValue::Empty => Expr::new(Value::Str(String::new())),
+            AssignValue::Word(word) => self.word(word, depth),
+            AssignValue::Array(range, words) => {
+                let mut taints = Taints::NONE;
+                for word in words {
+                    taints = taints.union(self.word(word, depth).taints);
+                }
+                Expr {
+                    value: Value::Formatted(self.text(*range).to_string()),
+                    taints,
+                    trail: None,
+                }
+            }
+        }
+    }
+
     /// `export A=b`, `local x`, `unset HISTFILE`: assignments, and a command named after the
     /// keyword whose arguments are the words as written (`HISTFILE=/dev/null`).
-    fn declaration(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
-        let keyword = node.child(0).map(|k| self.text(k).to_string()).unwrap_or_default();
-        let span = self.span(node);
+    fn declaration(&mut self, declaration: &'s Declaration, range: Range, depth: u32, pipe: &Pipe) -> Taints {
+        let keyword = literal_word(self.text(declaration.keyword.range));
+        let end = match declaration.args.last() {
+            Some(DeclarationArg::Word(word)) => word.range.end,
+            Some(DeclarationArg::Assignment(assignment)) => assignment.range.end,
+            None => declaration.keyword.range.end,
+        };
+        let span = self.span(Range {
+            start: range.start,
+            end,
+        });
         let mut words = vec![Expr::new(Value::Str(keyword))];
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "variable_assignment" => {
-                    self.assignment(child, depth + 1);
-                    let name = child
-                        .child_by_field_name("name")
-                        .map(|n| self.text(n).to_string())
-                        .unwrap_or_default();
+        for arg in &declaration.args {
+            match arg {
+                DeclarationArg::Assignment(assignment) => {
+                    self.assignment(assignment, depth);
+                    let name = self.text(assignment.name);
                     let value = self
                         .vars
-                        .get(&name)
+                        .get(name)
                         .cloned()
                         .unwrap_or_else(|| Expr::new(Value::Str(String::new())));
                     let text = format!("{name}={}", value.text().unwrap_or_default());
@@ -212,9 +364,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     self.record_string(&word, span);
                     words.push(word);
                 }
-                "comment" => {}
-                _ => {
-                    let word = self.word(child, depth + 1);
+                DeclarationArg::Word(word) => {
+                    let word = self.word(word, depth);
                     self.record_string(&word, span);
                     words.push(word);
                 }
@@ -223,296 +374,66 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.command_from_words(words, span, pipe, Vec::new())
     }
 
-    fn pipeline(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
-        let mut cursor = node.walk();
-        let stages: Vec<Node<'t>> = node
-            .named_children(&mut cursor)
-            .filter(|n| n.kind() != "comment")
-            .collect();
-        let names: Vec<String> = stages.iter().map(|s| self.stage_name(*s)).collect();
+    fn pipeline(&mut self, pipeline: &'s Pipeline, depth: u32, pipe: &Pipe) -> Taints {
+        let names: Vec<String> = pipeline.stages.iter().map(|s| self.stage_name(s)).collect();
         let mut stdin = pipe.stdin;
-        for (i, stage) in stages.iter().enumerate() {
+        for (i, stage) in pipeline.stages.iter().enumerate() {
             let mut from = pipe.from.clone();
             from.extend(names[..i].iter().cloned());
             let mut to: Vec<String> = names[i + 1..].to_vec();
             to.extend(pipe.to.iter().cloned());
             let stage_pipe = Pipe { stdin, from, to };
-            stdin = self.visit(*stage, depth + 1, &stage_pipe);
+            stdin = self.visit(stage, depth, &stage_pipe);
         }
         stdin
     }
 
     /// The program a pipeline stage runs, for `pipe_from` / `pipe_to`.
-    fn stage_name(&self, stage: Node<'t>) -> String {
-        let command = match stage.kind() {
-            "redirected_statement" => stage.child_by_field_name("body"),
-            _ => Some(stage),
-        };
-        command
-            .filter(|c| c.kind() == "command")
-            .and_then(|c| c.child_by_field_name("name"))
-            .map(|n| program_name(&literal_word(self.text(n))))
-            .unwrap_or_default()
-    }
-
-    fn redirected(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
-        let body = node.child_by_field_name("body");
-        let body_name = body.map(|b| self.stage_name(b)).unwrap_or_default();
-        let mut stdin = pipe.stdin;
-        let mut writes = Vec::new();
-        let mut heredoc = None;
-        let mut cursor = node.walk();
-        for redirect in node.children_by_field_name("redirect", &mut cursor) {
-            match redirect.kind() {
-                "file_redirect" => {
-                    let Some((operator, target)) = self.file_redirect(redirect, depth) else {
-                        continue;
-                    };
-                    if operator == "<" || operator == "<>" {
-                        let read = self.pseudo_command(&operator, target.clone(), redirect, &body_name, Taints::NONE);
-                        stdin = stdin.union(read);
-                    }
-                    // `<>` opens for reading and writing: recorded once, as a read.
-                    if operator != "<" && operator != "<>" {
-                        writes.push((operator, target, redirect));
-                    }
-                }
-                "heredoc_redirect" | "herestring_redirect" => {
-                    let content = self.heredoc_content(redirect, depth);
-                    stdin = stdin.union(content.taints);
-                    heredoc = Some(content);
-                }
-                _ => {}
-            }
-        }
-        // `python3 - <<EOF ... EOF` and `bash <<< "..."` run the text they are given.
-        if let Some(content) = &heredoc
-            && let Some(text) = content.text()
-        {
-            let interpreter = match body_name.as_str() {
-                "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => Some(Language::Bash),
-                n if n.starts_with("python") => Some(Language::Python),
-                _ => None,
-            };
-            if let Some(language) = interpreter {
-                let span = self.span(node);
-                let text = text.into_owned();
-                self.ctx.extract_embedded(language, &text, span);
-            }
-        }
-        let body_pipe = Pipe {
-            stdin,
-            from: pipe.from.clone(),
-            to: pipe.to.clone(),
-        };
-        let output = match body {
-            Some(b) => self.visit(b, depth + 1, &body_pipe),
-            None => Taints::NONE,
-        };
-        for (operator, target, redirect) in writes {
-            let written = output.union(heredoc.as_ref().map_or(Taints::NONE, |h| h.taints));
-            self.pseudo_command(&operator, target, redirect, &body_name, written);
-        }
-        output
-    }
-
-    /// `2>&1` and friends duplicate descriptors and name no file: `None` for those.
-    fn file_redirect(&mut self, redirect: Node<'t>, depth: u32) -> Option<(String, Expr)> {
-        let mut operator = String::new();
-        let mut target = None;
-        let mut cursor = redirect.walk();
-        for child in redirect.children(&mut cursor) {
-            if !child.is_named() {
-                operator = self.text(child).to_string();
-            } else if redirect
-                .child_by_field_name("destination")
-                .is_some_and(|d| d.id() == child.id())
-                && target.is_none()
-            {
-                target = Some(self.word(child, depth + 1));
-            }
-        }
-        let target = target?;
-        if let Value::Str(t) = &target.value
-            && (t == "-" || t.chars().all(|c| c.is_ascii_digit()))
-        {
-            return None;
-        }
-        let operator = match operator.as_str() {
-            ">>" | "&>>" => ">>",
-            "<" => "<",
-            "<>" => "<>",
-            _ => ">",
-        };
-        Some((operator.to_string(), target))
-    }
-
-    fn pseudo_command(
-        &mut self,
-        operator: &str,
-        target: Expr,
-        node: Node<'t>,
-        writer: &str,
-        written: Taints,
-    ) -> Taints {
-        let span = self.span(node);
-        self.record_string(&target, span);
-        let mut call = Call::new(operator.to_string(), span);
-        call.taints = target.taints.union(written);
-        call.args.push(target);
-        if !writer.is_empty() {
-            call.pipe_from.push(writer.to_string());
-        }
-        let labels = self.ctx.rules.call_labels(Language::Bash, &call);
-        // A redirection is a read, a write or an append of its file, like any tool's.
-        let kind = match operator {
-            ">" => Some("@write"),
-            ">>" => Some("@append"),
-            "<" | "<>" => Some("@read"),
-            _ => None,
-        };
-        let mut read = Taints::NONE;
-        // `> /dev/tcp/host/port` sends what is written to the network.
-        if let Some(target) = call
-            .args
-            .first()
-            .and_then(|a| a.text())
-            .filter(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
-        {
-            let mut facts = Vec::new();
-            let names = if operator == "<" || operator == "<>" {
-                ["@connect", "@fetch"]
-            } else {
-                ["@connect", "@send"]
-            };
-            for name in names {
-                let mut fact = Call::new(name.to_string(), span);
-                fact.via = vec![operator.to_string()];
-                fact.via.extend(call.pipe_from.iter().cloned());
-                fact.taints = call.taints;
-                fact.args
-                    .push(Expr::new(Value::Str(target.to_string())).with_taints(call.taints));
-                facts.push(crate::effects::Found { call: fact, code: None });
-            }
-            read = read.union(self.ctx.record_effects(Language::Bash, facts));
-        }
-        if let Some(kind) = kind
-            && !call
-                .args
+    fn stage_name(&self, stage: &Stmt) -> String {
+        match &stage.kind {
+            StmtKind::Simple(simple) => simple
+                .words
                 .first()
-                .and_then(|a| a.text())
-                .is_some_and(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") || t == "/dev/null")
+                .map(|name| program_name(&literal_word(self.text(name.range))))
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    fn command(&mut self, simple: &'s Simple, depth: u32, pipe: &Pipe) -> Taints {
+        let span = self.span(simple.command_range);
+        // `[ -f x ]` tests: its words are looked at (substitutions run), nothing else.
+        if let Some(first) = simple.words.first()
+            && matches!(first.parts.as_slice(), [WordPart::Literal(r)] if self.text(*r) == "[")
         {
-            let mut fact = Call::new(kind.to_string(), span);
-            fact.via = vec![operator.to_string()];
-            fact.via.extend(call.pipe_from.iter().cloned());
-            fact.taints = call.taints;
-            fact.args = call.args.clone();
-            read = self
-                .ctx
-                .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
-        }
-        self.ctx.shell.push_call(call);
-        labels.union(read)
-    }
-
-    fn heredoc_content(&mut self, redirect: Node<'t>, depth: u32) -> Expr {
-        let mut text = String::new();
-        let mut literal = true;
-        let mut taints = Taints::NONE;
-        let mut cursor = redirect.walk();
-        for child in redirect.named_children(&mut cursor) {
-            match child.kind() {
-                "heredoc_body" => {
-                    let mut parts = child.walk();
-                    let mut any_part = false;
-                    for part in child.named_children(&mut parts) {
-                        any_part = true;
-                        if part.kind() == "heredoc_content" {
-                            text.push_str(self.text(part));
-                        } else {
-                            let expr = self.word(part, depth + 1);
-                            literal = false;
-                            taints = taints.union(expr.taints);
-                            text.push_str(&expr.text().unwrap_or_default());
-                        }
-                    }
-                    if !any_part {
-                        text.push_str(self.text(child));
-                    }
-                }
-                "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
-                _ => {
-                    let expr = self.word(child, depth + 1);
-                    literal &= matches!(expr.value, Value::Str(_));
-                    taints = taints.union(expr.taints);
-                    text.push_str(&expr.text().unwrap_or_default());
-                }
+            let mut output = Taints::NONE;
+            for word in &simple.words[1..] {
+                output = output.union(self.word(word, depth).taints);
             }
+            return output;
         }
-        let span = self.span(redirect);
-        self.ctx.shell.push_string(StringLit {
-            text: text.clone(),
-            formatted: !literal,
-            span,
-        });
-        let value = if literal {
-            Value::Str(text)
-        } else {
-            Value::Formatted(text)
-        };
-        Expr {
-            value,
-            taints,
-            trail: None,
-        }
-    }
-
-    fn command(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
-        let span = self.span(node);
-        let mut words = Vec::new();
-        let mut cursor = node.walk();
         let mut stdin = pipe.stdin;
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                // `FOO=bar cmd` sets FOO for cmd only; its value still carries labels.
-                "variable_assignment" => {
-                    if let Some(v) = child.child_by_field_name("value") {
-                        let value = self.word(v, depth + 1);
-                        stdin = stdin.union(value.taints);
-                        if let Some(name) = child.child_by_field_name("name") {
-                            let name = self.text(name).to_string();
-                            self.preload(&name, &value, span);
-                        }
-                    }
-                }
-                "file_redirect" => {
-                    if let Some((operator, target)) = self.file_redirect(child, depth) {
-                        let name = node
-                            .child_by_field_name("name")
-                            .map(|n| program_name(&literal_word(self.text(n))))
-                            .unwrap_or_default();
-                        let read = self.pseudo_command(&operator, target, child, &name, Taints::NONE);
-                        stdin = stdin.union(read);
-                    }
-                }
-                "herestring_redirect" => {
-                    stdin = stdin.union(self.heredoc_content(child, depth).taints);
-                }
-                "comment" => {}
-                _ => {
-                    let word = self.word(child, depth + 1);
-                    self.record_string(&word, span);
-                    words.push(word);
-                }
+        for assignment in &simple.assignments {
+            // `FOO=bar cmd` sets FOO for cmd only; its value still carries labels.
+            if matches!(assignment.value, AssignValue::Empty) {
+                continue;
             }
+            let value = self.assigned_value(&assignment.value, depth);
+            stdin = stdin.union(value.taints);
+            let name = self.text(assignment.name);
+            self.preload(name, &value, span);
         }
-        let pipe = Pipe {
-            stdin,
-            from: pipe.from.clone(),
-            to: pipe.to.clone(),
-        };
-        self.command_from_words(words, span, &pipe, Vec::new())
+        let mut words = Vec::with_capacity(simple.words.len());
+        for (i, word) in simple.words.iter().enumerate() {
+            let word = if i == 0 {
+                self.command_name(word, depth)
+            } else {
+                self.word(word, depth)
+            };
+            self.record_string(&word, span);
+            words.push(word);
+        }
+        self.command_from_words(words, span, &pipe.with_stdin(stdin), Vec::new())
     }
 
     fn record_string(&mut self, word: &Expr, span: Span) {

@@ -1,11 +1,14 @@
 //! Shell words: literals, quoting, escapes, and expansions of variables, positional parameters
 //! and the request's environment.
 
+use super::syntax::ast::{Param, ParamOp, Word, WordPart};
 use super::{Pipe, Walker};
 use crate::facts::{Expr, Taints, Value};
-use tree_sitter::Node;
 
-impl<'t> Walker<'_, '_, '_, 't> {
+/// Characters of a substitution's text kept as its value.
+const SUBSTITUTION_TEXT: usize = 200;
+
+impl<'s> Walker<'_, '_, 's> {
     /// `$1`, `$@`, `$#` in the current function, or the request's arguments at the top level.
     pub(super) fn positional_value(&self, name: &str) -> Option<Expr> {
         let from_request: Vec<Expr>;
@@ -60,53 +63,47 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 
     /// The value of a shell word; expansions of known variables are substituted.
-    pub(super) fn word(&mut self, node: Node<'t>, depth: u32) -> Expr {
+    pub(super) fn word(&mut self, word: &'s Word, depth: u32) -> Expr {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
-        match node.kind() {
-            "word" | "number" | "extglob_pattern" | "regex" | "special_variable_name" => {
-                Expr::new(Value::Str(literal_word(self.text(node))))
+        match word.parts.as_slice() {
+            [part] => self.part(part, depth),
+            parts => self.concatenation(parts, depth),
+        }
+    }
+
+    /// A command's name: as a word, but a value not known as text reads as written (`$cmd`).
+    pub(super) fn command_name(&mut self, word: &'s Word, depth: u32) -> Expr {
+        if self.ctx.stop_at(depth) {
+            return Expr::other(Taints::NONE);
+        }
+        self.concatenation(&word.parts, depth)
+    }
+
+    pub(super) fn part(&mut self, part: &'s WordPart, depth: u32) -> Expr {
+        match part {
+            WordPart::Literal(range) => Expr::new(Value::Str(literal_word(self.text(*range)))),
+            WordPart::QuotedLiteral(range) => Expr::new(Value::Str(unescape_double_quoted(self.text(*range)))),
+            WordPart::RawLiteral(range) | WordPart::SingleQuoted(range) => {
+                Expr::new(Value::Str(self.text(*range).to_string()))
             }
-            "raw_string" => {
-                let text = self.text(node);
-                let inner = text
-                    .strip_prefix('\'')
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
-                Expr::new(Value::Str(inner.to_string()))
-            }
-            "ansi_c_string" => {
-                let text = self.text(node);
-                let inner = text
-                    .strip_prefix("$'")
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
-                Expr::new(Value::Str(ansi_c_unescape(inner)))
-            }
-            "string" | "concatenation" | "command_name" | "translated_string" => self.compound_word(node, depth),
-            "simple_expansion" | "expansion" => self.expansion(node, depth),
-            "command_substitution" | "process_substitution" => {
-                let mut output = Taints::NONE;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    output = output.union(self.visit(child, depth + 1, &Pipe::default()));
-                }
-                let inner: String = self.text(node).chars().take(200).collect();
+            WordPart::AnsiC(range) => Expr::new(Value::Str(ansi_c_unescape(self.text(*range)))),
+            WordPart::DoubleQuoted(_, parts) => self.concatenation(parts, depth),
+            WordPart::Param(param) => self.expansion(param, depth),
+            WordPart::CommandSub(range, body) | WordPart::ProcessSub(range, body) => {
+                let output = self.statements(body, depth + 1, &Pipe::default());
+                let inner: String = self.text(*range).chars().take(SUBSTITUTION_TEXT).collect();
                 Expr {
                     value: Value::Formatted(inner),
                     taints: output,
                     trail: None,
                 }
             }
-            _ => {
-                let mut taints = Taints::NONE;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    taints = taints.union(self.word(child, depth + 1).taints);
-                }
+            WordPart::Arith(range, parts) => {
+                let taints = self.parts_taints(parts, depth + 1);
                 Expr {
-                    value: Value::Formatted(self.text(node).to_string()),
+                    value: Value::Formatted(self.text(*range).to_string()),
                     taints,
                     trail: None,
                 }
@@ -114,57 +111,29 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    pub(super) fn compound_word(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let quoted = node.kind() == "string";
+    /// Parts written together (`"$dir"/x`, `"a $b"`): literal when every part is.
+    pub(super) fn concatenation(&mut self, parts: &'s [WordPart], depth: u32) -> Expr {
         let mut text = String::new();
         let mut literal = true;
         let mut taints = Taints::NONE;
         let mut trail = None;
-        let mut last_end = if quoted {
-            node.start_byte() + 1
-        } else {
-            node.start_byte()
-        };
-        let end = if quoted {
-            node.end_byte().saturating_sub(1)
-        } else {
-            node.end_byte()
-        };
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            // Text between named children (a `$` alone, spaces in a string) is literal too.
-            if child.start_byte() > last_end
-                && let Some(gap) = self.source.get(last_end..child.start_byte())
-            {
-                text.push_str(gap);
+        for part in parts {
+            let value = self.part(part, depth);
+            if trail.is_none() {
+                trail = value.trail.clone();
             }
-            last_end = child.end_byte();
-            match child.kind() {
-                "string_content" => text.push_str(&unescape_double_quoted(self.text(child))),
+            taints = taints.union(value.taints);
+            match &value.value {
+                Value::Str(s) => text.push_str(s),
+                Value::Formatted(s) => {
+                    literal = false;
+                    text.push_str(s);
+                }
                 _ => {
-                    let part = self.word(child, depth + 1);
-                    if trail.is_none() {
-                        trail = part.trail.clone();
-                    }
-                    taints = taints.union(part.taints);
-                    match &part.value {
-                        Value::Str(s) => text.push_str(s),
-                        Value::Formatted(s) => {
-                            literal = false;
-                            text.push_str(s);
-                        }
-                        _ => {
-                            literal = false;
-                            text.push_str(self.text(child));
-                        }
-                    }
+                    literal = false;
+                    text.push_str(self.text(part.range()));
                 }
             }
-        }
-        if end > last_end
-            && let Some(gap) = self.source.get(last_end..end)
-        {
-            text.push_str(gap);
         }
         let value = if literal {
             Value::Str(text)
@@ -174,53 +143,54 @@ impl<'t> Walker<'_, '_, '_, 't> {
         Expr { value, taints, trail }
     }
 
-    pub(super) fn expansion(&mut self, node: Node<'t>, depth: u32) -> Expr {
-        let mut cursor = node.walk();
-        let mut name = None;
+    pub(super) fn expansion(&mut self, param: &'s Param, depth: u32) -> Expr {
         let mut taints = Taints::NONE;
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "variable_name" | "special_variable_name" if name.is_none() => {
-                    name = Some(self.text(child).to_string());
-                }
-                _ => taints = taints.union(self.word(child, depth + 1).taints),
-            }
+        if let Some(index) = &param.subscript {
+            taints = taints.union(self.word(index, depth + 1).taints);
         }
-        let Some(name) = name else {
+        let argument = param.arg.as_ref().map(|arg| self.word(arg, depth + 1));
+        if let Some(argument) = &argument {
+            taints = taints.union(argument.taints);
+        }
+        let name = self.text(param.name);
+        if name.is_empty() {
             return Expr {
-                value: Value::Formatted(self.text(node).to_string()),
+                value: Value::Formatted(self.text(param.range).to_string()),
                 taints,
                 trail: None,
             };
-        };
+        }
+        // `${a[@]}`, `${a[0]}`: the array's labels, with the expansion as written.
+        if param.subscript.is_some() {
+            let bound = self.vars.get(name);
+            return Expr {
+                value: Value::Formatted(self.text(param.range).to_string()),
+                taints: taints.union(bound.map_or(Taints::NONE, |b| b.taints)),
+                trail: bound.and_then(|b| b.trail.clone()),
+            };
+        }
         let known = self
             .vars
-            .get(&name)
+            .get(name)
             .cloned()
-            .or_else(|| self.positional_value(&name))
+            .or_else(|| self.positional_value(name))
             .or_else(|| {
-                let value = self.ctx.inputs?.env.get(&name)?;
+                let value = self.ctx.inputs?.env.get(name)?;
                 Some(Expr::new(Value::Str(value.clone())).step(String::new, || format!("environment variable {name}")))
             });
         // `${X:-default}`, `${1-default}`: with X unknown, the default is the value it can take.
-        if known.is_none() && node.kind() == "expansion" {
-            let text = self.text(node);
-            let after_name = text
-                .trim_start_matches("${")
-                .strip_prefix(name.as_str())
-                .unwrap_or_default();
-            if (after_name.starts_with(":-") || after_name.starts_with('-') || after_name.starts_with(":="))
-                && let Some(default) = node.named_child(node.named_child_count().saturating_sub(1) as u32)
-                && default.kind() != "variable_name"
-            {
-                return self.word(default, depth + 1).with_taints(taints);
-            }
+        if known.is_none()
+            && matches!(param.op, Some(ParamOp::Default | ParamOp::Assign))
+            && !param.length
+            && !param.indirect
+            && let Some(default) = argument
+        {
+            return default.with_taints(taints);
         }
-        match known.as_ref() {
+        let plain = param.op.is_none() && !param.length && !param.indirect;
+        match known {
+            Some(bound) if plain => bound.with_taints(taints),
             // `${X:-default}` and other operators may change the value: keep only the labels.
-            Some(bound) if node.kind() == "simple_expansion" || node.named_child_count() == 1 => {
-                bound.clone().with_taints(taints)
-            }
             Some(bound) => Expr {
                 value: Value::Formatted(format!("${name}")),
                 taints: taints.union(bound.taints),

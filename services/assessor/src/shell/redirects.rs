@@ -1,0 +1,214 @@
+//! Redirections: files read before a command runs and written after it (as pseudo-commands `<`,
+//! `<>`, `>` and `>>`), `/dev/tcp` connections, and here-documents and here-strings, which are
+//! the command's standard input and, given to an interpreter, code.
+
+use super::syntax::ast::{Range, Redirect, RedirectOp, RedirectTarget, WordPart};
+use super::{Body, Pipe, Walker, literal_word, program_name};
+use crate::facts::{Call, Expr, StringLit, Taints, Value};
+use airlock_protocol::request::Language;
+
+impl<'s> Walker<'_, '_, 's> {
+    /// Runs `body` with its redirections: reads and here-documents first (they are its input),
+    /// writes after (they receive its output).
+    pub(super) fn redirected(
+        &mut self,
+        redirects: &'s [Redirect],
+        range: Range,
+        body: Body<'s>,
+        depth: u32,
+        pipe: &Pipe,
+    ) -> Taints {
+        if redirects.is_empty() {
+            return self.body(body, range, depth, pipe);
+        }
+        let body_name = match body {
+            Body::Simple(simple) => simple
+                .words
+                .first()
+                .map(|name| program_name(&literal_word(self.text(name.range))))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        let mut stdin = pipe.stdin;
+        let mut writes = Vec::new();
+        let mut heredoc = None;
+        for redirect in redirects {
+            match redirect.op {
+                RedirectOp::Heredoc | RedirectOp::HereString => {
+                    let content = self.heredoc_content(redirect, depth);
+                    stdin = stdin.union(content.taints);
+                    heredoc = Some(content);
+                }
+                _ => {
+                    let Some((operator, target)) = self.file_redirect(redirect, depth) else {
+                        continue;
+                    };
+                    if operator == "<" || operator == "<>" {
+                        // `<>` opens for reading and writing: recorded once, as a read.
+                        let read = self.pseudo_command(operator, target, redirect.range, &body_name, Taints::NONE);
+                        // `exec 3<> /dev/tcp/...` opens descriptor 3, not the command's input; a
+                        // loop's `read -u 3` may read it, so for compound commands it counts.
+                        let other_descriptor = redirect.fd.is_some_and(|fd| self.text(fd) != "0");
+                        if !other_descriptor || matches!(body, Body::Compound(_)) {
+                            stdin = stdin.union(read);
+                        }
+                    } else {
+                        writes.push((operator, target, redirect.range));
+                    }
+                }
+            }
+        }
+        // `python3 - <<EOF ... EOF` and `bash <<< "..."` run the text they are given.
+        if let Some(content) = &heredoc
+            && let Some(text) = content.text()
+        {
+            let interpreter = match body_name.as_str() {
+                "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => Some(Language::Bash),
+                n if n.starts_with("python") => Some(Language::Python),
+                _ => None,
+            };
+            if let Some(language) = interpreter {
+                let span = self.span(range);
+                let text = text.into_owned();
+                self.ctx.extract_embedded(language, &text, span);
+            }
+        }
+        let output = self.body(body, range, depth, &pipe.with_stdin(stdin));
+        for (operator, target, range) in writes {
+            let written = output.union(heredoc.as_ref().map_or(Taints::NONE, |h| h.taints));
+            self.pseudo_command(operator, target, range, &body_name, written);
+        }
+        output
+    }
+
+    /// The operator and target of a redirection to or from a file; `None` for those that
+    /// duplicate descriptors (`2>&1`, `>&-`) and name no file.
+    fn file_redirect(&mut self, redirect: &'s Redirect, depth: u32) -> Option<(&'static str, Expr)> {
+        let RedirectTarget::Word(word) = &redirect.target else {
+            return None;
+        };
+        let target = self.word(word, depth);
+        if let Value::Str(t) = &target.value
+            && (t == "-" || t.chars().all(|c| c.is_ascii_digit()))
+        {
+            return None;
+        }
+        let operator = match redirect.op {
+            RedirectOp::Append | RedirectOp::AppendAll => ">>",
+            RedirectOp::Read | RedirectOp::DupRead => "<",
+            RedirectOp::ReadWrite => "<>",
+            _ => ">",
+        };
+        Some((operator, target))
+    }
+
+    fn pseudo_command(&mut self, operator: &str, target: Expr, range: Range, writer: &str, written: Taints) -> Taints {
+        let span = self.span(range);
+        self.record_string(&target, span);
+        let mut call = Call::new(operator.to_string(), span);
+        call.taints = target.taints.union(written);
+        call.args.push(target);
+        if !writer.is_empty() {
+            call.pipe_from.push(writer.to_string());
+        }
+        let labels = self.ctx.rules.call_labels(Language::Bash, &call);
+        // A redirection is a read, a write or an append of its file, like any tool's.
+        let kind = match operator {
+            ">" => Some("@write"),
+            ">>" => Some("@append"),
+            "<" | "<>" => Some("@read"),
+            _ => None,
+        };
+        let mut read = Taints::NONE;
+        // `> /dev/tcp/host/port` sends what is written to the network.
+        if let Some(target) = call
+            .args
+            .first()
+            .and_then(|a| a.text())
+            .filter(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
+        {
+            let mut facts = Vec::new();
+            let names = if operator == "<" || operator == "<>" {
+                ["@connect", "@fetch"]
+            } else {
+                ["@connect", "@send"]
+            };
+            for name in names {
+                let mut fact = Call::new(name.to_string(), span);
+                fact.via = vec![operator.to_string()];
+                fact.via.extend(call.pipe_from.iter().cloned());
+                fact.taints = call.taints;
+                fact.args
+                    .push(Expr::new(Value::Str(target.to_string())).with_taints(call.taints));
+                facts.push(crate::effects::Found { call: fact, code: None });
+            }
+            read = read.union(self.ctx.record_effects(Language::Bash, facts));
+        }
+        if let Some(kind) = kind
+            && !call
+                .args
+                .first()
+                .and_then(|a| a.text())
+                .is_some_and(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") || t == "/dev/null")
+        {
+            let mut fact = Call::new(kind.to_string(), span);
+            fact.via = vec![operator.to_string()];
+            fact.via.extend(call.pipe_from.iter().cloned());
+            fact.taints = call.taints;
+            fact.args = call.args.clone();
+            read = self
+                .ctx
+                .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
+        }
+        self.ctx.shell.push_call(call);
+        labels.union(read)
+    }
+
+    /// The text of a here-document or here-string (a string fact), with the labels of what is
+    /// expanded in it.
+    fn heredoc_content(&mut self, redirect: &'s Redirect, depth: u32) -> Expr {
+        let mut text = String::new();
+        let mut literal = true;
+        let mut taints = Taints::NONE;
+        match &redirect.target {
+            RedirectTarget::Heredoc(index) => {
+                let heredocs = self.heredocs;
+                if let Some(heredoc) = heredocs.get(*index as usize) {
+                    for part in &heredoc.parts {
+                        if let WordPart::RawLiteral(range) = part {
+                            text.push_str(self.text(*range));
+                            continue;
+                        }
+                        let expr = self.part(part, depth);
+                        literal = false;
+                        taints = taints.union(expr.taints);
+                        text.push_str(&expr.text().unwrap_or_default());
+                    }
+                }
+            }
+            RedirectTarget::Word(word) => {
+                let expr = self.word(word, depth);
+                literal = matches!(expr.value, Value::Str(_));
+                taints = expr.taints;
+                text.push_str(&expr.text().unwrap_or_default());
+            }
+            RedirectTarget::Missing => {}
+        }
+        let span = self.span(redirect.range);
+        self.ctx.shell.push_string(StringLit {
+            text: text.clone(),
+            formatted: !literal,
+            span,
+        });
+        let value = if literal {
+            Value::Str(text)
+        } else {
+            Value::Formatted(text)
+        };
+        Expr {
+            value,
+            taints,
+            trail: None,
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Following values through a shell script: calls of its functions with `$1…` bound, loops over
+//! literal words, `read` loops, and libraries preloaded into what runs.
+
+use super::{MAX_CALL_DEPTH, MAX_FOLLOWED_CALLS, MAX_LOOP_VALUES, Pipe, Walker};
+use crate::facts::{Call, Expr, Span, Taints};
+use airlock_protocol::request::Language;
+use tree_sitter::Node;
+
+use super::words::literal_word;
+
+impl<'t> Walker<'_, '_, '_, 't> {
+    /// A function whose body pipes itself into itself (`:(){ :|:& };:`), the shape of a fork bomb.
+    pub(super) fn pipes_into_itself(&self, body: Node<'t>, name: &str) -> bool {
+        let mut cursor = body.walk();
+        body.named_children(&mut cursor).any(|child| {
+            let pipeline = match child.kind() {
+                "pipeline" => Some(child),
+                "list" | "background" => child.named_child(0).filter(|c| c.kind() == "pipeline"),
+                _ => None,
+            };
+            pipeline.is_some_and(|p| {
+                let mut stages = p.walk();
+                let names: Vec<String> = p
+                    .named_children(&mut stages)
+                    .filter_map(|s| s.child_by_field_name("name"))
+                    .map(|n| literal_word(self.text(n)))
+                    .collect();
+                names.len() >= 2 && names.iter().all(|n| n == name)
+            })
+        })
+    }
+
+    /// `for x in a b c`: the body is followed once per literal word (the values a loop over a
+    /// literal list takes), or once with the union of what the words carry.
+    pub(super) fn for_statement(&mut self, node: Node<'t>, depth: u32, pipe: &Pipe) -> Taints {
+        let mut values = Vec::new();
+        let mut cursor = node.walk();
+        for value in node.children_by_field_name("value", &mut cursor) {
+            values.push(self.word(value, depth + 1));
+        }
+        let Some(body) = node.child_by_field_name("body") else {
+            return Taints::NONE;
+        };
+        let name = node
+            .child_by_field_name("variable")
+            .map(|v| self.text(v).to_string())
+            .unwrap_or_default();
+        let line = self.span(node).line;
+        let mut output = Taints::NONE;
+        if values.is_empty() || values.len() > MAX_LOOP_VALUES {
+            let taints = values.iter().fold(Taints::NONE, |t, v| t.union(v.taints));
+            let mut value = Expr::other(taints);
+            if let Some(first) = values.iter().find(|v| !v.taints.is_empty()) {
+                value = value.with_trail_of(&[first]);
+            }
+            self.vars.insert(name, value);
+            return self.visit(body, depth + 1, pipe);
+        }
+        for value in values {
+            let value = value.step(|| "a loop value".into(), || format!("`{name}` (line {line})"));
+            self.vars.insert(name.clone(), value);
+            output = output.union(self.visit(body, depth + 1, pipe));
+        }
+        output
+    }
+
+    /// Runs a shell function's body with `$1…` bound to the words of this call.
+    pub(super) fn follow_function(
+        &mut self,
+        name: &str,
+        words: &[Expr],
+        span: Span,
+        pipe: &Pipe,
+        depth: u32,
+    ) -> Option<Taints> {
+        let body = *self.functions.get(name)?;
+        if self.calling.len() >= MAX_CALL_DEPTH
+            || self.followed >= MAX_FOLLOWED_CALLS
+            || self.calling.iter().any(|c| c == name)
+        {
+            return None;
+        }
+        self.followed += 1;
+        let arguments: Vec<Expr> = words
+            .iter()
+            .skip(1)
+            .enumerate()
+            .map(|(i, w)| {
+                w.clone().step(
+                    || "an argument".into(),
+                    || format!("`{name}` argument {} (line {})", i + 1, span.line),
+                )
+            })
+            .collect();
+        let saved = self.positional.replace(arguments);
+        self.calling.push(name.to_string());
+        let output = self.visit(body, depth + 1, pipe);
+        self.calling.pop();
+        self.positional = saved;
+        Some(output)
+    }
+
+    /// `LD_PRELOAD=lib.so cmd`, `export LD_AUDIT=...`: a library loaded into every program run.
+    pub(super) fn preload(&mut self, name: &str, value: &Expr, span: Span) {
+        if !matches!(
+            name,
+            "LD_PRELOAD" | "LD_AUDIT" | "LD_LIBRARY_PATH" | "DYLD_INSERT_LIBRARIES"
+        ) {
+            return;
+        }
+        let mut fact = Call::new("@load".into(), span);
+        fact.via = vec![name.to_string()];
+        fact.taints = value.taints;
+        fact.args.push(value.clone());
+        self.ctx
+            .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
+    }
+
+    /// `read -r a b` gives its variables what standard input carries.
+    pub(super) fn read_into_variables(&mut self, words: &[Expr], call: &Call) {
+        let mut skip_next = false;
+        for word in words.iter().skip(1) {
+            let Some(text) = word.text() else { continue };
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            if text.starts_with('-') {
+                skip_next = matches!(text.as_ref(), "-p" | "-d" | "-u" | "-n" | "-N" | "-t" | "-a");
+                continue;
+            }
+            let line = call.span.line;
+            let value =
+                Expr::other(call.taints).step(|| "standard input".into(), || format!("`read {text}` (line {line})"));
+            self.vars.insert(text.into_owned(), value);
+        }
+    }
+}
