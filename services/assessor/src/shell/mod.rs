@@ -29,7 +29,10 @@ mod words;
 use words::literal_word;
 
 pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
-    if crate::shell_old::USE_OLD.load(std::sync::atomic::Ordering::Relaxed) {
+    static OLD_FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if crate::shell_old::USE_OLD.load(std::sync::atomic::Ordering::Relaxed)
+        || *OLD_FROM_ENV.get_or_init(|| std::env::var_os("AIRLOCK_OLD_BASH_WALKER").is_some())
+    {
         return crate::shell_old::extract(ctx, source, outer);
     }
     let script = match syntax::parse(source, ctx.max_depth, &mut ctx.budget) {
@@ -404,7 +407,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         let span = self.span(simple.command_range);
         // `[ -f x ]` tests: its words are looked at (substitutions run), nothing else.
         if let Some(first) = simple.words.first()
-            && matches!(first.parts.as_slice(), [WordPart::Literal(r)] if self.text(*r) == "[")
+            && matches!(&first.parts[..], [WordPart::Literal(r)] if self.text(*r) == "[")
         {
             let mut output = Taints::NONE;
             for word in &simple.words[1..] {

@@ -67,7 +67,7 @@ impl<'s> Walker<'_, '_, 's> {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
-        match word.parts.as_slice() {
+        match &word.parts[..] {
             [part] => self.part(part, depth),
             parts => self.concatenation(parts, depth),
         }

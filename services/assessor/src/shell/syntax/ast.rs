@@ -208,7 +208,45 @@ pub struct Function {
 #[derive(Debug)]
 pub struct Word {
     pub range: Range,
-    pub parts: Vec<WordPart>,
+    pub parts: Parts,
+}
+
+/// The parts of a word or a double-quoted string. Most have one, held without an allocation.
+#[derive(Debug)]
+pub enum Parts {
+    One(WordPart),
+    Many(Vec<WordPart>),
+}
+
+impl Default for Parts {
+    fn default() -> Parts {
+        Parts::Many(Vec::new())
+    }
+}
+
+impl Parts {
+    pub fn push(&mut self, part: WordPart) {
+        match self {
+            Parts::Many(parts) if parts.is_empty() => *self = Parts::One(part),
+            Parts::Many(parts) => parts.push(part),
+            Parts::One(_) => {
+                if let Parts::One(first) = std::mem::take(self) {
+                    *self = Parts::Many(vec![first, part]);
+                }
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Parts {
+    type Target = [WordPart];
+
+    fn deref(&self) -> &[WordPart] {
+        match self {
+            Parts::One(part) => std::slice::from_ref(part),
+            Parts::Many(parts) => parts,
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 //! `case`, `{ ...; }`, `( ... )`, `[[ ... ]]`, `(( ... ))`, `coproc`, and function definitions.
 
 use super::ast::{
-    Case, CaseItem, Compound, CompoundKind, For, Function, If, Range, Stmt, StmtKind, While, Word, WordPart,
+    Case, CaseItem, Compound, CompoundKind, For, Function, If, Parts, Range, Stmt, StmtKind, While, Word, WordPart,
 };
 use super::lexer::{ArithEnd, WordMode, is_blank, is_meta, is_name_char, is_name_start};
 use super::parser::Reserved;
@@ -211,7 +211,7 @@ impl Parser<'_, '_> {
             self.missing("`case` without a word");
             Word {
                 range: Range::new(at, at),
-                parts: Vec::new(),
+                parts: Parts::default(),
             }
         });
         self.skip_space();
@@ -406,7 +406,7 @@ impl Parser<'_, '_> {
                 self.missing("`function` without a name");
                 Word {
                     range: Range::new(at, at),
-                    parts: Vec::new(),
+                    parts: Parts::default(),
                 }
             }
         };

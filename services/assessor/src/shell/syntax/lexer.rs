@@ -2,7 +2,7 @@
 //! `$'...'`, `$"..."`), parameter expansions, command, process and arithmetic substitutions,
 //! and here-document bodies.
 
-use super::ast::{Param, ParamOp, Range, Word, WordPart};
+use super::ast::{Param, ParamOp, Parts, Range, Word, WordPart};
 use super::{Closer, Parser};
 
 /// Where a word is read, which decides what ends it.
@@ -42,10 +42,27 @@ pub(super) enum ArithEnd {
     Bracket,
 }
 
+/// Where parts are collected.
+trait PartList {
+    fn add(&mut self, part: WordPart);
+}
+
+impl PartList for Parts {
+    fn add(&mut self, part: WordPart) {
+        self.push(part);
+    }
+}
+
+impl PartList for Vec<WordPart> {
+    fn add(&mut self, part: WordPart) {
+        self.push(part);
+    }
+}
+
 /// Pushes the literal text `start..end` as a part, if there is any.
-fn flush(parts: &mut Vec<WordPart>, start: usize, end: usize, make: fn(Range) -> WordPart) {
+fn flush(parts: &mut impl PartList, start: usize, end: usize, make: fn(Range) -> WordPart) {
     if end > start {
-        parts.push(make(Range::new(start, end)));
+        parts.add(make(Range::new(start, end)));
     }
 }
 
@@ -130,7 +147,7 @@ impl Parser<'_, '_> {
     /// A word, or `None` if none starts here.
     pub(super) fn word(&mut self, mode: WordMode) -> Option<Word> {
         let start = self.pos;
-        let mut parts = Vec::new();
+        let mut parts = Parts::default();
         let mut literal = self.pos;
         let mut depth = 0u32;
         while let Some(c) = self.peek() {

@@ -73,6 +73,12 @@ impl Parser<'_, '_> {
     /// The reserved word at the position, if there is one, and its length.
     pub(super) fn reserved(&self) -> Option<(Reserved, usize)> {
         let rest = self.bytes.get(self.pos..self.end)?;
+        if !matches!(
+            rest.first(),
+            Some(b'i' | b't' | b'e' | b'f' | b'w' | b'u' | b's' | b'd' | b'c' | b'{' | b'}' | b'!' | b'[')
+        ) {
+            return None;
+        }
         let len = rest
             .iter()
             .take(9)
@@ -423,7 +429,7 @@ impl Parser<'_, '_> {
     }
 
     fn is_declaration(&self, word: &Word) -> bool {
-        matches!(word.parts.as_slice(), [WordPart::Literal(r)] if DECLARATIONS.contains(&r.text(self.source)))
+        matches!(&word.parts[..], [WordPart::Literal(r)] if DECLARATIONS.contains(&r.text(self.source)))
     }
 
     /// `()` after a function's name (consumed when there).
