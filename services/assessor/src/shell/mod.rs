@@ -24,6 +24,8 @@ pub mod syntax;
 
 mod follow;
 mod redirects;
+#[cfg(test)]
+mod tests;
 mod words;
 
 use words::literal_word;

@@ -426,7 +426,7 @@ impl Parser<'_, '_> {
     /// The body of a function whose name (and parentheses) have been read.
     pub(super) fn function_body(&mut self, start: usize, name: Word) -> Stmt {
         self.skip_space();
-        let body = match self.command() {
+        let body = match self.nested(|p| p.command()).flatten() {
             Some(body) => body,
             None => {
                 self.missing("function without a body");

@@ -318,7 +318,7 @@ impl Parser<'_, '_> {
                 Some(b'\\') => self.pos = (self.pos + 2).min(self.end),
                 Some(b'$') => {
                     let at = self.pos;
-                    match self.dollar() {
+                    match self.quoted_dollar() {
                         Some(part) => {
                             flush(&mut parts, literal, at, WordPart::QuotedLiteral);
                             parts.push(part);
@@ -412,6 +412,15 @@ impl Parser<'_, '_> {
                 Some(simple_param(at, at + 1, self.pos))
             }
             _ => None,
+        }
+    }
+
+    /// What follows a `$` inside double quotes or a here-document, where `$'` and `$"` are
+    /// not quotes.
+    pub(super) fn quoted_dollar(&mut self) -> Option<WordPart> {
+        match self.peek_at(self.pos + 1) {
+            Some(b'\'' | b'"') => None,
+            _ => self.dollar(),
         }
     }
 

@@ -746,7 +746,7 @@ impl Parser<'_, '_> {
                     b'\\' if !quoted => p.pos = (p.pos + 2).min(p.end),
                     b'$' if !quoted => {
                         let at = p.pos;
-                        match p.dollar() {
+                        match p.quoted_dollar() {
                             Some(part) => {
                                 literal_part(&mut parts, literal, at);
                                 parts.push(part);
