@@ -24,7 +24,6 @@ mod matcher;
 mod python;
 mod scripts;
 mod shell;
-mod shell_old;
 mod summary;
 mod threats;
 mod treesitter;

@@ -1,7 +1,7 @@
 //! tree-sitter, kept for what still needs a tree-sitter tree: operators' `query` rules (parsed
-//! only when a rule set has them) and the extractors not yet moved to their own parsers.
+//! only when a rule set has them).
 
-use crate::extract::{Budget, SyntaxErrors};
+use crate::extract::Budget;
 use crate::facts::Span;
 use airlock_protocol::request::Language;
 use std::ops::ControlFlow;
@@ -47,48 +47,6 @@ pub fn parse(language: Language, source: &str, budget: &mut Budget) -> Option<Tr
     tree
 }
 
-/// Counts error and missing nodes without recursion, so any nesting depth is safe.
-pub fn syntax_errors(tree: &Tree, budget: &mut Budget) -> SyntaxErrors {
-    let mut errors = SyntaxErrors::default();
-    if !tree.root_node().has_error() {
-        return errors;
-    }
-    let mut cursor = tree.walk();
-    loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            errors.add(error_line(node));
-        }
-        // Subtrees without errors need no visit.
-        if node.has_error() && !node.is_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return errors;
-            }
-        }
-        if budget.exhausted() {
-            return errors;
-        }
-    }
-}
-
-/// Where an error node goes wrong. Recovery often wraps whole valid statements in the error
-/// node, so its start is too early: the first token it could not use (an unnamed child) is the
-/// place a human should look.
-fn error_line(node: Node<'_>) -> u32 {
-    let mut cursor = node.walk();
-    let unexpected = node
-        .children(&mut cursor)
-        .find(|c| !c.is_named() || c.is_error() || c.is_missing())
-        .unwrap_or(node);
-    unexpected.start_position().row as u32 + 1
-}
-
 /// The span of a node, or the outer span for embedded code.
 pub fn span_of(node: Node<'_>, outer: Option<Span>) -> Span {
     if let Some(outer) = outer {
@@ -101,8 +59,4 @@ pub fn span_of(node: Node<'_>, outer: Option<Span>) -> Span {
         start_byte: node.start_byte(),
         end_byte: node.end_byte(),
     }
-}
-
-pub fn node_text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
-    source.get(node.byte_range()).unwrap_or_default()
 }

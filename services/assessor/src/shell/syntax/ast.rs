@@ -1,6 +1,8 @@
 //! The bash syntax tree: statements, commands, words and their parts, redirections and
 //! here-documents. Nodes hold byte ranges into the source, never copies of it: the walker slices
-//! the source when it needs text.
+//! the source when it needs text. The tree says what the source says; a few marks (`until`,
+//! `select`, `!`, `${...}` braces, how a here-document was quoted) change nothing the walker
+//! follows and are read only by the tests.
 
 /// A byte range of the source (`start..end`), always on character boundaries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,6 +120,7 @@ pub enum AssignValue {
 #[derive(Debug)]
 pub struct Pipeline {
     /// `!`
+    #[allow(dead_code)]
     pub negated: bool,
     pub stages: Vec<Stmt>,
 }
@@ -171,6 +174,7 @@ pub struct If {
 
 #[derive(Debug)]
 pub struct While {
+    #[allow(dead_code)]
     pub until: bool,
     pub condition: Vec<Stmt>,
     pub body: Vec<Stmt>,
@@ -178,6 +182,7 @@ pub struct While {
 
 #[derive(Debug)]
 pub struct For {
+    #[allow(dead_code)]
     pub select: bool,
     pub variable: Range,
     /// `None` without `in` (the positional parameters).
@@ -296,6 +301,7 @@ pub struct Param {
     /// The parameter's name (`x`, `1`, `@`, `#`); empty when none could be read.
     pub name: Range,
     /// `${...}` rather than `$x`.
+    #[allow(dead_code)]
     pub braced: bool,
     /// `${#x}`
     pub length: bool,
@@ -381,8 +387,10 @@ pub struct Heredoc {
     /// The body, without the delimiter lines.
     pub range: Range,
     /// The delimiter was quoted: no expansions.
+    #[allow(dead_code)]
     pub quoted: bool,
     /// `<<-`: leading tabs are not part of the text.
+    #[allow(dead_code)]
     pub strip_tabs: bool,
     pub parts: Vec<WordPart>,
 }

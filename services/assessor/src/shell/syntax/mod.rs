@@ -20,7 +20,7 @@ mod parser;
 mod tests;
 
 use crate::extract::{Budget, with_stack};
-use ast::{Heredoc, Range, Script, SyntaxError};
+use ast::{Heredoc, Script, SyntaxError};
 
 /// Why a parse gave up before the end of its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,9 +200,5 @@ impl<'s, 'b> Parser<'s, 'b> {
 
     fn is_open(&self, closer: Closer) -> bool {
         self.open[closer as usize] > 0
-    }
-
-    fn range_from(&self, start: usize) -> Range {
-        Range::new(start, self.pos.max(start))
     }
 }
