@@ -100,6 +100,8 @@ struct Walker<'c, 'r, 's> {
     depth: u32,
     /// The directory of the latest literal `cd`, against which relative operands are read.
     cwd: Option<String>,
+    /// Bytes of variable values copied into words so far (bounded by `MAX_EXPANDED_TEXT`).
+    expanded: usize,
 }
 
 /// Calls of shell functions followed into their bodies, per program, and how deep.
@@ -107,6 +109,14 @@ const MAX_FOLLOWED_CALLS: usize = 64;
 const MAX_CALL_DEPTH: usize = 4;
 /// A `for` loop over literal words is followed once per word, up to this many.
 const MAX_LOOP_VALUES: usize = 8;
+/// Pipeline stages named in a command's `pipe_from` and `pipe_to` (the nearest ones).
+const MAX_PIPE_NAMES: usize = 32;
+/// A value built by the walker (`$a$b`, `"$@"`, `x+=y`) keeps at most this much text, so
+/// `x=$x$x` repeated cannot grow it without bound.
+const MAX_VALUE_TEXT: usize = 64 * 1024;
+/// Text of variables copied into words, per walk: past it, expansions keep their labels but
+/// read as written (`$x`), so a large value expanded many times cannot exhaust memory.
+const MAX_EXPANDED_TEXT: usize = 16 * 1024 * 1024;
 
 /// What a redirection applies to.
 #[derive(Clone, Copy)]
@@ -137,6 +147,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             followed: 0,
             depth: 0,
             cwd: None,
+            expanded: 0,
         }
     }
 
@@ -383,10 +394,17 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         let names: Vec<String> = pipeline.stages.iter().map(|s| self.stage_name(s)).collect();
         let mut stdin = pipe.stdin;
         for (i, stage) in pipeline.stages.iter().enumerate() {
+            if self.ctx.stop_at(depth) {
+                break;
+            }
+            // The nearest stages on each side: a pipeline of thousands of stages must not make
+            // every stage carry all the others.
             let mut from = pipe.from.clone();
             from.extend(names[..i].iter().cloned());
-            let mut to: Vec<String> = names[i + 1..].to_vec();
-            to.extend(pipe.to.iter().cloned());
+            let excess = from.len().saturating_sub(MAX_PIPE_NAMES);
+            from.drain(..excess);
+            let mut to: Vec<String> = names[i + 1..].iter().take(MAX_PIPE_NAMES).cloned().collect();
+            to.extend(pipe.to.iter().take(MAX_PIPE_NAMES.saturating_sub(to.len())).cloned());
             let stage_pipe = Pipe { stdin, from, to };
             stdin = self.visit(stage, depth, &stage_pipe);
         }
@@ -558,9 +576,14 @@ fn appended(before: &Expr, after: Expr) -> Expr {
     let taints = before.taints.union(after.taints);
     let trail = before.trail.clone().or(after.trail);
     let value = match (&before.value, &after.value) {
-        (Value::Str(a), Value::Str(b)) => Value::Str(format!("{a}{b}")),
         (Value::Str(a) | Value::Formatted(a), Value::Str(b) | Value::Formatted(b)) => {
-            Value::Formatted(format!("{a}{b}"))
+            let mut text = a.clone();
+            let whole = words::push_bounded(&mut text, b);
+            if whole && matches!((&before.value, &after.value), (Value::Str(_), Value::Str(_))) {
+                Value::Str(text)
+            } else {
+                Value::Formatted(text)
+            }
         }
         _ => Value::Other,
     };

@@ -3,6 +3,7 @@
 //! the command's standard input and, given to an interpreter, code.
 
 use super::syntax::ast::{Range, Redirect, RedirectOp, RedirectTarget, WordPart};
+use super::words::push_bounded;
 use super::{Body, Pipe, Walker, literal_word, program_name};
 use crate::facts::{Call, Expr, StringLit, Taints, Value};
 use airlock_protocol::request::Language;
@@ -182,7 +183,7 @@ impl<'s> Walker<'_, '_, 's> {
                         let expr = self.part(part, depth);
                         literal = false;
                         taints = taints.union(expr.taints);
-                        text.push_str(&expr.text().unwrap_or_default());
+                        push_bounded(&mut text, &expr.text().unwrap_or_default());
                     }
                 }
             }

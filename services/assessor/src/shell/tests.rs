@@ -522,3 +522,21 @@ const TOKENS: &[&str] = &[
     "😀",
     "$'\\x2f'",
 ];
+
+#[test]
+fn a_value_doubled_again_and_again_stays_bounded() {
+    let ctx = extract(&format!("x=ab\n{}echo \"$x\"\n", "x=$x$x\n".repeat(64)));
+    let echo = call(&ctx, "echo");
+    let text = echo.args[0].text().unwrap();
+    assert!(text.len() <= 64 * 1024 && text.len() > 60 * 1024, "{}", text.len());
+}
+
+#[test]
+fn a_long_pipeline_names_the_nearest_stages() {
+    let stages: Vec<String> = (0..1000).map(|i| format!("s{i}")).collect();
+    let ctx = extract(&(stages.join(" | ") + "\n"));
+    let middle = call(&ctx, "s500");
+    assert_eq!(middle.pipe_from.len(), 32);
+    assert_eq!(middle.pipe_from.last().map(String::as_str), Some("s499"));
+    assert_eq!(middle.pipe_to.first().map(String::as_str), Some("s501"));
+}

@@ -2,7 +2,8 @@
 //! and the request's environment.
 
 use super::syntax::ast::{Param, ParamOp, Word, WordPart};
-use super::{Pipe, Walker};
+use super::{MAX_EXPANDED_TEXT, MAX_VALUE_TEXT, Pipe, Walker};
+use crate::extract::with_stack;
 use crate::facts::{Expr, Taints, Value};
 
 /// Characters of a substitution's text kept as its value.
@@ -35,11 +36,16 @@ impl<'s> Walker<'_, '_, 's> {
                     .map(|a| a.text().map(|t| t.into_owned()).unwrap_or_default())
                     .collect();
                 let taints = arguments.iter().fold(Taints::NONE, |t, a| t.union(a.taints));
-                let literal = arguments.iter().all(|a| matches!(a.value, Value::Str(_)));
+                let mut literal = arguments.iter().all(|a| matches!(a.value, Value::Str(_)));
+                let mut joined = String::new();
+                for (i, argument) in text.iter().enumerate() {
+                    let separator = if i == 0 { "" } else { " " };
+                    literal &= push_bounded(&mut joined, separator) && push_bounded(&mut joined, argument);
+                }
                 let value = if literal {
-                    Value::Str(text.join(" "))
+                    Value::Str(joined)
                 } else {
-                    Value::Formatted(text.join(" "))
+                    Value::Formatted(joined)
                 };
                 Some(
                     Expr {
@@ -67,10 +73,11 @@ impl<'s> Walker<'_, '_, 's> {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
-        match &word.parts[..] {
+        // Words nest in words (`${a:-${b:-...}}`): the stack grows on the heap as needed.
+        with_stack(|| match &word.parts[..] {
             [part] => self.part(part, depth),
             parts => self.concatenation(parts, depth),
-        }
+        })
     }
 
     /// A command's name: as a word, but a value not known as text reads as written (`$cmd`).
@@ -124,14 +131,14 @@ impl<'s> Walker<'_, '_, 's> {
             }
             taints = taints.union(value.taints);
             match &value.value {
-                Value::Str(s) => text.push_str(s),
+                Value::Str(s) => literal &= push_bounded(&mut text, s),
                 Value::Formatted(s) => {
                     literal = false;
-                    text.push_str(s);
+                    push_bounded(&mut text, s);
                 }
                 _ => {
                     literal = false;
-                    text.push_str(self.text(part.range()));
+                    push_bounded(&mut text, self.text(part.range()));
                 }
             }
         }
@@ -188,8 +195,18 @@ impl<'s> Walker<'_, '_, 's> {
             return default.with_taints(taints);
         }
         let plain = param.op.is_none() && !param.length && !param.indirect;
+        if let Some(bound) = &known
+            && plain
+        {
+            self.expanded = self.expanded.saturating_add(bound.text().map_or(0, |t| t.len()));
+        }
         match known {
-            Some(bound) if plain => bound.with_taints(taints),
+            Some(bound) if plain && self.expanded <= MAX_EXPANDED_TEXT => bound.with_taints(taints),
+            Some(bound) if plain => Expr {
+                value: Value::Formatted(format!("${name}")),
+                taints: taints.union(bound.taints),
+                trail: bound.trail,
+            },
             // `${X:-default}` and other operators may change the value: keep only the labels.
             Some(bound) => Expr {
                 value: Value::Formatted(format!("${name}")),
@@ -203,6 +220,22 @@ impl<'s> Walker<'_, '_, 's> {
             },
         }
     }
+}
+
+/// Appends `more` to `text` up to `MAX_VALUE_TEXT` bytes (cut on a character boundary); false
+/// when it did not fit whole.
+pub(super) fn push_bounded(text: &mut String, more: &str) -> bool {
+    let room = MAX_VALUE_TEXT.saturating_sub(text.len());
+    if more.len() <= room {
+        text.push_str(more);
+        return true;
+    }
+    let mut cut = room;
+    while cut > 0 && !more.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.push_str(more.get(..cut).unwrap_or_default());
+    false
 }
 
 /// An unquoted word with its backslash escapes removed.
