@@ -237,7 +237,8 @@ impl Parser<'_, '_> {
                     self.pos += len;
                     break;
                 }
-                Some((word, _)) if word != Reserved::Esac && self.closes_enclosing(word) => {
+                // `done)` is a pattern; `done` alone closes what encloses a `case` without `esac`.
+                Some((word, len)) if self.closes_enclosing(word) && !self.pattern_follows(len) => {
                     self.missing("`case` without `esac`");
                     break;
                 }
@@ -287,6 +288,15 @@ impl Parser<'_, '_> {
             }
         }
         items
+    }
+
+    /// Whether the word of `len` bytes at the position is followed by `)` or `|` (a pattern).
+    fn pattern_follows(&self, len: usize) -> bool {
+        let mut i = self.pos + len;
+        while self.peek_at(i).is_some_and(is_blank) {
+            i += 1;
+        }
+        matches!(self.peek_at(i), Some(b')' | b'|'))
     }
 
     /// A closing keyword that an enclosing construct (not this `case`) waits for.
