@@ -22,6 +22,21 @@ pub(super) fn is_blank(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
 }
 
+/// Bytes that are only text in an unquoted word (`PLAIN`) and inside double quotes
+/// (`QUOTED_PLAIN`): runs of them are skipped at once.
+const PLAIN: [bool; 256] = plain_table(b" \t\r\x0b\x0c\n;&|()<>\\'\"`$");
+const QUOTED_PLAIN: [bool; 256] = plain_table(b"\"\\`$");
+
+const fn plain_table(special: &[u8]) -> [bool; 256] {
+    let mut table = [true; 256];
+    let mut i = 0;
+    while i < special.len() {
+        table[special[i] as usize] = false;
+        i += 1;
+    }
+    table
+}
+
 /// Ends an unquoted word.
 pub(super) fn is_meta(c: u8) -> bool {
     is_blank(c) || matches!(c, b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>')
@@ -77,6 +92,12 @@ impl Parser<'_, '_> {
 
     pub(super) fn looking_at(&self, text: &[u8]) -> bool {
         self.pos + text.len() <= self.end && self.bytes.get(self.pos..self.pos + text.len()) == Some(text)
+    }
+
+    /// Skips the bytes the table calls plain (at least one).
+    fn skip_run(&mut self, table: &[bool; 256]) {
+        let rest = self.bytes.get(self.pos + 1..self.end).unwrap_or_default();
+        self.pos += 1 + rest.iter().position(|&b| !table[b as usize]).unwrap_or(rest.len());
     }
 
     /// Skips one character, all its bytes.
@@ -184,6 +205,7 @@ impl Parser<'_, '_> {
                     }
                 }
                 _ => match mode {
+                    WordMode::Normal if PLAIN[c as usize] => self.skip_run(&PLAIN),
                     WordMode::Normal => {
                         if c == b'('
                             && self.pos > start
@@ -332,7 +354,7 @@ impl Parser<'_, '_> {
                     parts.push(self.backtick());
                     literal = self.pos;
                 }
-                Some(_) => self.pos += 1,
+                Some(_) => self.skip_run(&QUOTED_PLAIN),
             }
         }
         flush(&mut parts, literal, self.pos, WordPart::QuotedLiteral);
