@@ -4,7 +4,8 @@
 use super::ast::{
     Case, CaseItem, Compound, CompoundKind, For, Function, If, Parts, Range, Stmt, StmtKind, While, Word, WordPart,
 };
-use super::lexer::{ArithEnd, WordMode, is_blank, is_meta, is_name_char, is_name_start};
+use super::expansion::ArithEnd;
+use super::lexer::{WordMode, is_blank, is_meta, is_name_char, is_name_start};
 use super::parser::Reserved;
 use super::{Closer, Parser};
 

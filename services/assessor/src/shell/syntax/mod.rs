@@ -8,14 +8,17 @@
 //! parse where it is (`Script::too_deep_at`), recursion runs on a stack that grows on the heap,
 //! and the analysis budget is checked as it goes.
 //!
-//! `lexer` reads words and their parts (quotes, expansions, substitutions), `parser` reads
-//! statements, pipelines, lists, simple commands and redirections, `compound` the compound
-//! commands (`if`, loops, `case`, groups, functions, `[[ ]]`, `(( ))`).
+//! `lexer` reads words and their quoted parts, `expansion` what follows a `$` (and process
+//! substitutions), `parser` statements, pipelines, lists, simple commands and assignments,
+//! `redirect` redirections and here-documents, `compound` the compound commands (`if`, loops,
+//! `case`, groups, functions, `[[ ]]`, `(( ))`).
 
 pub mod ast;
 mod compound;
+mod expansion;
 mod lexer;
 mod parser;
+mod redirect;
 #[cfg(test)]
 mod tests;
 
