@@ -85,7 +85,20 @@ impl<'s> Walker<'_, '_, 's> {
         if self.ctx.stop_at(depth) {
             return Expr::other(Taints::NONE);
         }
-        self.concatenation(&word.parts, depth)
+        match &word.parts[..] {
+            [part] => {
+                let value = self.part(part, depth);
+                if matches!(value.value, Value::Str(_) | Value::Formatted(_)) {
+                    return value;
+                }
+                Expr {
+                    value: Value::Formatted(self.text(part.range()).to_string()),
+                    taints: value.taints,
+                    trail: value.trail,
+                }
+            }
+            parts => self.concatenation(parts, depth),
+        }
     }
 
     pub(super) fn part(&mut self, part: &'s WordPart, depth: u32) -> Expr {
@@ -240,6 +253,9 @@ pub(super) fn push_bounded(text: &mut String, more: &str) -> bool {
 
 /// An unquoted word with its backslash escapes removed.
 pub(super) fn literal_word(text: &str) -> String {
+    if !text.contains('\\') {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
