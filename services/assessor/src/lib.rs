@@ -1,6 +1,6 @@
 //! The assessor: rates code LOW / MEDIUM / HIGH / BLOCKED before anything runs.
 //!
-//! Code is parsed with tree-sitter (Python and bash), reduced to a small model of facts (calls
+//! Code is parsed (Python by ruff's parser, bash by `shell::syntax`), reduced to a small model of facts (calls
 //! with resolved names and argument values, imports, bindings, strings, data-flow labels), and
 //! matched against rules that are data (TOML files in `rules/`), plus the operators' threat list
 //! (`threats/threats.toml`). [`Engine::assess`] rates one program; [`SharedEngine`] reloads
