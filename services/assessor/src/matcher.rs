@@ -145,10 +145,11 @@ struct Finder<'a> {
     shell_calls: CallsByName<'a>,
 }
 
-/// The calls of one language grouped by name, in the order of their first appearance: a call
-/// pattern is checked against each distinct name once (a file calls a few dozen names hundreds
-/// of times), then against the calls of the names it takes.
+/// The calls of one language grouped by name: a call pattern looks up its few exact names, and
+/// only a pattern with globs is checked against each distinct name (a file calls a few dozen
+/// names hundreds of times); then its constraints are checked on the calls of those names.
 struct CallsByName<'a> {
+    position: HashMap<&'a str, usize>,
     names: Vec<(&'a str, Vec<usize>)>,
 }
 
@@ -163,17 +164,25 @@ impl<'a> CallsByName<'a> {
             });
             names[slot].1.push(i);
         }
-        CallsByName { names }
+        CallsByName { position, names }
     }
 
     /// Indices of the calls whose name the pattern takes, in the facts' order.
     fn matching(&self, pattern: &crate::rules::CallPattern) -> Vec<usize> {
-        let mut indices: Vec<usize> = self
-            .names
-            .iter()
-            .filter(|(name, _)| pattern.names.contains(name))
-            .flat_map(|(_, calls)| calls.iter().copied())
-            .collect();
+        let mut indices: Vec<usize> = if pattern.names.has_globs() {
+            self.names
+                .iter()
+                .filter(|(name, _)| pattern.names.contains(name))
+                .flat_map(|(_, calls)| calls.iter().copied())
+                .collect()
+        } else {
+            pattern
+                .names
+                .exact_names()
+                .filter_map(|name| self.position.get(name))
+                .flat_map(|&slot| self.names[slot].1.iter().copied())
+                .collect()
+        };
         indices.sort_unstable();
         indices
     }

@@ -164,6 +164,11 @@ impl NameSet {
         !self.globs.is_empty()
     }
 
+    /// The names without globs.
+    pub fn exact_names(&self) -> impl Iterator<Item = &str> {
+        self.exact.iter().map(String::as_str)
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.exact.contains(name) || self.globs.iter().any(|pieces| glob_matches(pieces, name))
     }
