@@ -103,6 +103,20 @@ impl Expr {
         }
     }
 
+    /// Text a program builds: a literal when every part of it is known, else formatted (an
+    /// unknown part reads `{}` or `$NAME`).
+    pub fn built(text: String, literal: bool, taints: Taints) -> Expr {
+        Expr {
+            value: if literal {
+                Value::Str(text)
+            } else {
+                Value::Formatted(text)
+            },
+            taints,
+            trail: None,
+        }
+    }
+
     pub fn other(taints: Taints) -> Expr {
         Expr {
             value: Value::Other,

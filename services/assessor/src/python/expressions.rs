@@ -162,16 +162,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             formatted,
             span: self.span(node),
         });
-        let value = if formatted {
-            Value::Formatted(text)
-        } else {
-            Value::Str(text)
-        };
-        Expr {
-            value,
-            taints,
-            trail: None,
-        }
+        Expr::built(text, !formatted, taints)
     }
 
     pub(super) fn identifier(&mut self, node: &'t ast::ExprName) -> Expr {
@@ -490,16 +481,7 @@ pub(super) fn join_path(parts: &[&Expr]) -> Expr {
             text.push_str(&piece);
         }
     }
-    let value = if literal {
-        Value::Str(text)
-    } else {
-        Value::Formatted(text)
-    };
-    Expr {
-        value,
-        taints,
-        trail: None,
-    }
+    Expr::built(text, literal, taints)
 }
 
 /// A joined path's value, typed as a pathlib path when it is a literal.

@@ -368,15 +368,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                         .cloned()
                         .unwrap_or_else(|| Expr::new(Value::Str(String::new())));
                     let text = format!("{name}={}", value.text().unwrap_or_default());
-                    let word = Expr {
-                        value: if matches!(value.value, Value::Str(_)) {
-                            Value::Str(text)
-                        } else {
-                            Value::Formatted(text)
-                        },
-                        taints: value.taints,
-                        trail: None,
-                    };
+                    let word = Expr::built(text, matches!(value.value, Value::Str(_)), value.taints);
                     self.record_string(&word, span);
                     words.push(word);
                 }

@@ -201,15 +201,6 @@ impl<'s> Walker<'_, '_, 's> {
             formatted: !literal,
             span,
         });
-        let value = if literal {
-            Value::Str(text)
-        } else {
-            Value::Formatted(text)
-        };
-        Expr {
-            value,
-            taints,
-            trail: None,
-        }
+        Expr::built(text, literal, taints)
     }
 }

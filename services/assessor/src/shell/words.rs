@@ -42,19 +42,7 @@ impl<'s> Walker<'_, '_, 's> {
                     let separator = if i == 0 { "" } else { " " };
                     literal &= push_bounded(&mut joined, separator) && push_bounded(&mut joined, argument);
                 }
-                let value = if literal {
-                    Value::Str(joined)
-                } else {
-                    Value::Formatted(joined)
-                };
-                Some(
-                    Expr {
-                        value,
-                        taints,
-                        trail: None,
-                    }
-                    .with_trail_of(&parts),
-                )
+                Some(Expr::built(joined, literal, taints).with_trail_of(&parts))
             }
             "#" => Some(Expr::new(Value::Str(arguments.len().to_string()))),
             digits if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
@@ -155,12 +143,10 @@ impl<'s> Walker<'_, '_, 's> {
                 }
             }
         }
-        let value = if literal {
-            Value::Str(text)
-        } else {
-            Value::Formatted(text)
-        };
-        Expr { value, taints, trail }
+        Expr {
+            trail,
+            ..Expr::built(text, literal, taints)
+        }
     }
 
     pub(super) fn expansion(&mut self, param: &'s Param, depth: u32) -> Expr {
