@@ -68,6 +68,14 @@ impl Reserved {
 /// Commands whose arguments may be assignments (`export A=b`, `local -a xs=(1 2)`).
 const DECLARATIONS: [&str; 7] = ["export", "local", "declare", "typeset", "readonly", "unset", "unsetenv"];
 
+/// What comes next among a simple command's words (see [`Parser::command_item`]).
+enum Item {
+    End,
+    Redirect,
+    Skipped,
+    Word,
+}
+
 impl Parser<'_, '_> {
     /// The reserved word at the position, if there is one, and its length.
     pub(super) fn reserved(&self) -> Option<(Reserved, usize)> {
@@ -366,29 +374,14 @@ impl Parser<'_, '_> {
         let mut end = start;
         let mut command_end = start;
         loop {
-            self.skip_blanks();
-            let Some(c) = self.peek() else { break };
-            if c == b'#' {
-                self.skip_line();
-                break;
-            }
-            if let Some(redirect) = self.redirect() {
-                end = self.pos;
-                command.redirects.push(redirect);
-                continue;
-            }
-            let substitution = (c == b'<' || c == b'>') && self.peek_at(self.pos + 1) == Some(b'(');
-            if is_meta(c) && !substitution {
-                if c == b'(' {
-                    let at = self.pos;
-                    self.error(at, "unexpected `(`");
-                    self.pos += 1;
+            match self.command_item(&mut command.redirects) {
+                Item::End => break,
+                Item::Redirect => {
+                    end = self.pos;
                     continue;
                 }
-                break;
-            }
-            if !self.tick() {
-                break;
+                Item::Skipped => continue,
+                Item::Word => {}
             }
             if command.words.is_empty()
                 && let Some(assignment) = self.assignment()
@@ -427,6 +420,36 @@ impl Parser<'_, '_> {
         })
     }
 
+    /// What comes next among a simple command's words: the end of the command (a comment, an
+    /// operator, the end of input or of the budget), a redirection (read into `redirects`),
+    /// a stray `(` skipped with an error, or a word or assignment to read.
+    fn command_item(&mut self, redirects: &mut Vec<Redirect>) -> Item {
+        self.skip_blanks();
+        let Some(c) = self.peek() else { return Item::End };
+        if c == b'#' {
+            self.skip_line();
+            return Item::End;
+        }
+        if let Some(redirect) = self.redirect() {
+            redirects.push(redirect);
+            return Item::Redirect;
+        }
+        let substitution = (c == b'<' || c == b'>') && self.peek_at(self.pos + 1) == Some(b'(');
+        if is_meta(c) && !substitution {
+            if c == b'(' {
+                let at = self.pos;
+                self.error(at, "unexpected `(`");
+                self.pos += 1;
+                return Item::Skipped;
+            }
+            return Item::End;
+        }
+        if !self.tick() {
+            return Item::End;
+        }
+        Item::Word
+    }
+
     fn is_declaration(&self, word: &Word) -> bool {
         matches!(&word.parts[..], [WordPart::Literal(r)] if DECLARATIONS.contains(&r.text(self.source)))
     }
@@ -452,29 +475,14 @@ impl Parser<'_, '_> {
         let mut args = Vec::new();
         let mut end = self.pos;
         loop {
-            self.skip_blanks();
-            let Some(c) = self.peek() else { break };
-            if c == b'#' {
-                self.skip_line();
-                break;
-            }
-            if let Some(redirect) = self.redirect() {
-                end = self.pos;
-                redirects.push(redirect);
-                continue;
-            }
-            let substitution = (c == b'<' || c == b'>') && self.peek_at(self.pos + 1) == Some(b'(');
-            if is_meta(c) && !substitution {
-                if c == b'(' {
-                    let at = self.pos;
-                    self.error(at, "unexpected `(`");
-                    self.pos += 1;
+            match self.command_item(&mut redirects) {
+                Item::End => break,
+                Item::Redirect => {
+                    end = self.pos;
                     continue;
                 }
-                break;
-            }
-            if !self.tick() {
-                break;
+                Item::Skipped => continue,
+                Item::Word => {}
             }
             if let Some(assignment) = self.assignment() {
                 end = self.pos;
