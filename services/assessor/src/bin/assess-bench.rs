@@ -239,6 +239,65 @@ fn whole_corpus_as_processes(
     Ok(())
 }
 
+/// A small script of each language rated by a fresh `airlock assess` process, the way a shell
+/// tool or a hook calls it, with `airlock --version` (the process and binary alone) as the floor;
+/// the three alternated, `runs` times each.
+fn fresh_process_per_file(airlock: &Path, scratch: &Path, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let python = scratch.join("small.py");
+    std::fs::write(
+        &python,
+        "import json\nimport sys\nfrom pathlib import Path\n\n\ndef main(path):\n    rows = json.loads(Path(path).read_text())\n    \
+         total = sum(row[\"amount\"] for row in rows)\n    Path(\"out\").mkdir(exist_ok=True)\n    \
+         Path(\"out/total.txt\").write_text(f\"{total}\\n\")\n\n\nmain(sys.argv[1] if len(sys.argv) > 1 else \"input.json\")\n",
+    )?;
+    let bash = scratch.join("small.sh");
+    std::fs::write(
+        &bash,
+        "#!/bin/bash\nset -euo pipefail\nmkdir -p archive\nfor f in logs/*.log; do\n  gzip -c \"$f\" > \"archive/$(basename \"$f\").gz\"\ndone\n\
+         echo \"archived $(ls archive | wc -l) files\"\n",
+    )?;
+    let commands: [(&str, Vec<&std::ffi::OsStr>); 3] = [
+        ("`airlock --version` (floor)", vec!["--version".as_ref()]),
+        ("`airlock assess small.py`", vec!["assess".as_ref(), python.as_os_str()]),
+        ("`airlock assess small.sh`", vec!["assess".as_ref(), bash.as_os_str()]),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
+    for run in 0..runs + 3 {
+        for (i, (_, args)) in commands.iter().enumerate() {
+            let started = Instant::now();
+            let status = Command::new(airlock)
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()?;
+            if !matches!(status.code(), Some(0 | 1 | 4)) {
+                return Err(format!("{} {args:?} failed: {status}", airlock.display()).into());
+            }
+            // The first three rounds warm the page cache and are not counted.
+            if run >= 3 {
+                times[i].push(started.elapsed());
+            }
+        }
+    }
+    println!();
+    println!("A fresh process per file ({runs} alternated runs each):");
+    println!();
+    println!("| command | median | mean | min |");
+    println!("|---|---|---|---|");
+    for ((label, _), mut runs) in commands.iter().zip(times) {
+        runs.sort();
+        let mean = runs.iter().sum::<Duration>() / runs.len().max(1) as u32;
+        let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+        println!(
+            "| {label} | {} | {} | {} |",
+            ms(percentile(&runs, 50.0)),
+            ms(mean),
+            ms(runs[0])
+        );
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let options = match options() {
         Ok(o) => o,
@@ -362,6 +421,9 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
     if let (true, Some(airlock)) = (options.bandit, &options.airlock) {
         whole_corpus_as_processes(airlock, &examples_dir, &examples)?;
+    }
+    if let Some(airlock) = &options.airlock {
+        fresh_process_per_file(airlock, &scratch, options.runs.max(20))?;
     }
 
     println!();

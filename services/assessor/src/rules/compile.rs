@@ -182,7 +182,7 @@ impl Compiler<'_> {
                 kwargs,
                 any_arg: spec
                     .any_arg
-                    .as_ref()
+                    .as_deref()
                     .map_or(&[][..], OneOrMany::as_slice)
                     .iter()
                     .map(|v| self.value(v))

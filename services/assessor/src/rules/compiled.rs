@@ -1,5 +1,7 @@
 //! A compiled rule set: the form rules are matched in.
 
+use super::automata::Prebuilt;
+use super::expression::parse_regex;
 use super::spec::{EmbedSpec, Examples, ValueKind, WrapperSpec};
 use crate::facts::{BindingKind, Call, Expr, Value};
 use airlock_protocol::assessment::{Category, Confidence, Level};
@@ -9,14 +11,10 @@ use regex_automata::{MatchKind, PatternSet, meta};
 use regex_syntax::hir::Hir;
 use std::sync::OnceLock;
 
-/// How every rule expression is compiled. Rules look at code, paths, commands and URLs, whose
-/// meaningful characters are ASCII: classes (`\w`, `\s`, `\b`, `(?i)`) are ASCII, `.` is any
-/// byte but a newline, and no group is captured but the match. Built this way (and without the
-/// literal prefilter, which cost more to build than the short strings it would speed up) an
-/// expression compiles three to four times faster, which is most of a fresh `airlock assess`.
-/// An expression that names characters beyond ASCII (`[\x{202A}-\x{202E}]`) is compiled as
-/// Unicode, as if written inside `(?u:...)`.
-fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, String> {
+/// How every rule expression is compiled (read as [`parse_regex`] reads it). Built without the
+/// literal prefilter, which cost more to build than the short strings it would speed up, an
+/// expression compiles three to four times faster.
+pub(super) fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, String> {
     let hirs: Vec<Hir> = patterns
         .iter()
         .map(|p| parse_regex(p.as_ref()))
@@ -32,30 +30,15 @@ fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<met
         .map_err(|e| e.to_string())
 }
 
-/// A pattern parsed as `compile_regexes` compiles it: ASCII when it reads as ASCII, else as
-/// Unicode. (Parsed once here and handed to the builder as is: parsing is a third of compiling.)
-fn parse_regex(pattern: &str) -> Result<Hir, String> {
-    let ascii = regex_syntax::ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .build()
-        .parse(pattern);
-    if let Ok(hir) = ascii {
-        return Ok(hir);
-    }
-    regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .build()
-        .parse(pattern)
-        .map_err(|e| format!("regular expression {pattern:?}: {e}"))
-}
-
 /// A regular expression checked when the rules load and compiled the first time it is used: a
 /// fresh `airlock assess` compiles only what the file in front of it needs (compiling every
-/// rule's expressions up front took most of a fresh process's time).
+/// rule's expressions up front took most of a fresh process's time). A built-in expression is
+/// first tested with the DFA built for it ahead of time, which needs no compiling at all; the
+/// regex is compiled only to say where a `text` rule matched.
 #[derive(Debug, Clone)]
 pub struct LazyRegex {
     pattern: String,
+    prebuilt: OnceLock<Option<Box<Prebuilt>>>,
     compiled: OnceLock<Option<meta::Regex>>,
 }
 
@@ -63,10 +46,7 @@ impl LazyRegex {
     /// Checks the syntax now, as it will be compiled; the (much costlier) compilation waits.
     pub fn new(pattern: &str) -> Result<LazyRegex, String> {
         parse_regex(pattern)?;
-        Ok(LazyRegex {
-            pattern: pattern.to_string(),
-            compiled: OnceLock::new(),
-        })
+        Ok(LazyRegex::trusted(pattern))
     }
 
     /// A pattern known to be valid (built by the engine, or from rule files checked when the
@@ -74,6 +54,7 @@ impl LazyRegex {
     pub fn trusted(pattern: &str) -> LazyRegex {
         LazyRegex {
             pattern: pattern.to_string(),
+            prebuilt: OnceLock::new(),
             compiled: OnceLock::new(),
         }
     }
@@ -98,13 +79,31 @@ impl LazyRegex {
             .as_ref()
     }
 
+    /// What the prebuilt DFA says about `text`, when there is one.
+    fn prebuilt_match(&self, text: &str) -> Option<bool> {
+        self.prebuilt
+            .get_or_init(|| Prebuilt::for_expression(&self.pattern).map(Box::new))
+            .as_ref()?
+            .is_match(text)
+    }
+
     pub fn is_match(&self, text: &str) -> bool {
+        if let Some(found) = self.prebuilt_match(text) {
+            #[cfg(test)]
+            tests::record(&tests::PREBUILT_HERE, &self.pattern);
+            return found;
+        }
+        #[cfg(test)]
+        tests::record(&tests::COMPILED_HERE, &self.pattern);
         self.get().is_some_and(|r| r.is_match(text.as_bytes()))
     }
 
     /// Byte ranges of the matches in `text`, at most `limit` of them. A match of bytes inside
     /// a character is widened to the whole character.
     pub fn find_ranges(&self, text: &str, limit: usize) -> Vec<(usize, usize)> {
+        if self.prebuilt_match(text) == Some(false) {
+            return Vec::new();
+        }
         let Some(regex) = self.get() else {
             return Vec::new();
         };
@@ -694,8 +693,70 @@ impl RuleSet {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{LazyRegex, NameSet, StringIndex};
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    thread_local! {
+        /// The expressions this thread tested with a prebuilt DFA, and those it had to compile.
+        pub(super) static PREBUILT_HERE: RefCell<BTreeSet<String>> = RefCell::default();
+        pub(super) static COMPILED_HERE: RefCell<BTreeSet<String>> = RefCell::default();
+    }
+
+    pub(super) fn record(which: &'static std::thread::LocalKey<RefCell<BTreeSet<String>>>, pattern: &str) {
+        which.with(|set| set.borrow_mut().insert(pattern.to_string()));
+    }
+
+    /// Every file of the labelled corpus, as (language, text).
+    pub(crate) fn corpus_files() -> Vec<(airlock_protocol::request::Language, String)> {
+        use airlock_protocol::request::Language;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/assessor-corpus");
+        let mut pending = vec![root];
+        let mut files = Vec::new();
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).expect("the corpus is readable") {
+                let path = entry.expect("the corpus is readable").path();
+                let language = match path.extension().and_then(|e| e.to_str()) {
+                    Some("py") => Language::Python,
+                    Some("sh") => Language::Bash,
+                    _ if path.is_dir() => {
+                        pending.push(path);
+                        continue;
+                    }
+                    _ => continue,
+                };
+                files.push((language, std::fs::read_to_string(&path).expect("a corpus file is text")));
+            }
+        }
+        files
+    }
+
+    #[test]
+    fn built_in_expressions_are_tested_without_compiling() {
+        let engine = crate::Engine::builtin().unwrap();
+        let files = corpus_files();
+        assert!(files.len() > 100, "{} corpus files", files.len());
+        for (language, text) in &files {
+            engine.assess(text.as_bytes(), *language, airlock_protocol::request::Origin::External);
+        }
+        let prebuilt = PREBUILT_HERE.with(|set| set.borrow().clone());
+        let compiled = COMPILED_HERE.with(|set| set.borrow().clone());
+        // The engine assessed on this thread, through the prebuilt DFAs.
+        assert!(
+            prebuilt.len() > 40,
+            "only {} expressions used a prebuilt DFA",
+            prebuilt.len()
+        );
+        let unexpected: Vec<_> = compiled
+            .iter()
+            .filter(|p| !super::super::automata::TOO_LARGE.contains(&p.as_str()))
+            .collect();
+        assert!(
+            unexpected.is_empty(),
+            "built-in expressions compiled at run time (is build.rs's EXPRESSION_KEYS missing a key?): {unexpected:#?}"
+        );
+    }
 
     #[test]
     fn globs_match_like_the_shell() {

@@ -13,8 +13,10 @@
 //! engine keeps its previous rule set.
 
 mod assemble;
+mod automata;
 mod compile;
 mod compiled;
+mod expression;
 mod spec;
 
 pub use compiled::*;

@@ -173,7 +173,7 @@ pub struct PatternSpec {
     pub import: Option<Vec<String>>,
     /// String literals (and shell words) whose text matches this regular expression.
     pub string: Option<String>,
-    pub binding: Option<BindingSpec>,
+    pub binding: Option<Box<BindingSpec>>,
     /// Resolved references to module attributes (`ssl.PROTOCOL_SSLv2`).
     pub name: Option<Vec<String>>,
     /// A tree-sitter query over the file's syntax tree; the finding is at its first capture.
@@ -196,8 +196,8 @@ pub struct PatternSpec {
     pub kwargs: BTreeMap<String, ValueSpec>,
     /// Some argument, positional or keyword, matches; given a list, each entry must be matched
     /// by some argument.
-    pub any_arg: Option<OneOrMany<ValueSpec>>,
-    pub receiver: Option<ValueSpec>,
+    pub any_arg: Option<Box<OneOrMany<ValueSpec>>>,
+    pub receiver: Option<Box<ValueSpec>>,
     /// Shell options that must all be present (`r` for `-r` or `-rf`, `recursive` for
     /// `--recursive`).
     #[serde(default)]
