@@ -88,20 +88,20 @@ fn collect_expressions(value: &toml::Value, key: &str, into: &mut BTreeSet<Strin
 
 /// Writes each expression's DFA, serialized, into one blob (each at an offset aligned for the
 /// `u32`s it is read as), and a Rust table of (expression, offset, length) sorted by
-/// expression. Expressions whose DFA would be too large are listed apart: they are compiled
-/// when first used.
+/// expression. Expressions without a DFA (too large, or a Unicode word boundary, which a DFA
+/// cannot hold) are listed apart, with the reason: they are compiled when first used.
 fn write_automata(out: &Path, expressions: &BTreeSet<String>) {
     let mut blob: Vec<u8> = Vec::new();
     let mut index = String::from("pub static AUTOMATA: &[(&str, usize, usize)] = &[\n");
-    let mut too_large = String::from("#[allow(dead_code)]\npub static TOO_LARGE: &[&str] = &[\n");
+    let mut not_prebuilt = String::from("#[allow(dead_code)]\npub static NOT_PREBUILT: &[(&str, &str)] = &[\n");
     for pattern in expressions {
         let Ok(hir) = expression::parse_regex(pattern) else {
             continue; // not an expression, or a bad one the engine refuses with its own error
         };
         let dfa = match expression::build_automaton(&hir) {
             Ok(dfa) => dfa,
-            Err(_) => {
-                too_large.push_str(&format!("    {pattern:?},\n"));
+            Err(reason) => {
+                not_prebuilt.push_str(&format!("    ({pattern:?}, {reason:?}),\n"));
                 continue;
             }
         };
@@ -114,7 +114,7 @@ fn write_automata(out: &Path, expressions: &BTreeSet<String>) {
         blob.extend_from_slice(bytes);
     }
     index.push_str("];\n");
-    too_large.push_str("];\n");
+    not_prebuilt.push_str("];\n");
     std::fs::write(out.join("rule-automata.bin"), blob).expect("OUT_DIR is writable");
-    std::fs::write(out.join("rule-automata.rs"), index + &too_large).expect("OUT_DIR is writable");
+    std::fs::write(out.join("rule-automata.rs"), index + &not_prebuilt).expect("OUT_DIR is writable");
 }
