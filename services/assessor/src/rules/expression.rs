@@ -33,8 +33,8 @@ pub fn parse_regex(pattern: &str) -> Result<Hir, String> {
 }
 
 /// The largest automaton built ahead of time. The few expressions whose automaton would be
-/// larger (long case-insensitive alternations after `.*`) are compiled when first used instead,
-/// which keeps the binary's share of them to a few megabytes.
+/// larger (case-insensitive alternations after a counted repetition such as `.{0,40}`) are
+/// compiled when first used instead, which keeps the binary's share of them to a few megabytes.
 pub const AUTOMATON_SIZE_LIMIT: usize = 512 * 1024;
 
 /// A forward, unanchored DFA that answers "does this expression match anywhere in the text?"
