@@ -406,13 +406,18 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     /// The program a pipeline stage runs, for `pipe_from` / `pipe_to`.
     fn stage_name(&self, stage: &Stmt) -> String {
         match &stage.kind {
-            StmtKind::Simple(simple) => simple
-                .words
-                .first()
-                .map(|name| program_name(&literal_word(self.text(name.range))))
-                .unwrap_or_default(),
+            StmtKind::Simple(simple) => self.program_of(simple),
             _ => String::new(),
         }
+    }
+
+    /// The program a simple command runs, as written (empty for a bare assignment).
+    fn program_of(&self, simple: &Simple) -> String {
+        simple
+            .words
+            .first()
+            .map(|name| program_name(&literal_word(self.text(name.range))))
+            .unwrap_or_default()
     }
 
     fn command(&mut self, simple: &'s Simple, depth: u32, pipe: &Pipe) -> Taints {

@@ -4,7 +4,7 @@
 
 use super::syntax::ast::{Range, Redirect, RedirectOp, RedirectTarget, WordPart};
 use super::words::push_bounded;
-use super::{Body, Pipe, Walker, literal_word, program_name};
+use super::{Body, Pipe, Walker};
 use crate::facts::{Call, Expr, StringLit, Taints, Value};
 use airlock_protocol::request::Language;
 
@@ -23,11 +23,7 @@ impl<'s> Walker<'_, '_, 's> {
             return self.body(body, range, depth, pipe);
         }
         let body_name = match body {
-            Body::Simple(simple) => simple
-                .words
-                .first()
-                .map(|name| program_name(&literal_word(self.text(name.range))))
-                .unwrap_or_default(),
+            Body::Simple(simple) => self.program_of(simple),
             _ => String::new(),
         };
         let mut stdin = pipe.stdin;

@@ -302,17 +302,8 @@ impl Parser<'_, '_> {
 
     /// A closing keyword that an enclosing construct (not this `case`) waits for.
     fn closes_enclosing(&self, word: Reserved) -> bool {
-        let closer = match word {
-            Reserved::Then => Closer::Then,
-            Reserved::Elif => Closer::Elif,
-            Reserved::Else => Closer::Else,
-            Reserved::Fi => Closer::Fi,
-            Reserved::Do => Closer::Do,
-            Reserved::Done => Closer::Done,
-            Reserved::RightBrace => Closer::Brace,
-            _ => return false,
-        };
-        self.is_open(closer)
+        word.closer()
+            .is_some_and(|closer| closer != Closer::Esac && self.is_open(closer))
     }
 
     /// `{ ...; }` (at the brace).

@@ -33,7 +33,7 @@ pub(super) enum Reserved {
 }
 
 impl Reserved {
-    fn closer(self) -> Option<Closer> {
+    pub(super) fn closer(self) -> Option<Closer> {
         Some(match self {
             Reserved::Then => Closer::Then,
             Reserved::Elif => Closer::Elif,
