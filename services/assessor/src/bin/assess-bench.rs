@@ -117,67 +117,8 @@ fn micros(d: Duration) -> String {
 }
 
 fn generated_subjects(dir: &Path) -> std::io::Result<Vec<Subject>> {
-    let block = |i: usize| {
-        format!(
-            r#"def fetch_page_{i}(session, url, retries=3):
-    """Fetch one page and keep the rows that mention the keyword."""
-    for attempt in range(retries):
-        response = session.get(url, params={{"page": {i}}}, timeout=10)
-        if response.status_code == 200:
-            break
-    rows = []
-    for item in response.json().get("items", []):
-        if "keyword" in item.get("title", "").lower():
-            rows.append({{"id": item["id"], "title": item["title"].strip()}})
-    frame = pd.DataFrame(rows)
-    frame["length"] = frame["title"].str.len()
-    summary = frame.groupby("length").agg({{"id": "count"}})
-    out = Path("out") / f"page_{i}.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    summary.to_csv(out)
-    logging.info("page %s: %d rows", {i}, len(rows))
-    return summary
-
-
-"#
-        )
-    };
-    let mut python =
-        String::from("import logging\nfrom pathlib import Path\n\nimport pandas as pd\nimport requests\n\n\n");
-    let mut i = 0;
-    while python.lines().count() < 200 {
-        python.push_str(&block(i));
-        i += 1;
-    }
-    let python: String = python.lines().take(200).collect::<Vec<_>>().join("\n") + "\n";
-
-    let mut shell = String::from("#!/bin/bash\nset -euo pipefail\nOUT=\"${OUT:-./out}\"\nmkdir -p \"$OUT\"\n");
-    let mut i = 0;
-    while shell.lines().count() < 200 {
-        shell.push_str(&format!(
-            "for f in data/part{i}_*.csv; do\n  lines=$(wc -l < \"$f\")\n  if [ \"$lines\" -gt 1 ]; then\n    cut -d, -f1,3 \"$f\" | sort | uniq -c > \"$OUT/$(basename \"$f\" .csv).counts\"\n  fi\ndone\ncurl -fsS --max-time 10 -o \"$OUT/ref{i}.json\" https://api.example.com/ref/{i}\ngrep -c error \"$OUT/ref{i}.json\" || true\n"
-        ));
-        i += 1;
-    }
-    let shell: String = shell.lines().take(200).collect::<Vec<_>>().join("\n") + "\n";
-
-    let mut literal = String::from("WORDS = {\n");
-    let mut n = 0;
-    while literal.len() < 65 * 1024 {
-        literal.push_str(&format!("    'word{n:05}': {n},\n"));
-        n += 1;
-    }
-    literal.push_str("}\n");
-
-    let deep = format!("x = {}1{}\n", "(".repeat(100_000), ")".repeat(100_000));
-
     let mut subjects = Vec::new();
-    for (name, language, code) in [
-        ("generated-200-lines.py", Language::Python, python),
-        ("generated-200-lines.sh", Language::Bash, shell),
-        ("generated-65k-dict-literal.py", Language::Python, literal),
-        ("generated-100k-nested-parens.py", Language::Python, deep),
-    ] {
+    for (name, language, code) in quality::generated_files() {
         let path = dir.join(name);
         std::fs::write(&path, &code)?;
         subjects.push(Subject {

@@ -258,24 +258,14 @@ proptest::proptest! {
 
 // ---- speed ---------------------------------------------------------------------------------------
 
-/// The 200-line file of `assess-bench` (generated-200-lines.sh).
-fn generated_200_lines() -> String {
-    let mut shell = String::from("#!/bin/bash\nset -euo pipefail\nOUT=\"${OUT:-./out}\"\nmkdir -p \"$OUT\"\n");
-    let mut i = 0;
-    while shell.lines().count() < 200 {
-        shell.push_str(&format!(
-            "for f in data/part{i}_*.csv; do\n  lines=$(wc -l < \"$f\")\n  if [ \"$lines\" -gt 1 ]; then\n    cut -d, -f1,3 \"$f\" | sort | uniq -c > \"$OUT/$(basename \"$f\" .csv).counts\"\n  fi\ndone\ncurl -fsS --max-time 10 -o \"$OUT/ref{i}.json\" https://api.example.com/ref/{i}\ngrep -c error \"$OUT/ref{i}.json\" || true\n"
-        ));
-        i += 1;
-    }
-    shell.lines().take(200).collect::<Vec<_>>().join("\n") + "\n"
-}
-
 /// `cargo test --release -p airlock-assessor --lib parse_speed -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn parse_speed_on_the_generated_200_line_file() {
-    let source = generated_200_lines();
+    let (_, _, source) = crate::quality::generated_files()
+        .into_iter()
+        .find(|(name, _, _)| *name == "generated-200-lines.sh")
+        .expect("assess-bench generates a 200-line bash file");
     let runs = 2000;
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
