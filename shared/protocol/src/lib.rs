@@ -19,6 +19,7 @@ pub mod request;
 pub mod roles;
 pub mod schema;
 pub mod signed;
+pub mod source;
 pub mod subjects;
 pub mod text;
 
@@ -37,3 +38,4 @@ pub use overrides::{OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOver
 pub use refusal::{Refusal, RefusalReason, error_chain};
 pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
 pub use signed::{SignatureError, Signed};
+pub use source::{Codec, Cookie, SourceEncoding, SourceRefusal, Undecodable, python_source_encoding};

@@ -258,6 +258,10 @@ pub enum RequestError {
     LabelTooLong { chars: usize, limit: usize },
     #[error("the label contains a control character")]
     ControlInLabel,
+    /// Python source that cannot be read as the interpreter would read it: a declared encoding
+    /// other than UTF-8, ASCII or Latin-1, or bytes the interpreter itself refuses to decode.
+    #[error("the Python source is refused: {0}")]
+    PythonSource(#[from] crate::source::SourceRefusal),
 }
 
 impl ExecutionRequest {
@@ -328,6 +332,11 @@ impl ExecutionRequest {
                 size: self.code.len(),
                 limit: MAX_CODE_BYTES,
             });
+        }
+        if self.language == Language::Python {
+            // Read as the interpreter reads it, or not at all: what is assessed, shown and
+            // signed must be the text that runs.
+            crate::source::python_source_encoding(&self.code).text(&self.code)?;
         }
         Ok(())
     }
@@ -437,6 +446,31 @@ mod tests {
             deadline_ms: None,
             label: None,
         }
+    }
+
+    #[test]
+    fn python_source_is_refused_when_it_cannot_be_read_as_the_interpreter_reads_it() {
+        use crate::source::{SourceRefusal, Undecodable};
+        let refused = request(b"# -*- coding: utf-7 -*-\n# +AAo-print(1)\n").validate();
+        assert!(
+            matches!(&refused, Err(RequestError::PythonSource(SourceRefusal::UnsupportedEncoding(c))) if c.name == "utf-7"),
+            "{refused:?}"
+        );
+        assert_eq!(
+            request(b"\xef\xbb\xbf# coding: latin-1\nx = 1\n").validate(),
+            Err(RequestError::PythonSource(SourceRefusal::Undecodable(
+                Undecodable::BomConflict {
+                    name: "iso-8859-1".into(),
+                    line: 1
+                }
+            )))
+        );
+        assert!(request(b"x = 1\n\0\n").validate().is_err());
+        // Latin-1 and ASCII are read with their codec; bash is not Python source.
+        assert_eq!(request(b"# coding: latin-1\nw = '\xe9'\n").validate(), Ok(()));
+        let mut bash = request(b"# coding: utf-7\necho +AAo-id\n");
+        bash.language = Language::Bash;
+        assert_eq!(bash.validate(), Ok(()));
     }
 
     #[test]
