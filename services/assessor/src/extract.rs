@@ -124,6 +124,11 @@ pub struct Context<'r> {
     /// Labels of what the program wrote to each file, so reading or running it later carries
     /// them (a download saved and then run, keys archived and then uploaded).
     pub files: crate::effects::FileTaints,
+    /// Trojan Source found in the submitted file (not in embedded code, whose text is a string
+    /// of the file and was looked at as one).
+    pub trojan: Vec<crate::trojan::Hit>,
+    /// Code inside the file that cannot be read as the interpreter would read it.
+    pub unreadable: Vec<crate::input::Problem>,
     embed_level: u32,
 }
 
@@ -139,6 +144,8 @@ impl<'r> Context<'r> {
             reached_line: 0,
             inputs: None,
             files: Default::default(),
+            trojan: Vec::new(),
+            unreadable: Vec::new(),
             embed_level: 0,
         }
     }
@@ -255,6 +262,11 @@ impl<'r> Context<'r> {
     pub fn extract_embedded(&mut self, language: Language, code: &str, outer: Span) {
         if self.embed_level >= MAX_EMBED_LEVEL || code.trim().is_empty() {
             return;
+        }
+        if language == Language::Python
+            && let Some(problem) = crate::input::embedded_python_encoding(code, outer.line)
+        {
+            self.unreadable.push(problem);
         }
         self.embed_level += 1;
         self.extract(language, code, Some(outer));

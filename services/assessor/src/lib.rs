@@ -27,6 +27,7 @@ mod shell;
 mod summary;
 mod threats;
 mod treesitter;
+mod trojan;
 
 pub use engine::{Engine, EngineConfig, EngineError, Thresholds};
 pub use shared::{RuleWatcher, SharedEngine};

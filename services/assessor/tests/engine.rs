@@ -221,7 +221,9 @@ fn binary_and_non_utf8_input_is_rated_not_a_crash() {
     let binary: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();
     let a = e.assess(&binary, Language::Python, Origin::External);
     assert!(matches!(a.parse, ParseStatus::Unparsed { .. }), "{:?}", a.parse);
-    assert_eq!(a.level, Level::High);
+    // Issue 20: what cannot be analysed fails closed (BLOCKED when external, a human asked).
+    assert_eq!(a.level, Level::Blocked);
+    assert!(a.unanalysed);
     let latin1 = b"# caf\xe9\nimport os\nos.system('rm -rf /')\n";
     let a = e.assess(latin1, Language::Python, Origin::External);
     assert!(

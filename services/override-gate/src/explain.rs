@@ -132,6 +132,7 @@ mod tests {
             rules_version: "t".into(),
             threats_version: "t".into(),
             elapsed_us: 1,
+            unanalysed: false,
         };
         let text = explain(&request, &assessment);
         assert!(text.contains("wipe.py"), "{text}");

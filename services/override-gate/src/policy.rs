@@ -5,7 +5,7 @@
 use airlock_protocol::decision::CoApprover;
 use airlock_protocol::overrides::{Escalation, EscalationTarget};
 use airlock_protocol::{
-    Approver, CodeDigest, Level, Limits, Origin, OverrideAnswer, Quotas, RefusalReason, TrustLevel,
+    Approver, Assessment, CodeDigest, Level, Limits, Origin, OverrideAnswer, Quotas, RefusalReason, TrustLevel,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
@@ -257,6 +257,22 @@ impl EffectivePolicy {
             Action::Deny => Ruling::Deny {
                 reason: format!("policy: {origin_name} {level} is denied"),
             },
+        }
+    }
+
+    /// What the policy says for an assessed request: [`EffectivePolicy::decide`] on its level,
+    /// except that code the assessor could not analyse is never approved by policy alone: a
+    /// human is asked (a denial stays a denial).
+    pub fn decide_assessed(
+        &self,
+        quotas: &Quotas,
+        assessment: &Assessment,
+        origin: Origin,
+        requested: TrustLevel,
+    ) -> Ruling {
+        match self.decide(quotas, assessment.level, origin, requested) {
+            Ruling::Approve { .. } if assessment.unanalysed => Ruling::Ask,
+            ruling => ruling,
         }
     }
 
@@ -612,6 +628,41 @@ mod tests {
             p.decide(&q, Level::Blocked, Origin::External, TrustLevel::Trusted),
             Ruling::Ask
         );
+    }
+
+    #[test]
+    fn code_that_could_not_be_analysed_is_asked_about_whatever_the_level() {
+        let q = Quotas::default();
+        let assessed = |level: Level, unanalysed: bool| Assessment {
+            level,
+            findings: vec![],
+            parse: airlock_protocol::ParseStatus::Complete,
+            summary: String::new(),
+            language: airlock_protocol::request::Language::Bash,
+            origin: Origin::Generated,
+            rules_version: "r".into(),
+            threats_version: "t".into(),
+            elapsed_us: 1,
+            unanalysed,
+        };
+        let default = EffectivePolicy::default();
+        for level in [Level::Low, Level::High] {
+            assert!(matches!(
+                default.decide_assessed(&q, &assessed(level, false), Origin::Generated, TrustLevel::Trusted),
+                Ruling::Approve { .. }
+            ));
+            assert_eq!(
+                default.decide_assessed(&q, &assessed(level, true), Origin::Generated, TrustLevel::Trusted),
+                Ruling::Ask,
+                "{level}"
+            );
+        }
+        // A policy that denies keeps denying.
+        let denying = policy("high = \"deny\"", &[]);
+        assert!(matches!(
+            denying.decide_assessed(&q, &assessed(Level::High, true), Origin::Generated, TrustLevel::Trusted),
+            Ruling::Deny { .. }
+        ));
     }
 
     #[test]

@@ -182,7 +182,7 @@ impl Gate {
         let (trust, _) = self.current.get();
         let ruling = trust
             .policy
-            .decide(&self.quotas(), assessment.level, request.origin, request.trust);
+            .decide_assessed(&self.quotas(), &assessment, request.origin, request.trust);
         tracing::info!(level = %assessment.level, ?ruling, policy_version = %trust.policy.version, "policy ruling");
         match ruling {
             Ruling::Ask => {

@@ -62,10 +62,14 @@ impl Harness {
     }
 
     async fn assessed(&self, rid: &RequestId, level: Level, trust: TrustLevel) -> ExecutionRequest {
+        self.publish_assessment(rid, assessment(level), trust).await
+    }
+
+    async fn publish_assessment(&self, rid: &RequestId, assessment: Assessment, trust: TrustLevel) -> ExecutionRequest {
         let request = request(trust);
         let assessed = Assessed {
             request: request.clone(),
-            assessment: assessment(level),
+            assessment,
         };
         self.publisher(Producer::Assessor)
             .emit(rid, Event::Assessed(Box::new(assessed)))
@@ -163,6 +167,7 @@ fn assessment(level: Level) -> Assessment {
         rules_version: "test".into(),
         threats_version: "test".into(),
         elapsed_us: 1,
+        unanalysed: false,
     }
 }
 
@@ -203,6 +208,22 @@ async fn high_gets_the_untrusted_quota_whatever_it_asked_for() {
         }
         other => panic!("expected approval, got {other:?}"),
     }
+}
+
+/// Issue 20: code the assessor could not analyse is never approved by policy alone, whatever
+/// the level (the default policy approves HIGH with the untrusted quota).
+#[tokio::test]
+async fn unanalysed_code_waits_for_a_human_whatever_its_level() {
+    let mut h = Harness::start(60).await;
+    let rid = RequestId::new();
+    let mut unanalysed = assessment(Level::High);
+    unanalysed.unanalysed = true;
+    h.publish_assessment(&rid, unanalysed, TrustLevel::Trusted).await;
+    h.next(&rid, EventKind::OverrideAsked).await;
+    assert!(
+        h.pending().await.iter().any(|p| p.request_id == rid),
+        "not listed as pending"
+    );
 }
 
 #[tokio::test]

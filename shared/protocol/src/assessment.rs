@@ -119,6 +119,12 @@ pub struct Assessment {
     /// Version of the operators' threat list consulted.
     pub threats_version: String,
     pub elapsed_us: u64,
+    /// Some or all of the code could not be analysed (not text, not valid UTF-8, NUL bytes, too
+    /// large, nested too deep, over the time budget): nobody could tell what it does. The level
+    /// already fails closed (BLOCKED for external code, at least HIGH for generated), and the
+    /// gate asks a human whatever the level says. Absent on the wire when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unanalysed: bool,
 }
 
 #[cfg(test)]

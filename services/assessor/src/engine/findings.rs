@@ -2,7 +2,7 @@
 //! environment; and the bounds that keep an assessment small whatever the code.
 
 use super::Engine;
-use crate::facts::Span;
+use crate::facts::{LineIndex, Span};
 use crate::matcher;
 use airlock_protocol::assessment::{Category, Confidence, Finding, Level};
 use airlock_protocol::request::{Inputs, Origin};
@@ -95,21 +95,64 @@ impl Engine {
     /// analysed could hide anything, so external code goes to a human (BLOCKED) and code Mai
     /// generated is rated HIGH, whatever was found before the stop.
     pub(super) fn cut_short_finding(&self, id: &str, reason: &str, origin: Origin) -> Finding {
+        self.fail_closed(id, &format!("The analysis was cut short: {reason}."), 1, origin)
+    }
+
+    /// Bytes that cannot be read as the interpreter reads them. Python source that the
+    /// interpreter would read differently (or not at all) is refused whatever its origin; the
+    /// rest (binary data, bash with NUL bytes or invalid UTF-8) fails closed as a cut-short
+    /// analysis does.
+    pub(super) fn unanalysable_finding(&self, problem: &crate::input::Problem, origin: Origin) -> Finding {
+        if !problem.refused {
+            let opening = format!("The code could not be analysed in full: {}.", problem.reason);
+            return self.fail_closed(problem.rule_id, &opening, problem.line, origin);
+        }
+        Finding {
+            rule_id: problem.rule_id.into(),
+            category: Category::Input,
+            severity: Level::Blocked,
+            confidence: Confidence::High,
+            line: problem.line.max(1),
+            column: 1,
+            snippet: String::new(),
+            explanation: shorten_to(
+                &format!(
+                    "Refused: {}. Airlock rates, shows and signs the text the interpreter runs, and this code \
+                     cannot be read that way: it is BLOCKED whatever its origin.",
+                    problem.reason
+                ),
+                MAX_EXPLANATION_CHARS,
+            ),
+            references: vec!["CWE-838".into()],
+        }
+    }
+
+    fn fail_closed(&self, id: &str, opening: &str, line: u32, origin: Origin) -> Finding {
         let floor = match origin {
             Origin::External => Level::Blocked,
             Origin::Generated => Level::High,
         };
-        let mut finding = self.input_finding(id, reason, Span::default(), "");
-        finding.severity = finding.severity.max(floor);
-        finding.explanation = format!(
-            "The analysis was cut short: {reason}. What was not analysed could hide anything, so the code is \
-             rated as if it did ({}).",
-            match origin {
-                Origin::External => "BLOCKED for external code: a human decides",
-                Origin::Generated => "HIGH for code Mai generated",
-            }
-        );
-        finding
+        Finding {
+            rule_id: id.into(),
+            category: Category::Input,
+            severity: self.config.unanalysed_level.max(floor),
+            confidence: Confidence::High,
+            line: line.max(1),
+            column: 1,
+            snippet: String::new(),
+            explanation: shorten_to(
+                &format!(
+                    "{opening} What was not analysed could hide anything, so the code is rated as if it did ({}), \
+                     and a human is asked whatever the policy says for its level.",
+                    match origin {
+                        Origin::External => "BLOCKED for external code",
+                        Origin::Generated => "at least HIGH for code Mai generated",
+                    }
+                ),
+                MAX_EXPLANATION_CHARS,
+            ),
+            references: vec![],
+        }
     }
 
     /// Arguments and environment variables of a request, rated as what they are: variables that
@@ -146,21 +189,51 @@ impl Engine {
             });
         }
     }
+}
 
-    pub(super) fn input_finding(&self, id: &str, reason: &str, span: Span, snippet: &str) -> Finding {
-        Finding {
-            rule_id: id.into(),
-            category: Category::Input,
-            severity: self.config.unanalysed_level,
-            confidence: Confidence::High,
-            line: span.line.max(1),
-            column: span.column.max(1),
-            snippet: snippet.into(),
-            explanation: format!(
-                "The code could not be fully analysed: {reason}. A human should look at it before it runs."
-            ),
-            references: vec![],
-        }
+/// A Trojan Source construct found in the file (see `crate::trojan`).
+pub(super) fn trojan_finding(hit: &crate::trojan::Hit, lines: &LineIndex, source: &str) -> Finding {
+    use crate::trojan::Kind;
+    let (id, severity, what) = match hit.kind {
+        Kind::InvisibleInName => (
+            "AIR-TROJAN-INVISIBLE",
+            Level::High,
+            "A name holds characters that display as nothing: two names that look the same are different, or \
+             a name that looks empty is one.",
+        ),
+        Kind::InvisibleInText => (
+            "AIR-TROJAN-INVISIBLE-TEXT",
+            Level::Medium,
+            "A string holds characters that display as nothing next to what they change (a URL, a path, a \
+             command): what a reader sees is not the value the program uses.",
+        ),
+        Kind::Lookalike => (
+            "AIR-TROJAN-HOMOGLYPH",
+            Level::High,
+            "A name is written with letters of another script that look like Latin ones: it reads as a name \
+             the reader knows and is another.",
+        ),
+        Kind::Compatibility => (
+            "AIR-TROJAN-COMPAT-FORM",
+            Level::High,
+            "A name is written in compatibility forms (fullwidth, mathematical or other look-alike letters) \
+             that Python folds into a plain name: it runs as that name while a search for it finds nothing.",
+        ),
+    };
+    let span = lines.span(hit.start, hit.end);
+    Finding {
+        rule_id: id.into(),
+        category: Category::Vulnerability,
+        severity,
+        confidence: Confidence::High,
+        line: span.line.max(1),
+        column: span.column.max(1),
+        snippet: snippet(source, span),
+        explanation: shorten_to(
+            &format!("{what} Here: {} (Trojan Source).", hit.detail),
+            MAX_EXPLANATION_CHARS,
+        ),
+        references: vec!["CWE-1007".into(), "CWE-838".into()],
     }
 }
 

@@ -1,7 +1,7 @@
 //! The engine: configuration, loading rules and threats, and rating one program.
 
 use crate::extract::{Budget, Context};
-use crate::facts::Span;
+use crate::facts::{LineIndex, Span};
 use crate::matcher::{self, MatchInput};
 use crate::rules::RuleSet;
 use crate::threats::ThreatList;
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 mod findings;
 
+use findings::trojan_finding;
 pub use findings::{MAX_EXPLANATION_CHARS, MAX_FINDINGS, MAX_SNIPPET_CHARS};
 pub(crate) use findings::{is_interpreter_start_variable, shorten_to};
 
@@ -228,6 +229,9 @@ impl Engine {
                 .then(a.rule_id.cmp(&b.rule_id))
         });
         let total_findings = findings.len();
+        // Every input finding says that some of the code could not be analysed (or read as the
+        // interpreter reads it): counted before the list is cut.
+        let unanalysed = findings.iter().any(|f| f.category == Category::Input);
         findings.truncate(MAX_FINDINGS);
         let level = self.level(&findings);
         let summary = summary::write(&summary::Input {
@@ -250,6 +254,7 @@ impl Engine {
             rules_version: self.rules.version.clone(),
             threats_version: self.threats.version.clone(),
             elapsed_us: started.elapsed().as_micros().min(u128::from(u64::MAX)) as u64,
+            unanalysed,
         }
     }
 
@@ -271,29 +276,18 @@ impl Engine {
             findings.push(self.cut_short_finding("AIR-INPUT-TOO-LARGE", &reason, origin));
             return (ParseStatus::Unparsed { reason }, facts_summary);
         }
-        let text = match input::decode(code) {
-            input::Decoded::Binary => {
-                let reason = "binary data, not source text".to_string();
-                findings.push(self.input_finding("AIR-INPUT-BINARY", &reason, Span::default(), ""));
-                return (ParseStatus::Unparsed { reason }, facts_summary);
-            }
-            input::Decoded::Text(text) => text,
-            input::Decoded::Lossy(text) => {
-                findings.push(Finding {
-                    rule_id: "AIR-INPUT-NOT-UTF8".into(),
-                    category: Category::Input,
-                    severity: Level::Low,
-                    confidence: Confidence::High,
-                    line: 1,
-                    column: 1,
-                    snippet: String::new(),
-                    explanation: "The code is not valid UTF-8; invalid bytes were replaced before analysis, so \
-                                  what runs may differ slightly from what was analysed."
-                        .into(),
-                    references: vec![],
-                });
-                text
-            }
+        let input = input::read(code, language);
+        for problem in &input.problems {
+            findings.push(self.unanalysable_finding(problem, origin));
+        }
+        let Some(text) = input.text else {
+            let reason = input
+                .problems
+                .iter()
+                .map(|p| p.reason.as_str())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return (ParseStatus::Unparsed { reason }, facts_summary);
         };
         let mut ctx = Context::new(
             &self.rules,
@@ -346,6 +340,15 @@ impl Engine {
         for hit in hits {
             if let Some(rule) = self.rules.rules.get(hit.rule) {
                 findings.push(self.rule_finding(rule, &hit, &text, origin));
+            }
+        }
+        for problem in &ctx.unreadable {
+            findings.push(self.unanalysable_finding(problem, origin));
+        }
+        if !ctx.trojan.is_empty() {
+            let lines = LineIndex::new(&text);
+            for hit in &ctx.trojan {
+                findings.push(trojan_finding(hit, &lines, &text));
             }
         }
         if ctx.too_deep {

@@ -34,6 +34,9 @@ pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Opti
         return None;
     }
     let mut parsed = ruff_python_parser::parse_unchecked(source, ParseOptions::from(Mode::Module));
+    if outer.is_none() {
+        ctx.trojan = crate::trojan::python(source, parsed.tokens());
+    }
     let lines = outer.is_none().then(|| LineIndex::new(source));
     let mut errors = SyntaxErrors::default();
     if let Some(lines) = &lines {

@@ -39,6 +39,9 @@ pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Opti
         }
     };
     let lines = LineIndex::new(source);
+    if outer.is_none() {
+        ctx.trojan = crate::trojan::bash(source);
+    }
     let mut errors = SyntaxErrors::default();
     for error in &script.errors {
         errors.add(lines.line(error.offset as usize));

@@ -308,6 +308,7 @@ impl Harness {
             rules_version: "t".into(),
             threats_version: "t".into(),
             elapsed_us: 1,
+            unanalysed: false,
         };
         self.publisher(Producer::Assessor)
             .emit(&rid, Event::Assessed(Box::new(Assessed { request, assessment })))

@@ -1,0 +1,2 @@
+payload = "print('maintenance done')"
+ｅｘｅｃ(payload)

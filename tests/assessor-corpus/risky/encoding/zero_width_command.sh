@@ -1,0 +1,3 @@
+cd build || exit 1
+r​m -rf ./cache
+echo cleaned
