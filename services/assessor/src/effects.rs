@@ -4,7 +4,7 @@
 //! "writes under /etc") is one rule whichever tool or library shows it.
 
 use crate::facts::{Call, Expr, Taints, Value};
-use crate::rules::{NameSet, ValueMatcher};
+use crate::rules::values::{NameSet, ValueMatcher};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -488,4 +488,10 @@ fn normalise(path: &str) -> String {
         trimmed
     };
     trimmed.to_string()
+}
+
+/// `/usr/bin/rm` and `\rm` both run `rm`.
+pub fn program_name(word: &str) -> String {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    base.trim_start_matches('\\').to_string()
 }

@@ -10,7 +10,19 @@ use std::sync::Arc;
 
 /// A value's text cut for a trail step.
 pub fn short(text: &str) -> String {
-    crate::engine::shorten_to(text.trim(), 60)
+    shorten_to(text.trim(), 60)
+}
+
+/// At most `limit` characters (never a cut inside a UTF-8 sequence), with an ellipsis when cut.
+pub fn shorten_to(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_string(),
+        Some(_) => {
+            let mut short: String = text.chars().take(limit.saturating_sub(1)).collect();
+            short.push('…');
+            short
+        }
+    }
 }
 
 /// Data-flow labels carried by values, one bit per label declared by the rule set's sources.

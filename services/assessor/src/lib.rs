@@ -9,14 +9,16 @@
 pub mod engine;
 #[cfg(feature = "service")]
 pub mod intake;
-pub mod quality;
 pub mod rules;
 #[cfg(feature = "service")]
 pub mod service;
 pub mod shared;
 
+mod budget;
 mod builtin;
+mod context;
 mod effects;
+mod error;
 mod extract;
 mod facts;
 mod input;

@@ -1,6 +1,6 @@
 //! Running a compiled rule set over the facts of one request.
 
-use crate::extract::Budget;
+use crate::budget::Budget;
 use crate::facts::{Facts, LineIndex, Span};
 use crate::rules::{LanguageKey, Pattern, RuleSet};
 use airlock_protocol::request::Language;

@@ -1,7 +1,7 @@
 //! The operators' threat list: hashes of known-bad programs and indicators (hosts, URLs,
 //! addresses, mining pools) that block code wherever they appear in it.
 
-use crate::engine::EngineError;
+use crate::error::EngineError;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};

@@ -1,7 +1,7 @@
 //! tree-sitter, kept for what still needs a tree-sitter tree: operators' `query` rules (parsed
 //! only when a rule set has them).
 
-use crate::extract::Budget;
+use crate::budget::Budget;
 use crate::facts::Span;
 use airlock_protocol::request::Language;
 use std::ops::ControlFlow;

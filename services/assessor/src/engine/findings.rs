@@ -1,8 +1,7 @@
 //! Findings: from a rule's match, a threat list hit, an analysis cut short, or the request's
 //! environment; and the bounds that keep an assessment small whatever the code.
 
-use super::Engine;
-use crate::facts::{LineIndex, Span};
+use crate::facts::{LineIndex, Span, shorten_to};
 use crate::matcher;
 use airlock_protocol::assessment::{Category, Confidence, Finding, Level};
 use airlock_protocol::request::{Inputs, Origin};
@@ -16,7 +15,15 @@ pub const MAX_EXPLANATION_CHARS: usize = 1200;
 /// Characters of a snippet.
 pub const MAX_SNIPPET_CHARS: usize = 120;
 
-impl Engine {
+/// What the engine's configuration says about findings: where a BLOCKED finding needs more
+/// confidence, how low an unanalysed program may rate, and the threat list's version to cite.
+pub(super) struct FindingPolicy<'e> {
+    pub blocked_min_confidence: Confidence,
+    pub unanalysed_level: Level,
+    pub threats_version: &'e str,
+}
+
+impl FindingPolicy<'_> {
     pub(super) fn rule_finding(
         &self,
         rule: &crate::rules::Rule,
@@ -43,7 +50,7 @@ impl Engine {
                  block only external code.",
             );
         }
-        if severity == Level::Blocked && rule.confidence < self.config.blocked_min_confidence {
+        if severity == Level::Blocked && rule.confidence < self.blocked_min_confidence {
             severity = Level::High;
             explanation
                 .push_str(" Rated HIGH rather than BLOCKED: the rule's confidence is below the configured minimum.");
@@ -85,7 +92,7 @@ impl Engine {
             snippet,
             explanation: format!(
                 "On the operators' threat list (version {}): {} ({}).",
-                self.threats.version, hit.description, hit.value
+                self.threats_version, hit.description, hit.value
             ),
             references: vec![],
         }
@@ -135,7 +142,7 @@ impl Engine {
         Finding {
             rule_id: id.into(),
             category: Category::Input,
-            severity: self.config.unanalysed_level.max(floor),
+            severity: self.unanalysed_level.max(floor),
             confidence: Confidence::High,
             line: line.max(1),
             column: 1,
@@ -251,18 +258,6 @@ pub(super) fn snippet(source: &str, span: Span) -> String {
 
 pub(super) fn shorten(text: &str) -> String {
     shorten_to(text, MAX_SNIPPET_CHARS)
-}
-
-/// At most `limit` characters (never a cut inside a UTF-8 sequence), with an ellipsis when cut.
-pub(crate) fn shorten_to(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        None => text.to_string(),
-        Some(_) => {
-            let mut short: String = text.chars().take(limit.saturating_sub(1)).collect();
-            short.push('…');
-            short
-        }
-    }
 }
 
 /// Environment variables that make an interpreter run code before the program: the protocol's

@@ -1,11 +1,11 @@
 //! The engine: configuration, loading rules and threats, and rating one program.
 
-use crate::extract::{Budget, Context};
+use crate::budget::Budget;
 use crate::facts::{LineIndex, Span};
 use crate::matcher::{self, MatchInput};
 use crate::rules::RuleSet;
 use crate::threats::ThreatList;
-use crate::{builtin, input, summary};
+use crate::{builtin, extract, input, summary};
 use airlock_protocol::assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
 use airlock_protocol::request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin};
 use serde::Deserialize;
@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 mod findings;
 
-use findings::trojan_finding;
+pub use crate::error::EngineError;
+use findings::is_interpreter_start_variable;
+use findings::{FindingPolicy, trojan_finding};
 pub use findings::{MAX_EXPLANATION_CHARS, MAX_FINDINGS, MAX_SNIPPET_CHARS};
-pub(crate) use findings::{is_interpreter_start_variable, shorten_to};
 
 /// The `[assessor]` section of the stack's configuration. Every field has a default.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -100,38 +101,6 @@ impl Default for Thresholds {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("reading {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("rule file {file}: {message}")]
-    RuleSyntax { file: String, message: String },
-    #[error("rule file {file}, {rule}: {message}")]
-    RuleInvalid {
-        file: String,
-        rule: String,
-        message: String,
-    },
-    #[error("rule {id} is defined in {first_file} and again in {second_file}")]
-    DuplicateRule {
-        id: String,
-        first_file: String,
-        second_file: String,
-    },
-    #[error("no rules: the rule files define no [[rule]]")]
-    NoRules,
-    #[error("no rule files (*.toml) in {0}")]
-    NoRuleFiles(PathBuf),
-    #[error("threat list {file}: {message}")]
-    ThreatsInvalid { file: String, message: String },
-    #[error("watching rule files: {0}")]
-    Watch(#[from] notify::Error),
-}
-
 /// A loaded rule set and threat list. Immutable: reloading builds a new engine.
 #[derive(Debug)]
 pub struct Engine {
@@ -176,6 +145,14 @@ impl Engine {
         })
     }
 
+    fn findings(&self) -> FindingPolicy<'_> {
+        FindingPolicy {
+            blocked_min_confidence: self.config.blocked_min_confidence,
+            unanalysed_level: self.config.unanalysed_level,
+            threats_version: &self.threats.version,
+        }
+    }
+
     pub fn rules(&self) -> &RuleSet {
         &self.rules
     }
@@ -216,10 +193,10 @@ impl Engine {
         let started = Instant::now();
         let mut findings = Vec::new();
         for hit in self.threats.scan(code) {
-            findings.push(self.threat_finding(code, &hit));
+            findings.push(self.findings().threat_finding(code, &hit));
         }
         if let Some(inputs) = inputs {
-            self.rate_inputs(inputs, origin, &mut findings);
+            self.findings().rate_inputs(inputs, origin, &mut findings);
         }
         let (parse, facts_summary) = self.analyse(code, language, origin, inputs, &mut findings);
         findings.sort_by(|a, b| {
@@ -273,12 +250,15 @@ impl Engine {
                 code.len(),
                 self.config.max_input_bytes
             );
-            findings.push(self.cut_short_finding("AIR-INPUT-TOO-LARGE", &reason, origin));
+            findings.push(
+                self.findings()
+                    .cut_short_finding("AIR-INPUT-TOO-LARGE", &reason, origin),
+            );
             return (ParseStatus::Unparsed { reason }, facts_summary);
         }
         let input = input::read(code, language);
         for problem in &input.problems {
-            findings.push(self.unanalysable_finding(problem, origin));
+            findings.push(self.findings().unanalysable_finding(problem, origin));
         }
         let Some(text) = input.text else {
             let reason = input
@@ -289,7 +269,7 @@ impl Engine {
                 .join("; ");
             return (ParseStatus::Unparsed { reason }, facts_summary);
         };
-        let mut ctx = Context::new(
+        let mut ctx = extract::context(
             &self.rules,
             Budget::new(self.config.budget()),
             self.config.max_nesting_depth,
@@ -316,7 +296,7 @@ impl Engine {
                     self.config.max_nesting_depth,
                     ctx.reached_line.max(1)
                 );
-                findings.push(self.cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
+                findings.push(self.findings().cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
                 return (ParseStatus::Unparsed { reason }, facts_summary);
             }
             None => {
@@ -325,7 +305,7 @@ impl Engine {
                     "parsing did not finish within the analysis budget of {}; it stopped near line {reached} of {total_lines}",
                     humantime::format_duration(self.config.budget()),
                 );
-                findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
+                findings.push(self.findings().cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
                 return (ParseStatus::Unparsed { reason }, facts_summary);
             }
         };
@@ -339,11 +319,11 @@ impl Engine {
         facts_summary = summary::FactsSummary::of(language, &ctx.python, &ctx.shell);
         for hit in hits {
             if let Some(rule) = self.rules.rules.get(hit.rule) {
-                findings.push(self.rule_finding(rule, &hit, &text, origin));
+                findings.push(self.findings().rule_finding(rule, &hit, &text, origin));
             }
         }
         for problem in &ctx.unreadable {
-            findings.push(self.unanalysable_finding(problem, origin));
+            findings.push(self.findings().unanalysable_finding(problem, origin));
         }
         if !ctx.trojan.is_empty() {
             let lines = LineIndex::new(&text);
@@ -357,7 +337,7 @@ impl Engine {
                 self.config.max_nesting_depth,
                 ctx.reached_line.max(1)
             );
-            findings.push(self.cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
+            findings.push(self.findings().cut_short_finding("AIR-INPUT-TOO-DEEP", &reason, origin));
         }
         if ctx.budget.check_now() {
             let reason = format!(
@@ -365,7 +345,7 @@ impl Engine {
                 humantime::format_duration(self.config.budget()),
                 ctx.reached_line.max(1)
             );
-            findings.push(self.cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
+            findings.push(self.findings().cut_short_finding("AIR-INPUT-BUDGET", &reason, origin));
         }
         (parse, facts_summary)
     }

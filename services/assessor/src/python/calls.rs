@@ -2,7 +2,7 @@
 //! evaluates to, its effects and labels, code it carries, and calls of the file's own functions.
 
 use super::expressions::{as_path, join_path, type_name};
-use super::{Bound, Walker};
+use super::walker::{Bound, Walker};
 use crate::facts::{Binding, BindingKind, Call, Expr, Span, Value};
 use crate::rules::Embedded;
 use airlock_protocol::request::Language;

@@ -2,12 +2,15 @@
 //! names resolved through imports and assignments, operators that build strings and paths,
 //! containers, subscripts such as `os.environ["KEY"]` and `sys.argv[1]`.
 
-use super::{Bound, MAX_SEQ_VALUES, Walker};
-use crate::extract::with_stack;
+use super::walker::{Bound, Walker};
+use crate::budget::with_stack;
 use crate::facts::{Binding, BindingKind, Call, Expr, NameRef, StringLit, Taints, Value};
 use airlock_protocol::request::Language;
 use ruff_python_ast::{self as ast, Number, Operator, UnaryOp};
 use ruff_text_size::{Ranged, TextRange};
+
+/// Sequence displays keep this many elements as values; the rest still yield facts and labels.
+const MAX_SEQ_VALUES: usize = 256;
 
 impl<'t> Walker<'_, '_, '_, 't> {
     pub(super) fn expr(&mut self, node: &'t ast::Expr, depth: u32) -> Expr {

@@ -7,15 +7,13 @@
 //! do at run time (closely enough for a static look: scopes are not modelled). Values keep the
 //! data-flow labels of everything they were computed from.
 
-use crate::extract::{Context, SyntaxErrors, with_stack};
+use crate::budget::with_stack;
+use crate::context::{Context, SyntaxErrors};
 use crate::facts::{Binding, BindingKind, Call, Expr, Import, LineIndex, Span, Value};
 use ruff_python_ast::{self as ast, Stmt};
 use ruff_python_parser::{Mode, ParseOptions};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap as HashMap;
-
-/// Sequence displays keep this many elements as values; the rest still yield facts and labels.
-const MAX_SEQ_VALUES: usize = 256;
 
 /// The prescan's limit, as a multiple of the walk's nesting limit: the token estimate counts
 /// more levels than ruff's tree has (every keyword and operator of a line, brackets twice).
@@ -25,6 +23,10 @@ mod calls;
 mod expressions;
 mod follow;
 mod prescan;
+mod program;
+mod walker;
+
+use walker::{Bound, Walker};
 
 pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
     let limit = ctx.max_depth.saturating_mul(PRESCAN_FACTOR).max(64);
@@ -68,7 +70,7 @@ pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Opti
         lines: lines.as_ref(),
         outer,
         names: HashMap::default(),
-        program: follow::Program::default(),
+        program: program::Program::default(),
     };
     walker.suite(&module.body, 0);
     Some(errors)
@@ -102,24 +104,6 @@ fn python2_octals(source: &str, errors: &[ruff_python_parser::ParseError]) -> Op
         }
     }
     patched
-}
-
-#[derive(Clone)]
-enum Bound {
-    /// An imported module or member, by qualified name.
-    Module(String),
-    Var(Expr),
-}
-
-struct Walker<'c, 'r, 's, 't> {
-    ctx: &'c mut Context<'r>,
-    source: &'s str,
-    /// Lines of the submitted file; `None` for embedded code, whose facts carry `outer`.
-    lines: Option<&'s LineIndex>,
-    outer: Option<Span>,
-    names: HashMap<String, Bound>,
-    /// Functions, classes and what is being followed through them.
-    program: follow::Program<'t>,
 }
 
 impl<'t> Walker<'_, '_, '_, 't> {
@@ -397,7 +381,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let iterated = self.expr(&s.iter, depth);
         // A loop over a short literal list is followed once per element; a loop over a
         // directory listing binds the variable to "an entry of that directory".
-        let values = follow::loop_values(&iterated, self.program.last_listing.as_ref());
+        let values = program::loop_values(&iterated, self.program.last_listing.as_ref());
         for value in values {
             self.bind_target(&s.target, value, depth);
             self.suite(&s.body, depth);

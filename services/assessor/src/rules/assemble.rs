@@ -5,8 +5,9 @@
 use super::compile::Compiler;
 use super::compiled::*;
 use super::spec::*;
-use crate::engine::EngineError;
-use crate::shell::program_name;
+use super::values::*;
+use crate::effects::program_name;
+use crate::error::EngineError;
 use airlock_protocol::assessment::{Category, Level};
 use rustc_hash::FxHashMap as HashMap;
 

@@ -2,7 +2,8 @@
 
 use super::compiled::*;
 use super::spec::*;
-use crate::engine::EngineError;
+use super::values::*;
+use crate::error::EngineError;
 use airlock_protocol::request::Language;
 
 use rustc_hash::FxHashMap as HashMap;

@@ -18,6 +18,8 @@ mod compile;
 mod compiled;
 mod expression;
 mod spec;
+pub(crate) mod values;
 
 pub use compiled::*;
 pub use spec::*;
+pub use values::*;

@@ -1,10 +1,16 @@
 //! Following values through a shell script: calls of its functions with `$1…` bound, loops over
 //! literal words, `read` loops, and libraries preloaded into what runs.
 
-use super::syntax::ast::{CompoundKind, For, Range, Stmt, StmtKind};
-use super::{MAX_CALL_DEPTH, MAX_FOLLOWED_CALLS, MAX_LOOP_VALUES, Pipe, Walker};
+use super::walker::{Pipe, Walker};
 use crate::facts::{Call, Expr, Span, Taints};
+use airlock_bash_parser::ast::{CompoundKind, For, Range, Stmt, StmtKind};
 use airlock_protocol::request::Language;
+
+/// Calls of shell functions followed into their bodies, per program, and how deep.
+const MAX_FOLLOWED_CALLS: usize = 64;
+const MAX_CALL_DEPTH: usize = 4;
+/// A `for` loop over literal words is followed once per word, up to this many.
+const MAX_LOOP_VALUES: usize = 8;
 
 use super::words::literal_word;
 

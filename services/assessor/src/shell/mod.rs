@@ -8,30 +8,33 @@
 //! Data flows through variables, command substitutions and pipelines: what a stage reads or
 //! produces reaches the next stage's standard input.
 //!
-//! The source is parsed by `syntax`, a parser written for this (error-tolerant, bounded).
+//! The source is parsed by `airlock_bash_parser`, a parser written for this (error-tolerant, bounded).
 
-use crate::extract::{Context, SyntaxErrors, with_stack};
+use crate::budget::with_stack;
+use crate::context::{Context, SyntaxErrors};
+use crate::effects::program_name;
 use crate::facts::{Binding, BindingKind, Call, Expr, LineIndex, Span, StringLit, Taints, Value};
 use crate::rules::Embedded;
-use airlock_protocol::request::Language;
-use rustc_hash::FxHashMap as HashMap;
-use syntax::ast::{
+use airlock_bash_parser::ast::{
     AssignValue, Assignment, CompoundKind, Declaration, DeclarationArg, Function, Heredoc, Pipeline, Range, Simple,
     Stmt, StmtKind, WordPart,
 };
-
-pub mod syntax;
+use airlock_protocol::request::Language;
+use rustc_hash::FxHashMap as HashMap;
 
 mod follow;
 mod redirects;
 #[cfg(test)]
 mod tests;
+mod walker;
 mod words;
+
+use walker::{Body, Pipe, Walker};
 
 use words::literal_word;
 
 pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
-    let script = match syntax::parse(source, ctx.max_depth, &mut ctx.budget) {
+    let script = match airlock_bash_parser::parse(source, ctx.max_depth, &mut ctx.budget) {
         Ok(script) => script,
         Err(stopped) => {
             ctx.budget.parsed_to = stopped.parsed_to;
@@ -66,68 +69,8 @@ pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
     walker.command_from_words(argv, span, &Pipe::default(), Vec::new());
 }
 
-/// Where a command sits in its pipeline.
-#[derive(Clone, Default)]
-struct Pipe {
-    stdin: Taints,
-    from: Vec<String>,
-    to: Vec<String>,
-}
-
-impl Pipe {
-    /// The same place in the pipeline, with `stdin` as its input.
-    fn with_stdin(&self, stdin: Taints) -> Pipe {
-        Pipe {
-            stdin,
-            from: self.from.clone(),
-            to: self.to.clone(),
-        }
-    }
-}
-
-struct Walker<'c, 'r, 's> {
-    ctx: &'c mut Context<'r>,
-    source: &'s str,
-    heredocs: &'s [Heredoc],
-    lines: &'s LineIndex,
-    outer: Option<Span>,
-    vars: HashMap<String, Expr>,
-    /// Shell functions defined so far, by name: a call runs the body with `$1…` bound.
-    functions: HashMap<String, &'s Stmt>,
-    /// `$1…` of the function being followed; `None` at the top level (the request's arguments).
-    positional: Option<Vec<Expr>>,
-    /// Functions being followed (no recursion) and how many calls were followed in all.
-    calling: Vec<String>,
-    followed: usize,
-    /// Nesting depth of the statement being visited (for functions followed from a command).
-    depth: u32,
-    /// The directory of the latest literal `cd`, against which relative operands are read.
-    cwd: Option<String>,
-    /// Bytes of variable values copied into words so far (bounded by `MAX_EXPANDED_TEXT`).
-    expanded: usize,
-}
-
-/// Calls of shell functions followed into their bodies, per program, and how deep.
-const MAX_FOLLOWED_CALLS: usize = 64;
-const MAX_CALL_DEPTH: usize = 4;
-/// A `for` loop over literal words is followed once per word, up to this many.
-const MAX_LOOP_VALUES: usize = 8;
 /// Pipeline stages named in a command's `pipe_from` and `pipe_to` (the nearest ones).
 const MAX_PIPE_NAMES: usize = 32;
-/// A value built by the walker (`$a$b`, `"$@"`, `x+=y`) keeps at most this much text, so
-/// `x=$x$x` repeated cannot grow it without bound.
-const MAX_VALUE_TEXT: usize = 64 * 1024;
-/// Text of variables copied into words, per walk: past it, expansions keep their labels but
-/// read as written (`$x`), so a large value expanded many times cannot exhaust memory.
-const MAX_EXPANDED_TEXT: usize = 16 * 1024 * 1024;
-
-/// What a redirection applies to.
-#[derive(Clone, Copy)]
-enum Body<'s> {
-    Simple(&'s Simple),
-    Declaration(&'s Declaration),
-    Compound(&'s CompoundKind),
-}
 
 impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     fn new(
@@ -588,10 +531,4 @@ fn appended(before: &Expr, after: Expr) -> Expr {
         _ => Value::Other,
     };
     Expr { value, taints, trail }
-}
-
-/// `/usr/bin/rm` and `\rm` both run `rm`.
-pub fn program_name(word: &str) -> String {
-    let base = word.rsplit('/').next().unwrap_or(word);
-    base.trim_start_matches('\\').to_string()
 }

@@ -2,10 +2,10 @@
 //! `<>`, `>` and `>>`), `/dev/tcp` connections, and here-documents and here-strings, which are
 //! the command's standard input and, given to an interpreter, code.
 
-use super::syntax::ast::{Range, Redirect, RedirectOp, RedirectTarget, WordPart};
+use super::walker::{Body, Pipe, Walker};
 use super::words::push_bounded;
-use super::{Body, Pipe, Walker};
 use crate::facts::{Call, Expr, StringLit, Taints, Value};
+use airlock_bash_parser::ast::{Range, Redirect, RedirectOp, RedirectTarget, WordPart};
 use airlock_protocol::request::Language;
 
 impl<'s> Walker<'_, '_, 's> {

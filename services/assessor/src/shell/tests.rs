@@ -1,7 +1,8 @@
 //! The facts the walker makes of each construct.
 
 use crate::Engine;
-use crate::extract::{Budget, Context};
+use crate::budget::Budget;
+use crate::context::Context;
 use crate::facts::{Call, Taints, Value};
 use airlock_protocol::request::Language;
 use std::sync::OnceLock;
@@ -13,7 +14,7 @@ fn engine() -> &'static Engine {
 }
 
 fn extract(source: &str) -> Context<'static> {
-    let mut ctx = Context::new(engine().rules(), Budget::new(Duration::from_secs(10)), 256);
+    let mut ctx = crate::extract::context(engine().rules(), Budget::new(Duration::from_secs(10)), 256);
     ctx.extract(Language::Bash, source, None);
     ctx
 }

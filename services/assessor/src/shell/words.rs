@@ -1,10 +1,17 @@
 //! Shell words: literals, quoting, escapes, and expansions of variables, positional parameters
 //! and the request's environment.
 
-use super::syntax::ast::{Param, ParamOp, Word, WordPart};
-use super::{MAX_EXPANDED_TEXT, MAX_VALUE_TEXT, Pipe, Walker};
-use crate::extract::with_stack;
+use super::walker::{Pipe, Walker};
+use crate::budget::with_stack;
 use crate::facts::{Expr, Taints, Value};
+use airlock_bash_parser::ast::{Param, ParamOp, Word, WordPart};
+
+/// A value built by the walker (`$a$b`, `"$@"`, `x+=y`) keeps at most this much text, so
+/// `x=$x$x` repeated cannot grow it without bound.
+const MAX_VALUE_TEXT: usize = 64 * 1024;
+/// Text of variables copied into words, per walk: past it, expansions keep their labels but
+/// read as written (`$x`), so a large value expanded many times cannot exhaust memory.
+const MAX_EXPANDED_TEXT: usize = 16 * 1024 * 1024;
 
 /// Characters of a substitution's text kept as its value.
 const SUBSTITUTION_TEXT: usize = 200;
@@ -346,7 +353,7 @@ pub(super) fn ansi_c_unescape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell::program_name;
+    use crate::effects::program_name;
 
     #[test]
     fn program_names_lose_their_directory() {

@@ -3,7 +3,7 @@
 //! binary reports the exact figures.
 
 use airlock_assessor::Engine;
-use airlock_assessor::quality;
+use airlock_assessor_quality as quality;
 use airlock_protocol::assessment::Level;
 
 #[test]

@@ -1,7 +1,8 @@
 //! Measuring the engine: agreement with bandit's findings per check id, and the confusion matrix
-//! of a labelled corpus. Used by the benchmark binary and by the tests.
+//! of a labelled corpus. Used by the benchmark binary (`assess-bench`) and by the corpus tests;
+//! a crate of its own so that no release binary carries it.
 
-use crate::Engine;
+use airlock_assessor::Engine;
 use airlock_protocol::assessment::Level;
 use airlock_protocol::request::{Language, Origin};
 use serde::Deserialize;
@@ -509,12 +510,12 @@ pub fn evaluate_corpus(engine: &Engine, dir: &Path) -> Result<CorpusReport, Qual
 pub fn shared_corpora() -> PathBuf {
     std::env::var_os("AIRLOCK_CORPORA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/corpora"))
 }
 
 /// The repository's labelled corpus.
 pub fn assessor_corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/assessor-corpus")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/assessor-corpus")
 }
 
 // ---- generated files ------------------------------------------------------------------------

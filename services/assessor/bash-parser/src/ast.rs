@@ -120,7 +120,6 @@ pub enum AssignValue {
 #[derive(Debug)]
 pub struct Pipeline {
     /// `!`
-    #[allow(dead_code)]
     pub negated: bool,
     pub stages: Vec<Stmt>,
 }
@@ -174,7 +173,6 @@ pub struct If {
 
 #[derive(Debug)]
 pub struct While {
-    #[allow(dead_code)]
     pub until: bool,
     pub condition: Vec<Stmt>,
     pub body: Vec<Stmt>,
@@ -182,7 +180,6 @@ pub struct While {
 
 #[derive(Debug)]
 pub struct For {
-    #[allow(dead_code)]
     pub select: bool,
     pub variable: Range,
     /// `None` without `in` (the positional parameters).
@@ -301,7 +298,6 @@ pub struct Param {
     /// The parameter's name (`x`, `1`, `@`, `#`); empty when none could be read.
     pub name: Range,
     /// `${...}` rather than `$x`.
-    #[allow(dead_code)]
     pub braced: bool,
     /// `${#x}`
     pub length: bool,
@@ -387,10 +383,8 @@ pub struct Heredoc {
     /// The body, without the delimiter lines.
     pub range: Range,
     /// The delimiter was quoted: no expansions.
-    #[allow(dead_code)]
     pub quoted: bool,
     /// `<<-`: leading tabs are not part of the text.
-    #[allow(dead_code)]
     pub strip_tabs: bool,
     pub parts: Vec<WordPart>,
 }

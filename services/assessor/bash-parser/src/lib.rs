@@ -6,7 +6,7 @@
 //! end of the input. The work is linear in the input (with a bounded factor for the look-ahead
 //! that tells `$((` arithmetic from a nested subshell), nesting deeper than the limit stops the
 //! parse where it is (`Script::too_deep_at`), recursion runs on a stack that grows on the heap,
-//! and the analysis budget is checked as it goes.
+//! and the caller's budget ([`Budget`]) is checked as it goes.
 //!
 //! `lexer` reads words and their quoted parts, `expansion` what follows a `$` (and process
 //! substitutions), `parser` statements, pipelines, lists, simple commands and assignments,
@@ -22,8 +22,33 @@ mod redirect;
 #[cfg(test)]
 mod tests;
 
-use crate::extract::{Budget, with_stack};
 use ast::{Heredoc, Script, SyntaxError};
+
+/// What the caller lets one parse spend, asked as the parse goes (the assessor's is CPU time).
+pub trait Budget {
+    /// True once the parse must stop.
+    fn exhausted(&mut self) -> bool;
+}
+
+/// No limit but the input's own length.
+pub struct Unlimited;
+
+impl Budget for Unlimited {
+    fn exhausted(&mut self) -> bool {
+        false
+    }
+}
+
+/// Runs one step of a recursive walk, moving to a fresh heap-allocated stack segment when the
+/// current one runs low. A depth limit bounds the work; this bounds the stack, whatever the
+/// caller's thread was given (tokio's blocking pool, a test thread, a debug build's big frames).
+/// The parser's own recursion and the walks over its trees (and the assessor's other walks) use
+/// it.
+pub fn with_stack<R>(step: impl FnOnce() -> R) -> R {
+    const RED_ZONE: usize = 64 * 1024;
+    const SEGMENT: usize = 1024 * 1024;
+    stacker::maybe_grow(RED_ZONE, SEGMENT, step)
+}
 
 /// Why a parse gave up before the end of its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +60,7 @@ pub struct OutOfBudget {
 /// Parses `source`. Nesting deeper than `max_depth` (substitutions, compound commands,
 /// expansions inside one another) stops the parse at that point: the script holds what came
 /// before, and `too_deep_at` says where. `Err` when the budget ran out.
-pub fn parse(source: &str, max_depth: u32, budget: &mut Budget) -> Result<Script, OutOfBudget> {
+pub fn parse(source: &str, max_depth: u32, budget: &mut dyn Budget) -> Result<Script, OutOfBudget> {
     let mut parser = Parser::new(source, max_depth, budget);
     let body = parser.list();
     parser.finish();
@@ -103,11 +128,11 @@ struct Parser<'s, 'b> {
     stop: bool,
     too_deep_at: Option<u32>,
     out_of_budget: bool,
-    budget: &'b mut Budget,
+    budget: &'b mut dyn Budget,
 }
 
 impl<'s, 'b> Parser<'s, 'b> {
-    fn new(source: &'s str, max_depth: u32, budget: &'b mut Budget) -> Parser<'s, 'b> {
+    fn new(source: &'s str, max_depth: u32, budget: &'b mut dyn Budget) -> Parser<'s, 'b> {
         Parser {
             source,
             bytes: source.as_bytes(),

@@ -4,16 +4,13 @@
 //! braced (`${x}`, `${x - default}`), substitutions as `$(...)`.
 
 use super::ast::*;
-use super::parse;
-use crate::extract::Budget;
-use std::time::Duration;
+use super::{Unlimited, parse};
 
 mod constructs;
 mod properties;
 
 fn script(source: &str) -> Script {
-    let mut budget = Budget::new(Duration::from_secs(10));
-    parse(source, 256, &mut budget).expect("within budget")
+    parse(source, 256, &mut Unlimited).expect("within budget")
 }
 
 /// The tree, in the compact form; panics if there was a syntax error.

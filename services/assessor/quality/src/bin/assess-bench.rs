@@ -1,13 +1,13 @@
 //! assess-bench: the assessor's speed against bandit on the same files in the same run, its
 //! agreement with bandit per check id, and the confusion matrix of the labelled corpus.
 //!
-//! cargo build --release -p airlock-assessor --bin assess-bench
+//! cargo build --release -p airlock-assessor-quality --bin assess-bench
 //! target/release/assess-bench [--runs N] [--only NAME] [--no-bandit] [--corpora DIR]
 //!
 //! Prints Markdown (the assessor figures in docs/benchmarks.md come from it).
 
 use airlock_assessor::Engine;
-use airlock_assessor::quality::{self, CheckScore};
+use airlock_assessor_quality::{self as quality, CheckScore};
 use airlock_protocol::request::{Language, Origin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -102,6 +102,26 @@ fn time_bandit(path: &Path) -> Option<Duration> {
         .ok()?;
     // bandit exits 1 when it reports issues; anything else means it did not run.
     matches!(status.code(), Some(0 | 1)).then(|| started.elapsed())
+}
+
+/// The bash parser (`airlock_bash_parser`) alone, without the walk and the rules.
+fn time_bash_parser(subject: &Subject, runs: usize) -> Result<Timing, Box<dyn std::error::Error>> {
+    let source = std::str::from_utf8(&subject.code)?;
+    let mut all = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let parsed = airlock_bash_parser::parse(source, 256, &mut airlock_bash_parser::Unlimited);
+        all.push(started.elapsed());
+        if parsed.is_err() {
+            return Err(format!("{} did not parse", subject.name).into());
+        }
+    }
+    all.sort();
+    Ok(Timing {
+        median: percentile(&all, 50.0),
+        p99: percentile(&all, 99.0),
+        all,
+    })
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -357,6 +377,17 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
             percentile(&bandit_times, 50.0).as_secs_f64() * 1e3,
             ratios[ratios.len() / 2],
             ratios[0]
+        );
+    }
+
+    if let Some(script) = generated.iter().find(|s| s.language == Language::Bash) {
+        let timing = time_bash_parser(script, options.runs.max(2000))?;
+        println!(
+            "The bash parser alone on {} ({} bytes): median {} µs, p99 {} µs.",
+            script.name,
+            script.code.len(),
+            micros(timing.median),
+            micros(timing.p99)
         );
     }
 

@@ -1,0 +1,202 @@
+//! The state every extraction shares: the facts found so far, the rule set (data-flow sources,
+//! the tool table), the budget and nesting limit, what was written to which file, and the way to
+//! extract code found inside code. Each language's module parses its own source and walks the
+//! tree (`python::extract`, `shell::extract`); `crate::extract` chooses between them, and is
+//! handed to the context so that code in one language can carry code in the other without the
+//! languages' modules importing each other.
+
+use crate::budget::Budget;
+use crate::facts::{Facts, Span};
+use crate::rules::RuleSet;
+use airlock_protocol::request::Language;
+
+/// Embedded code inside embedded code inside ... is followed this many levels deep.
+pub const MAX_EMBED_LEVEL: u32 = 4;
+
+/// Syntax errors of a parse, for `ParseStatus::Partial`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyntaxErrors {
+    pub count: u32,
+    pub first_line: u32,
+}
+
+impl SyntaxErrors {
+    /// Counts one more error at `line` (1-based).
+    pub fn add(&mut self, line: u32) {
+        self.count = self.count.saturating_add(1);
+        if self.first_line == 0 || line < self.first_line {
+            self.first_line = line;
+        }
+    }
+}
+
+/// State of one request's extraction.
+pub struct Context<'r> {
+    pub rules: &'r RuleSet,
+    pub python: Facts,
+    pub shell: Facts,
+    pub budget: Budget,
+    pub max_depth: u32,
+    /// Set when some subtree was deeper than `max_depth` and was not analysed.
+    pub too_deep: bool,
+    /// The furthest line of the submitted file the extraction reached, for saying where an
+    /// analysis that ran out of budget stopped.
+    pub reached_line: u32,
+    /// The request's arguments and environment, when the request is known: the values of
+    /// `sys.argv[1:]`, `$1…`, `os.environ[...]` and `$NAME`.
+    pub inputs: Option<&'r airlock_protocol::request::Inputs>,
+    /// Labels of what the program wrote to each file, so reading or running it later carries
+    /// them (a download saved and then run, keys archived and then uploaded).
+    pub files: crate::effects::FileTaints,
+    /// Trojan Source found in the submitted file (not in embedded code, whose text is a string
+    /// of the file and was looked at as one).
+    pub trojan: Vec<crate::trojan::Hit>,
+    /// Code inside the file that cannot be read as the interpreter would read it.
+    pub unreadable: Vec<crate::input::Problem>,
+    extractor: Extractor,
+    embed_level: u32,
+}
+
+/// Parses source of a language and turns it into facts (`crate::extract::extract`). `None`
+/// when it could not be parsed at all.
+pub type Extractor = fn(&mut Context<'_>, Language, &str, Option<Span>) -> Option<SyntaxErrors>;
+
+impl<'r> Context<'r> {
+    pub fn new(rules: &'r RuleSet, budget: Budget, max_depth: u32, extractor: Extractor) -> Context<'r> {
+        Context {
+            rules,
+            python: Facts::default(),
+            shell: Facts::default(),
+            budget,
+            max_depth,
+            too_deep: false,
+            reached_line: 0,
+            inputs: None,
+            files: Default::default(),
+            trojan: Vec::new(),
+            unreadable: Vec::new(),
+            extractor,
+            embed_level: 0,
+        }
+    }
+
+    /// True when a subtree at `depth` must not be analysed (too deep, or out of time).
+    pub fn stop_at(&mut self, depth: u32) -> bool {
+        if depth > self.max_depth {
+            self.too_deep = true;
+            return true;
+        }
+        self.budget.exhausted()
+    }
+
+    /// Notes how far into the submitted file (not embedded code) the extraction got.
+    pub fn reached(&mut self, line: u32, outer: Option<Span>) {
+        if outer.is_none() && line > self.reached_line {
+            self.reached_line = line;
+        }
+    }
+
+    /// Parses `source` and turns it into facts. `None` when it could not be parsed at all: the
+    /// budget ran out while parsing (`budget.parsed_to` says how far it got), or the nesting was
+    /// too deep to parse (`too_deep` is set, `reached_line` says where).
+    pub fn extract(&mut self, language: Language, source: &str, outer: Option<Span>) -> Option<SyntaxErrors> {
+        (self.extractor)(self, language, source, outer)
+    }
+
+    /// Records the effects of a command or call (`@read`, `@write`, ...) as facts of `language`
+    /// and returns the labels of the data the command took in (files read, downloads).
+    pub fn record_effects(&mut self, language: Language, found: Vec<crate::effects::Found>) -> crate::facts::Taints {
+        use crate::facts::Taints;
+        let mut data = Taints::NONE;
+        let mut later = Vec::new();
+        // Reads and fetches first: what they bring in is the data of the command's writes and sends.
+        for mut item in found {
+            match item.call.name.as_str() {
+                "@read" | "@fetch" => {
+                    let path = item.call.args.first().and_then(|a| a.text()).map(|t| t.into_owned());
+                    let mut labels = self.rules.call_labels(language, &item.call);
+                    if let Some(path) = path {
+                        labels = labels.union(self.files.of(&path));
+                    }
+                    item.call.taints = item.call.taints.union(labels);
+                    data = data.union(labels);
+                    self.facts(language).push_call(item.call);
+                }
+                _ => later.push(item),
+            }
+        }
+        for mut item in later {
+            if matches!(
+                item.call.name.as_str(),
+                "@write" | "@append" | "@send" | "@shell" | "@exec" | "@run" | "@load"
+            ) {
+                item.call.taints = item.call.taints.union(data);
+            }
+            if matches!(item.call.name.as_str(), "@run" | "@load")
+                && let Some(path) = item.call.args.first().and_then(|a| a.text())
+            {
+                let labels = self.files.of(&path);
+                item.call.taints = item.call.taints.union(labels);
+            }
+            if matches!(item.call.name.as_str(), "@write" | "@append")
+                && let Some(path) = item.call.args.first().and_then(|a| a.text())
+            {
+                let path = path.into_owned();
+                self.files.written(&path, item.call.taints);
+            }
+            let labels = self.rules.call_labels(language, &item.call);
+            data = data.union(labels);
+            if let Some((code_language, code)) = item.code.take() {
+                self.inline_code(&code_language, &code, item.call.span);
+            }
+            self.facts(language).push_call(item.call);
+        }
+        data
+    }
+
+    /// Code handed to another interpreter (`perl -e`, `awk '...'`, `node -e`): Python and shell
+    /// are parsed; the others are scanned for the commands they run and the connections they open.
+    pub fn inline_code(&mut self, language: &str, code: &crate::facts::Expr, span: Span) {
+        let Some(text) = code.text().map(|t| t.into_owned()) else {
+            return;
+        };
+        match language {
+            "bash" | "sh" => self.extract_embedded(Language::Bash, &text, span),
+            "python" => self.extract_embedded(Language::Python, &text, span),
+            other => {
+                for found in crate::scripts::scan(other, &text, span, code.taints) {
+                    match found {
+                        crate::scripts::Scanned::Shell(command) => {
+                            self.extract_embedded(Language::Bash, &command, span)
+                        }
+                        crate::scripts::Scanned::Fact(call) => self.shell.push_call(call),
+                        crate::scripts::Scanned::String(lit) => self.shell.push_string(lit),
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn facts(&mut self, language: Language) -> &mut crate::facts::Facts {
+        match language {
+            Language::Python => &mut self.python,
+            Language::Bash => &mut self.shell,
+        }
+    }
+
+    /// Extracts code found inside a string of the outer code (a shell command given to
+    /// `os.system`, a script given to `bash -c`); its facts carry the outer span.
+    pub fn extract_embedded(&mut self, language: Language, code: &str, outer: Span) {
+        if self.embed_level >= MAX_EMBED_LEVEL || code.trim().is_empty() {
+            return;
+        }
+        if language == Language::Python
+            && let Some(problem) = crate::input::embedded_python_encoding(code, outer.line)
+        {
+            self.unreadable.push(problem);
+        }
+        self.embed_level += 1;
+        self.extract(language, code, Some(outer));
+        self.embed_level -= 1;
+    }
+}
