@@ -6,9 +6,7 @@
 use crate::deployment::Deployment;
 use airlock_bus::Publisher;
 use airlock_protocol::subjects::EVENTS_STREAM;
-use airlock_protocol::{
-    Envelope, Event, EventKind, ExecutionRequest, Inputs, Language, Origin, Producer, RequestId, TrustLevel,
-};
+use airlock_protocol::{Envelope, Event, EventKind, ExecutionRequest, Language, Producer, RequestId};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -22,17 +20,7 @@ pub fn program(sleep_ms: u64) -> String {
 }
 
 fn request(code: &str) -> ExecutionRequest {
-    ExecutionRequest {
-        language: Language::Python,
-        code: code.as_bytes().to_vec(),
-        origin: Origin::Generated,
-        trust: TrustLevel::Unknown,
-        inputs: Inputs::default(),
-        packages: vec![],
-        revises: None,
-        deadline_ms: None,
-        label: Some("cluster-load".into()),
-    }
+    ExecutionRequest::new(Language::Python, code.as_bytes().to_vec()).label("cluster-load")
 }
 
 /// A load in progress.
@@ -66,7 +54,7 @@ impl Load {
                     if taken.is_err() {
                         return;
                     }
-                    let rid = RequestId::new();
+                    let rid = RequestId::new_for("mai").unwrap();
                     let envelope = Envelope::new(rid.clone(), Producer::Mai, Event::Submitted(request(&code)));
                     if let Err(e) = publisher.publish(&envelope).await {
                         // Recorded all the same: the checks then say whether it was stored.

@@ -7,16 +7,23 @@ use airlock_tests::{Stack, events_of};
 use std::time::Duration;
 
 fn request(code: &str) -> ExecutionRequest {
-    ExecutionRequest {
-        language: Language::Python,
-        code: code.as_bytes().to_vec(),
-        origin: Origin::Generated,
-        trust: TrustLevel::Unknown,
-        inputs: Inputs::default(),
-        packages: vec![],
-        revises: None,
-        deadline_ms: None,
-        label: Some("forged.py".into()),
+    ExecutionRequest::new(Language::Python, code.as_bytes().to_vec()).label("forged.py")
+}
+
+fn grant() -> Grant {
+    Grant {
+        quota: TrustLevel::Unknown,
+        limits: Limits {
+            memory_bytes: 256 << 20,
+            cpu_millis: 1000,
+            pids: 64,
+            wall_ms: 10_000,
+            output_bytes: 65536,
+            disk_bytes: 16 << 20,
+            open_files: 64,
+        },
+        runtime: Runtime::Runc,
+        network: NetworkMode::None,
     }
 }
 
@@ -24,21 +31,10 @@ fn decision(rid: &RequestId, request: &ExecutionRequest, expires_at_ms: i64) -> 
     Decision {
         decision_id: MessageId::new(),
         request_id: rid.clone(),
+        execution_digest: digest::execution_digest(&request.request_digest(rid), &grant()),
         code_digest: request.code_digest(),
-        inputs_digest: request.inputs_digest(),
         level: Level::Low,
-        outcome: DecisionOutcome::Approved {
-            quota: TrustLevel::Unknown,
-            limits: Limits {
-                memory_bytes: 256 << 20,
-                cpu_millis: 1000,
-                pids: 64,
-                wall_ms: 10_000,
-                output_bytes: 65536,
-                disk_bytes: 16 << 20,
-                open_files: 64,
-            },
-        },
+        outcome: DecisionOutcome::approved(grant()),
         approver: Approver::Policy {
             rule: "forged by a test".into(),
         },
@@ -95,7 +91,7 @@ async fn forged_altered_expired_and_replayed_decisions_are_refused() {
     let in_ten_minutes = now_ms() + 600_000;
 
     // Signed by a key with the gate's name but not the gate's key.
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let req = request("print('forged')\n");
     let impostor = SigningKey::generate(gate.name()).expect("key");
     publish_decided(
@@ -114,7 +110,7 @@ async fn forged_altered_expired_and_replayed_decisions_are_refused() {
     );
 
     // A valid signature with a flipped bit.
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let req = request("print('tampered')\n");
     let mut signed = Signed::sign(&decision(&rid, &req, in_ten_minutes), DECISION_DOMAIN, &gate);
     signed.signature[7] ^= 1;
@@ -122,7 +118,7 @@ async fn forged_altered_expired_and_replayed_decisions_are_refused() {
     assert_eq!(wait_refusal(&stack, &rid).await.reason, RefusalReason::BadSignature);
 
     // The gate's valid signature over other code than the code delivered.
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let approved = request("print('approved code')\n");
     let swapped = request("print('swapped code')\n");
     publish_decided(
@@ -135,7 +131,7 @@ async fn forged_altered_expired_and_replayed_decisions_are_refused() {
     assert_eq!(wait_refusal(&stack, &rid).await.reason, RefusalReason::DigestMismatch);
 
     // The gate's valid signature, expired.
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let req = request("print('too late')\n");
     publish_decided(
         &stack,

@@ -193,7 +193,7 @@ async fn list_shows_the_code_and_every_finding_and_bad_answers_exit_2() {
         assert!(text.contains(&line), "{line} not shown:\n{text}");
     }
 
-    let unknown = airlock_protocol::RequestId::new().to_string();
+    let unknown = airlock_protocol::RequestId::new_for("mai").unwrap().to_string();
     let mistakes: [&[&str]; 9] = [
         &["override", "approve", &id, "--reason", ""],
         &["override", "approve", &id, "--reason", "   "],

@@ -131,7 +131,7 @@ pub async fn stages(home: &Home, args: StagesArgs) -> anyhow::Result<ExitCode> {
 
 /// One request, followed to its receipt, with its marks.
 async fn one(client: &airlock_client::Client, events: &async_nats::jetstream::stream::Stream) -> anyhow::Result<Marks> {
-    let request_id = RequestId::new();
+    let request_id = RequestId::new_for(airlock_protocol::roles::MAI.user)?;
     let submission = airlock_client::Submission {
         request: ExecutionRequest {
             label: Some("bench-stages.py".into()),

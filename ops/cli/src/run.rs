@@ -2,7 +2,7 @@
 
 use crate::home::Home;
 use airlock_client::{RunResult, Submission, request::RECEIPT_WAIT};
-use airlock_protocol::{ExecutionRequest, Inputs, Language, Origin, Outcome, RequestId, Terminal, TrustLevel};
+use airlock_protocol::{ExecutionRequest, Language, Origin, Outcome, RequestId, Terminal, TrustLevel};
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -71,7 +71,7 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(status::USAGE));
         }
     };
-    let request_id = RequestId::new();
+    let request_id = RequestId::new_for(airlock_protocol::roles::MAI.user)?;
     // The request's trace starts here, as Mai's submission; every service continues it.
     let _telemetry = airlock_telemetry::init(
         "airlock-cli",
@@ -150,21 +150,16 @@ fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
         Some(path) => std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
         None => vec![],
     };
-    let request = ExecutionRequest {
-        language,
-        code,
-        origin: args.origin,
-        trust: args.trust,
-        inputs: Inputs {
-            args: args.args.clone(),
-            env,
-            stdin,
-        },
-        packages: args.packages.clone(),
-        revises: args.revises.clone(),
-        deadline_ms: args.deadline.map(|s| airlock_protocol::now_ms() + (s as i64) * 1000),
-        label: Some(name),
-    };
+    let request = ExecutionRequest::new(language, code)
+        .origin(args.origin)
+        .trust(args.trust)
+        .args(args.args.clone())
+        .env(env)
+        .stdin(stdin)
+        .packages(args.packages.clone())
+        .revises(args.revises.clone())
+        .deadline_ms(args.deadline.map(|s| airlock_protocol::now_ms() + (s as i64) * 1000))
+        .label(name);
     request.validate()?;
     Ok(request)
 }

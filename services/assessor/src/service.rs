@@ -243,10 +243,15 @@ impl Assessor {
         drop(span);
         self.count(assessment.level);
         tracing::info!(level = %assessment.level, findings = assessment.findings.len(), elapsed_us = assessment.elapsed_us, "assessed");
+        let request_digest = Some(request.request_digest(&rid));
         let assessed = Envelope::new(
             rid,
             self.publisher.producer(),
-            Event::Assessed(Box::new(Assessed { request, assessment })),
+            Event::Assessed(Box::new(Assessed {
+                request,
+                assessment,
+                request_digest,
+            })),
         );
         match self.publisher.publish(&assessed).await {
             Ok(_) => Ok(()),

@@ -3,7 +3,7 @@
 
 use airlock_assessor::{Engine, EngineConfig};
 use airlock_protocol::assessment::{Assessment, Level};
-use airlock_protocol::request::{ExecutionRequest, Inputs, Language, Origin, TrustLevel};
+use airlock_protocol::request::{ExecutionRequest, Language, Origin, TrustLevel};
 
 fn engine() -> Engine {
     Engine::builtin().expect("built-in rules load")
@@ -14,21 +14,11 @@ fn ids(assessment: &Assessment) -> Vec<&str> {
 }
 
 fn request(code: &str, language: Language, args: &[&str], env: &[(&str, &str)]) -> ExecutionRequest {
-    ExecutionRequest {
-        language,
-        code: code.as_bytes().to_vec(),
-        origin: Origin::External,
-        trust: TrustLevel::Trusted,
-        inputs: Inputs {
-            args: args.iter().map(|a| a.to_string()).collect(),
-            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            stdin: Vec::new(),
-        },
-        packages: Vec::new(),
-        revises: None,
-        deadline_ms: None,
-        label: None,
-    }
+    ExecutionRequest::new(language, code.as_bytes().to_vec())
+        .origin(Origin::External)
+        .trust(TrustLevel::Trusted)
+        .args(args.iter().map(|a| a.to_string()))
+        .env(env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
 }
 
 const PAYLOAD_SH: &str =

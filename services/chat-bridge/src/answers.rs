@@ -151,9 +151,9 @@ impl Core {
         let too_long = cmd.reason.trim().chars().count() > crate::command::MAX_REASON_CHARS;
         let answer = Answer {
             request_id: rid.clone(),
-            code_digest: tracked
+            execution_digest: tracked
                 .as_ref()
-                .map(|t| t.asked.code_digest.clone())
+                .map(|t| t.asked.execution_digest.clone())
                 .unwrap_or_else(|| CodeDigest::of(b"")),
             approve: cmd.approve,
             reason,

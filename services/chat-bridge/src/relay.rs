@@ -20,7 +20,7 @@ const EDGE_PER_MINUTE: u32 = 30;
 #[derive(Clone, Debug)]
 pub struct Answer {
     pub request_id: RequestId,
-    pub code_digest: CodeDigest,
+    pub execution_digest: CodeDigest,
     pub approve: bool,
     pub reason: String,
     pub who: String,
@@ -54,7 +54,7 @@ impl Relay {
     pub async fn send(&self, answer: Answer) -> Result<(), PublishError> {
         let body = OverrideAnswer {
             request_id: answer.request_id.clone(),
-            code_digest: answer.code_digest,
+            execution_digest: answer.execution_digest,
             approve: answer.approve,
             reason: airlock_protocol::text::clip(&answer.reason, 1024),
             who: airlock_protocol::text::clip(&answer.who, 256),
@@ -100,7 +100,7 @@ impl Relay {
         tracing::warn!(%reason, detail, system = via.system, place = via.place, "refused an interaction");
         self.send(Answer {
             request_id: request_id.unwrap_or_else(RequestId::unknown),
-            code_digest: CodeDigest::of(b""),
+            execution_digest: CodeDigest::of(b""),
             approve: false,
             reason: String::new(),
             who: if who.is_empty() {

@@ -249,8 +249,8 @@ pub fn text(view: &View<'_>, now_ms: i64) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "Request id: {} | code {} | policy {}",
-        view.request_id, a.code_digest, a.policy_version
+        "Request id: {} | execution {} | code {} | policy {}",
+        view.request_id, a.execution_digest, a.code_digest, a.policy_version
     ));
     out
 }
@@ -335,8 +335,9 @@ pub fn html(view: &View<'_>, now_ms: i64) -> String {
         ));
     }
     out.push_str(&format!(
-        "<p><sub>Request id: <code>{}</code> · code <code>{}</code> · policy {}</sub></p>",
+        "<p><sub>Request id: <code>{}</code> · execution <code>{}</code> · code <code>{}</code> · policy {}</sub></p>",
         e(view.request_id.as_str()),
+        e(a.execution_digest.as_str()),
         e(a.code_digest.as_str()),
         e(&a.policy_version)
     ));
@@ -493,7 +494,10 @@ mod tests {
             },
             quota: Some(TrustLevel::Untrusted),
             limits: None,
+            runtime: None,
+            network: None,
             policy_version: None,
+            execution_digest: None,
         });
         let ended = Ended::of(&terminal);
         assert_eq!(ended.headline(), "APPROVED, RAN");
@@ -507,7 +511,10 @@ mod tests {
             approver: Approver::Deadline,
             quota: None,
             limits: None,
+            runtime: None,
+            network: None,
             policy_version: None,
+            execution_digest: None,
         });
         assert_eq!(Ended::of(&expired).headline(), "EXPIRED");
         let rid = RequestId::parse("r1").unwrap();

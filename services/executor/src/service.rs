@@ -16,8 +16,8 @@ use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::EXECUTOR_BUCKET;
 use airlock_protocol::{
-    Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Limits, MessageId,
-    Outcome, Producer, RefusalReason, RequestId, Terminal, VerifierKey, VerifierSet, now_ms,
+    Assessment, Decided, Decision, DecisionSummary, Event, ExecutionRequest, Limits, MessageId, Outcome, Producer,
+    RefusalReason, RequestId, Terminal, VerifierKey, VerifierSet, now_ms,
 };
 use futures::StreamExt as _;
 use std::sync::Arc;
@@ -144,7 +144,7 @@ pub fn authorize(
             format!("decision for request {} delivered for {rid}", decision.request_id),
         ));
     }
-    let DecisionOutcome::Approved { limits, .. } = decision.outcome else {
+    let Some(grant) = decision.outcome.grant() else {
         return Err(Unauthorized::NothingToRun);
     };
     let Some(request) = decided.request.clone() else {
@@ -153,23 +153,16 @@ pub fn authorize(
             "an approval without the request it approves".into(),
         ));
     };
-    if request.code_digest() != decision.code_digest {
+    // One digest binds everything that decides what runs: the code, language and interpreter,
+    // arguments, environment, stdin, packages, the client (the request id's own part) and what
+    // the approval grants. Anything delivered that differs from what was signed is refused.
+    let delivered = airlock_protocol::digest::execution_digest(&request.request_digest(rid), &grant);
+    if delivered != decision.execution_digest {
         return Err(Unauthorized::Refuse(
             RefusalReason::DigestMismatch,
             format!(
-                "decision signs code {}, delivered code is {}",
-                decision.code_digest,
-                request.code_digest()
-            ),
-        ));
-    }
-    if request.inputs_digest() != decision.inputs_digest {
-        return Err(Unauthorized::Refuse(
-            RefusalReason::DigestMismatch,
-            format!(
-                "decision signs inputs {}, delivered inputs are {}",
-                decision.inputs_digest,
-                request.inputs_digest()
+                "decision signs execution {}, what was delivered is {delivered}",
+                decision.execution_digest
             ),
         ));
     }
@@ -192,7 +185,7 @@ pub fn authorize(
         decision,
         request,
         assessment: decided.assessment.clone(),
-        limits,
+        limits: grant.limits,
     })
 }
 
@@ -683,7 +676,7 @@ mod tests {
         assert_eq!(old.sandbox.limits.park, Duration::from_millis(500));
         assert_eq!(old.sandbox.egress.upstream_timeout, Duration::from_secs(5));
     }
-    use airlock_protocol::{Approver, Inputs, Language, Level, Origin, Signed, SigningKey, TrustLevel};
+    use airlock_protocol::{Approver, DecisionOutcome, Language, Level, Signed, SigningKey, TrustLevel};
 
     const LIMITS: Limits = Limits {
         memory_bytes: 1 << 28,
@@ -696,36 +689,39 @@ mod tests {
     };
 
     fn request(code: &str) -> ExecutionRequest {
-        ExecutionRequest {
-            language: Language::Python,
-            code: code.as_bytes().to_vec(),
-            origin: Origin::Generated,
-            trust: TrustLevel::Unknown,
-            inputs: Inputs::default(),
-            packages: vec![],
-            revises: None,
-            deadline_ms: None,
-            label: None,
+        ExecutionRequest::new(Language::Python, code.as_bytes().to_vec())
+    }
+
+    fn grant() -> airlock_protocol::Grant {
+        airlock_protocol::Grant {
+            quota: TrustLevel::Unknown,
+            limits: LIMITS,
+            runtime: airlock_protocol::Runtime::Runc,
+            network: airlock_protocol::NetworkMode::None,
         }
     }
 
-    fn decided(
+    /// A decision signed for `signed_for` run with `signed_grant`, granting `granted`, delivered
+    /// with `delivered`.
+    fn decided_with(
         key: &SigningKey,
         rid: &RequestId,
         signed_for: &ExecutionRequest,
+        signed_grant: airlock_protocol::Grant,
+        granted: airlock_protocol::Grant,
         delivered: ExecutionRequest,
         expires: i64,
     ) -> Decided {
         let decision = Decision {
             decision_id: MessageId::new(),
             request_id: rid.clone(),
+            execution_digest: airlock_protocol::digest::execution_digest(
+                &signed_for.request_digest(rid),
+                &signed_grant,
+            ),
             code_digest: signed_for.code_digest(),
-            inputs_digest: signed_for.inputs_digest(),
             level: Level::Low,
-            outcome: DecisionOutcome::Approved {
-                quota: TrustLevel::Unknown,
-                limits: LIMITS,
-            },
+            outcome: DecisionOutcome::approved(granted),
             approver: Approver::Policy { rule: "test".into() },
             issued_at_ms: 1000,
             expires_at_ms: expires,
@@ -736,6 +732,16 @@ mod tests {
             request: Some(delivered),
             assessment: None,
         }
+    }
+
+    fn decided(
+        key: &SigningKey,
+        rid: &RequestId,
+        signed_for: &ExecutionRequest,
+        delivered: ExecutionRequest,
+        expires: i64,
+    ) -> Decided {
+        decided_with(key, rid, signed_for, grant(), grant(), delivered, expires)
     }
 
     fn refusal(result: Result<Authorized, Unauthorized>) -> RefusalReason {
@@ -749,7 +755,7 @@ mod tests {
     fn only_a_valid_unexpired_decision_for_exactly_this_code_authorizes() {
         let gate = SigningKey::generate("test/gate").unwrap();
         let keys = VerifierSet::new(vec![gate.verifier()]);
-        let rid = RequestId::new();
+        let rid = RequestId::parse("mai.r1").unwrap();
         let r = request("print(1)");
 
         let ok = authorize(&rid, &decided(&gate, &rid, &r, r.clone(), 5000), &keys, 2000).expect("valid decision");
@@ -780,19 +786,45 @@ mod tests {
             RefusalReason::DigestMismatch
         );
 
-        let mut other_inputs = r.clone();
-        other_inputs.inputs.args.push("--evil".into());
-        assert_eq!(
-            refusal(authorize(
-                &rid,
-                &decided(&gate, &rid, &r, other_inputs, 5000),
-                &keys,
-                2000
-            )),
-            RefusalReason::DigestMismatch
-        );
+        // Each part of what runs, changed after approval, is refused.
+        let changes: Vec<(&str, ExecutionRequest)> = vec![
+            ("args", r.clone().args(["--evil"])),
+            ("env", r.clone().env([("MODE", "evil")])),
+            ("stdin", r.clone().stdin("rm -rf /\n")),
+            ("packages", r.clone().packages(["evil-pkg==1.0"])),
+            ("language", {
+                let mut bash = r.clone();
+                bash.language = Language::Bash;
+                bash
+            }),
+            ("network", r.clone().network(airlock_protocol::NetworkMode::ReadOnly)),
+        ];
+        for (what, changed) in changes {
+            assert_eq!(
+                refusal(authorize(&rid, &decided(&gate, &rid, &r, changed, 5000), &keys, 2000)),
+                RefusalReason::DigestMismatch,
+                "a changed {what} must be refused"
+            );
+        }
+        // A grant other than the one signed for.
+        let mut more = grant();
+        more.limits.wall_ms *= 10;
+        let mut gvisor_signed = grant();
+        gvisor_signed.runtime = airlock_protocol::Runtime::Runsc;
+        for (what, signed, granted) in [("limits", grant(), more), ("runtime", gvisor_signed, grant())] {
+            assert_eq!(
+                refusal(authorize(
+                    &rid,
+                    &decided_with(&gate, &rid, &r, signed, granted, r.clone(), 5000),
+                    &keys,
+                    2000
+                )),
+                RefusalReason::DigestMismatch,
+                "a grant whose {what} differ from what was signed must be refused"
+            );
+        }
 
-        let other_rid = RequestId::new();
+        let other_rid = RequestId::parse("bob.r1").unwrap();
         assert_eq!(
             refusal(authorize(
                 &other_rid,

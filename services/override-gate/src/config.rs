@@ -2,6 +2,7 @@
 //! grants from, and each chat system's approver list (`[bridge.<system>] approvers`), which the
 //! policy refines per level.
 
+use crate::people::Person;
 pub use crate::policy::{Action, Policy};
 use crate::policy::{CHAT_SYSTEMS, EffectivePolicy};
 use airlock_bus::runner::{ConfigError, ConfigFile, legacy_duration};
@@ -34,7 +35,14 @@ pub struct Config {
     /// Re-read the policy, the keys and the approver lists when the config file changes (they
     /// are also re-read on SIGHUP).
     pub watch: bool,
+    /// Operators' own verifier keys, one `NAME.pub` per person (`airlock keys add-operator
+    /// NAME`): an answer signed by one is that person's, whatever else it claims. Relative to the
+    /// config file's directory.
+    pub operators_dir: PathBuf,
     pub policy: Policy,
+    /// The top-level `[people]` table: each person's chat identities and operator keys.
+    #[serde(skip)]
+    pub people: BTreeMap<String, Person>,
     /// The limits each trust level grants: the top-level `[quotas]` section, which the executor
     /// reads too (not a key of `[gate]`).
     #[serde(skip)]
@@ -63,6 +71,12 @@ impl Config {
             .map_or("gate", |s| s.config_section);
         let mut config: Config = file.section(section)?;
         config.quotas = file.section("quotas")?;
+        config.people = file.section("people")?;
+        if config.operators_dir.is_relative()
+            && let Some(dir) = file.path().parent().filter(|d| !d.as_os_str().is_empty())
+        {
+            config.operators_dir = dir.join(&config.operators_dir);
+        }
         config.chat_approvers = chat_approvers(file)?;
         if file.path().is_file() {
             config.source = Some(file.path().to_owned());
@@ -134,7 +148,9 @@ impl Default for Config {
             decision_ttl: Duration::from_secs(600),
             override_timeout: Duration::from_secs(900),
             watch: true,
+            operators_dir: PathBuf::from("keys/operators"),
             policy: Policy::default(),
+            people: BTreeMap::new(),
             quotas: Quotas::default(),
             chat_approvers: BTreeMap::new(),
             source: None,

@@ -97,21 +97,13 @@ pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock_protocol::{Category, Confidence, Finding, Inputs, Language, Origin, ParseStatus, TrustLevel};
+    use airlock_protocol::{Category, Confidence, Finding, Language, Origin, ParseStatus};
 
     #[test]
     fn explanation_names_lines_and_reasons() {
-        let request = ExecutionRequest {
-            language: Language::Python,
-            code: b"import os\nos.system('rm -rf /')\n".to_vec(),
-            origin: Origin::External,
-            trust: TrustLevel::Unknown,
-            inputs: Inputs::default(),
-            packages: vec![],
-            revises: None,
-            deadline_ms: None,
-            label: Some("wipe.py".into()),
-        };
+        let request = ExecutionRequest::new(Language::Python, b"import os\nos.system('rm -rf /')\n".to_vec())
+            .origin(Origin::External)
+            .label("wipe.py");
         let assessment = Assessment {
             level: Level::Blocked,
             findings: vec![Finding {

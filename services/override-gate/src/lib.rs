@@ -2,15 +2,20 @@
 //! the gate's signature. Policy decides LOW to HIGH; BLOCKED asks a human, whose signed answer (or
 //! silence until the deadline) decides.
 //!
-//! Reading order: [`config`] (policy, quotas, keys), [`policy`] (the pure decision and the
-//! judgement of an answer), [`trust`] (keys and policy in force, hot-reloaded), [`explain`] (what
-//! the human asked is shown), [`records`] (state kept per request), [`service`] (the loop that
-//! consumes assessments and answers and publishes decisions).
+//! Reading order: [`config`] (policy, quotas, keys, people), [`policy`] (what each level gets and
+//! what an approval grants), [`people`] (identities and keys to persons), [`judgement`] (the
+//! judgement of one answer), [`remembered`] ("approve again" and when it stops holding),
+//! [`trust`] (keys, people and policy in force, hot-reloaded), [`explain`] (what the human asked
+//! is shown), [`records`] (state kept per request), [`service`] (the loop that consumes
+//! assessments and answers and publishes decisions).
 
 pub mod config;
 pub mod explain;
+pub mod judgement;
+pub mod people;
 pub mod policy;
 pub mod records;
+pub mod remembered;
 pub mod service;
 pub mod trust;
 

@@ -1,12 +1,11 @@
-//! The gate's policy, free of I/O: what code of each level and origin gets, who may answer an
-//! override request from which chat system, the two-person rule, the escalation plan, and the
-//! judgement of one answer. `service.rs` applies it; `config.rs` reads it from `[gate.policy]`.
+//! The gate's policy, free of I/O: what code of each level and origin gets (and what an
+//! approval grants: quota, runtime, network), who may answer an override request from which chat
+//! system, the two-person rule, the escalation plan and the "approve again" bound. The judgement
+//! of one answer is `judgement.rs`; `service.rs` applies both; `config.rs` reads the policy from
+//! `[gate.policy]`.
 
-use airlock_protocol::decision::CoApprover;
 use airlock_protocol::overrides::{Escalation, EscalationTarget};
-use airlock_protocol::{
-    Approver, Assessment, CodeDigest, Level, Limits, Origin, OverrideAnswer, Quotas, RefusalReason, TrustLevel,
-};
+use airlock_protocol::{Assessment, Grant, Level, Limits, NetworkMode, Origin, Quotas, Runtime, TrustLevel};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -124,12 +123,45 @@ pub enum Ruling {
     Approve {
         quota: TrustLevel,
         limits: Limits,
+        runtime: Runtime,
+        network: NetworkMode,
         rule: String,
     },
     Ask,
     Deny {
         reason: String,
     },
+}
+
+impl Ruling {
+    pub fn approve(grant: Grant, rule: String) -> Self {
+        Ruling::Approve {
+            quota: grant.quota,
+            limits: grant.limits,
+            runtime: grant.runtime,
+            network: grant.network,
+            rule,
+        }
+    }
+
+    /// What an approval grants.
+    pub fn grant(&self) -> Option<Grant> {
+        match *self {
+            Ruling::Approve {
+                quota,
+                limits,
+                runtime,
+                network,
+                ..
+            } => Some(Grant {
+                quota,
+                limits,
+                runtime,
+                network,
+            }),
+            Ruling::Ask | Ruling::Deny { .. } => None,
+        }
+    }
 }
 
 /// The policy in force: `[gate.policy]` with each chat system's own approver list, and the
@@ -145,64 +177,6 @@ pub struct EffectivePolicy {
 impl Default for EffectivePolicy {
     fn default() -> Self {
         Self::new(Policy::default(), BTreeMap::new())
-    }
-}
-
-/// Where an answer comes from, as the key that signed it says.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// An operator's approver key (`airlock override`): trusted for every level, as before
-    /// chat bridges existed; `who` is what the operator says.
-    Operator,
-    /// A chat bridge's key listed for this chat system: `who` is the chat's user id, checked
-    /// against the allow-list of that system and level.
-    Bridge(String),
-}
-
-/// One counted approval of a request still waiting (two-person rule).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Approval {
-    pub who: String,
-    pub reason: String,
-    #[serde(default)]
-    pub via: Option<String>,
-    pub key: String,
-    #[serde(default)]
-    pub approve_again_for_ms: Option<u64>,
-    pub at_ms: i64,
-}
-
-/// What the request being answered is, as the gate recorded it when asking.
-#[derive(Clone, Copy, Debug)]
-pub struct Asked<'a> {
-    pub level: Level,
-    pub code_digest: &'a CodeDigest,
-    pub deadline_ms: i64,
-    pub requested: TrustLevel,
-    /// When the answer is judged.
-    pub now_ms: i64,
-}
-
-/// What one answer does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Judgement {
-    /// Not an answer the gate can count; refused on the record.
-    Refuse { reason: RefusalReason, detail: String },
-    /// Counted; the request still needs more approvals.
-    Count { approvals: Vec<Approval> },
-    /// The request is decided. `again_for_ms`: every approver chose to approve this exact code
-    /// again for at least this long.
-    Decide {
-        ruling: Ruling,
-        approver: Approver,
-        again_for_ms: Option<u64>,
-    },
-}
-
-fn refuse(reason: RefusalReason, detail: impl Into<String>) -> Judgement {
-    Judgement::Refuse {
-        reason,
-        detail: detail.into(),
     }
 }
 
@@ -239,13 +213,13 @@ impl EffectivePolicy {
             Origin::External => "external",
         };
         match self.action(level, origin) {
-            Action::Approve => approve(quotas, requested, format!("policy: {origin_name} {level} is approved")),
-            Action::ApproveUntrusted => approve(
+            Action::Approve => self.approve(quotas, requested, format!("policy: {origin_name} {level} is approved")),
+            Action::ApproveUntrusted => self.approve(
                 quotas,
                 requested.min(TrustLevel::Untrusted),
                 format!("policy: {origin_name} {level} is approved with the untrusted quota"),
             ),
-            Action::ApproveWith(cap) => approve(
+            Action::ApproveWith(cap) => self.approve(
                 quotas,
                 requested.min(cap),
                 format!(
@@ -279,6 +253,22 @@ impl EffectivePolicy {
     /// The quota a human's approval grants.
     pub fn approval_quota(&self, requested: TrustLevel) -> TrustLevel {
         requested.min(self.rules.override_quota)
+    }
+
+    /// What an approval with `quota` grants: the quota's limits, the runtime and the network.
+    pub fn grant(&self, quotas: &Quotas, quota: TrustLevel) -> Grant {
+        Grant {
+            quota,
+            limits: quotas.for_level(quota),
+            runtime: Runtime::Runc,
+            network: NetworkMode::None,
+        }
+    }
+
+    /// What a human's approval of a request that asked for `requested` grants: shown to the
+    /// human, signed into the execution digest they answer.
+    pub fn approval_grant(&self, quotas: &Quotas, requested: TrustLevel) -> Grant {
+        self.grant(quotas, self.approval_quota(requested))
     }
 
     fn systems(&self) -> BTreeSet<&str> {
@@ -338,226 +328,14 @@ impl EffectivePolicy {
         u64::try_from(self.rules.approve_again_max.as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Judges one answer to a waiting request, given the approvals already counted. Checks, in
-    /// order: a refusal at the bridge's edge, the chat system the bridge key vouches for, the
-    /// reason, the allow-list of that system and level, the code, the deadline, the "approve
-    /// again" bound, then counts (a deny ends the request at once; an approval decides when
-    /// enough different approvers have approved).
-    pub fn judge(
-        &self,
-        quotas: &Quotas,
-        asked: Asked<'_>,
-        prior: &[Approval],
-        answer: &OverrideAnswer,
-        source: &Source,
-        signer: &str,
-    ) -> Judgement {
-        if let Err((reason, detail)) = self.admissible(&asked, answer, source) {
-            return refuse(reason, detail);
-        }
-        let via_text = answer.via.as_ref().map(|v| format!("{} {}", v.system, v.place));
-        if !answer.approve {
-            // One deny ends the request, whatever was approved before.
-            return Judgement::Decide {
-                ruling: Ruling::Deny {
-                    reason: format!("denied by {}: {}", answer.who, answer.reason),
-                },
-                approver: Approver::Human {
-                    who: answer.who.clone(),
-                    reason: answer.reason.clone(),
-                    key: signer.to_owned(),
-                    via: via_text,
-                    seconded_by: prior
-                        .iter()
-                        .map(|a| CoApprover {
-                            who: a.who.clone(),
-                            reason: a.reason.clone(),
-                            via: a.via.clone(),
-                        })
-                        .collect(),
-                },
-                again_for_ms: None,
-            };
-        }
-        self.count_approval(quotas, &asked, prior, answer, signer, via_text)
+    fn approve(&self, quotas: &Quotas, quota: TrustLevel, rule: String) -> Ruling {
+        Ruling::approve(self.grant(quotas, quota), rule)
     }
-
-    /// Everything an answer must be before it counts: not refused at the bridge's edge, from
-    /// the chat system its key vouches for, with a reason, from someone allowed to answer this
-    /// level there, for this code, in time, and within the "approve again" bound.
-    fn admissible(
-        &self,
-        asked: &Asked<'_>,
-        answer: &OverrideAnswer,
-        source: &Source,
-    ) -> Result<(), (RefusalReason, String)> {
-        let from = answer
-            .via
-            .as_ref()
-            .map(|v| format!("{} {}", v.system, v.place))
-            .unwrap_or_else(|| "the command line".into());
-        if let Some(edge) = &answer.refused_at_edge {
-            return Err((
-                edge.reason,
-                format!("refused by the chat bridge ({from}): {}", edge.detail),
-            ));
-        }
-        if let Source::Bridge(system) = source {
-            match &answer.via {
-                Some(via) if &via.system == system => {}
-                Some(via) => {
-                    return Err((
-                        RefusalReason::UnknownSigner,
-                        format!(
-                            "signed with the bridge key for {system} but relayed from {}",
-                            via.system
-                        ),
-                    ));
-                }
-                None => {
-                    return Err((
-                        RefusalReason::UnknownSigner,
-                        format!("a bridge key for {system} signed an answer that names no chat"),
-                    ));
-                }
-            }
-        }
-        if answer.reason.trim().is_empty() {
-            return Err((
-                RefusalReason::InvalidRequest,
-                format!(
-                    "{} answered from {from} without a reason; a reason is required",
-                    answer.who
-                ),
-            ));
-        }
-        if let Source::Bridge(system) = source
-            && !self.allowed(system, asked.level).iter().any(|a| a == &answer.who)
-        {
-            return Err((
-                RefusalReason::UnknownSigner,
-                format!(
-                    "{} may not answer {} requests from {system} (policy {})",
-                    answer.who, asked.level, self.version
-                ),
-            ));
-        }
-        if &answer.code_digest != asked.code_digest {
-            return Err((
-                RefusalReason::DigestMismatch,
-                format!(
-                    "answer is for code {}, the request's code is {}",
-                    answer.code_digest, asked.code_digest
-                ),
-            ));
-        }
-        if asked.now_ms > asked.deadline_ms {
-            return Err((
-                RefusalReason::Expired,
-                format!("{} answered from {from} after the deadline", answer.who),
-            ));
-        }
-        if let Some(again) = answer.approve_again_for_ms
-            && (!answer.approve || again > self.approve_again_max_ms())
-        {
-            return Err((
-                RefusalReason::InvalidRequest,
-                format!(
-                    "approving again for {} is not allowed (at most {})",
-                    humantime::format_duration(Duration::from_millis(again)),
-                    humantime::format_duration(self.rules.approve_again_max)
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Counts an approval; decides once enough different approvers have approved.
-    fn count_approval(
-        &self,
-        quotas: &Quotas,
-        asked: &Asked<'_>,
-        prior: &[Approval],
-        answer: &OverrideAnswer,
-        signer: &str,
-        via_text: Option<String>,
-    ) -> Judgement {
-        if prior.iter().any(|a| a.who == answer.who) {
-            return refuse(
-                RefusalReason::Replayed,
-                format!(
-                    "{} has already approved; a second approval must come from someone else",
-                    answer.who
-                ),
-            );
-        }
-        let mut approvals = prior.to_vec();
-        approvals.push(Approval {
-            who: answer.who.clone(),
-            reason: answer.reason.clone(),
-            via: via_text,
-            key: signer.to_owned(),
-            approve_again_for_ms: answer.approve_again_for_ms,
-            at_ms: asked.now_ms,
-        });
-        if approvals.len() < usize::from(self.approvals_needed(asked.level)) {
-            return Judgement::Count { approvals };
-        }
-        let again_for_ms = approvals
-            .iter()
-            .map(|a| a.approve_again_for_ms)
-            .collect::<Option<Vec<u64>>>()
-            .and_then(|all| all.into_iter().min());
-        let names: Vec<String> = approvals.iter().map(|a| a.who.clone()).collect();
-        let first = approvals.remove(0);
-        let ruling = approve(
-            quotas,
-            self.approval_quota(asked.requested),
-            format!("override approved by {}", names.join(" and ")),
-        );
-        Judgement::Decide {
-            ruling,
-            approver: Approver::Human {
-                who: first.who,
-                reason: first.reason,
-                key: first.key,
-                via: first.via,
-                seconded_by: approvals
-                    .into_iter()
-                    .map(|a| CoApprover {
-                        who: a.who,
-                        reason: a.reason,
-                        via: a.via,
-                    })
-                    .collect(),
-            },
-            again_for_ms,
-        }
-    }
-}
-
-fn approve(quotas: &Quotas, quota: TrustLevel, rule: String) -> Ruling {
-    Ruling::Approve {
-        quota,
-        limits: quotas.for_level(quota),
-        rule,
-    }
-}
-
-/// The ruling for code a human chose to approve again (a remembered approval).
-pub fn approve_remembered(policy: &EffectivePolicy, quotas: &Quotas, requested: TrustLevel, who: &str) -> Ruling {
-    approve(
-        quotas,
-        policy.approval_quota(requested),
-        format!("approved again: {who} approved this exact code earlier"),
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock_protocol::overrides::{EdgeRefusal, Via};
-    use airlock_protocol::{RequestId, now_ms};
 
     fn policy(toml_text: &str, chat: &[(&str, &[&str])]) -> EffectivePolicy {
         let rules: Policy = toml::from_str(toml_text).expect("policy parses");
@@ -566,45 +344,6 @@ mod tests {
             .map(|(s, list)| ((*s).to_owned(), list.iter().map(|w| (*w).to_owned()).collect()))
             .collect();
         EffectivePolicy::new(rules, chat)
-    }
-
-    fn answer(who: &str, approve: bool, system: &str, digest: &CodeDigest) -> OverrideAnswer {
-        OverrideAnswer {
-            request_id: RequestId::parse("r1").expect("id"),
-            code_digest: digest.clone(),
-            approve,
-            reason: "looked at it".into(),
-            who: who.into(),
-            answered_at_ms: now_ms(),
-            via: Some(Via {
-                system: system.into(),
-                place: "!room:localhost".into(),
-                reference: "$event".into(),
-            }),
-            approve_again_for_ms: None,
-            refused_at_edge: None,
-        }
-    }
-
-    fn asked(level: Level, digest: &CodeDigest) -> Asked<'_> {
-        Asked {
-            level,
-            code_digest: digest,
-            deadline_ms: now_ms() + 60_000,
-            requested: TrustLevel::Trusted,
-            now_ms: now_ms(),
-        }
-    }
-
-    fn judge(p: &EffectivePolicy, a: Asked<'_>, prior: &[Approval], answer: &OverrideAnswer) -> Judgement {
-        p.judge(
-            &Quotas::default(),
-            a,
-            prior,
-            answer,
-            &Source::Bridge("matrix".into()),
-            "bridge+1",
-        )
     }
 
     #[test]
@@ -728,164 +467,6 @@ mod tests {
         let by_system = p.approvers_for(Level::Blocked);
         assert_eq!(by_system.len(), 2);
         assert_eq!(by_system["slack"], ["U1".to_owned()]);
-    }
-
-    #[test]
-    fn only_listed_users_with_a_reason_may_answer() {
-        let p = policy("", &[("matrix", &["@alice:x"])]);
-        let digest = CodeDigest::of(b"code");
-        let a = asked(Level::Blocked, &digest);
-        match judge(&p, a, &[], &answer("@mallory:x", true, "matrix", &digest)) {
-            Judgement::Refuse { reason, detail } => {
-                assert_eq!(reason, RefusalReason::UnknownSigner);
-                assert!(detail.contains("@mallory:x") && detail.contains("BLOCKED"), "{detail}");
-            }
-            other => panic!("{other:?}"),
-        }
-        let mut no_reason = answer("@alice:x", true, "matrix", &digest);
-        no_reason.reason = "  ".into();
-        assert!(matches!(
-            judge(&p, a, &[], &no_reason),
-            Judgement::Refuse {
-                reason: RefusalReason::InvalidRequest,
-                ..
-            }
-        ));
-        // A bridge key for matrix cannot vouch for a slack user.
-        assert!(matches!(
-            judge(&p, a, &[], &answer("@alice:x", true, "slack", &digest)),
-            Judgement::Refuse {
-                reason: RefusalReason::UnknownSigner,
-                ..
-            }
-        ));
-        match judge(&p, a, &[], &answer("@alice:x", true, "matrix", &digest)) {
-            Judgement::Decide {
-                ruling: Ruling::Approve { quota, .. },
-                approver: Approver::Human { who, via, .. },
-                again_for_ms: None,
-            } => {
-                assert_eq!(quota, TrustLevel::Untrusted);
-                assert_eq!(who, "@alice:x");
-                assert_eq!(via.as_deref(), Some("matrix !room:localhost"));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn late_foreign_and_edge_refused_answers_are_refused() {
-        let p = policy("", &[("matrix", &["@alice:x"])]);
-        let digest = CodeDigest::of(b"code");
-        let mut late = asked(Level::Blocked, &digest);
-        late.deadline_ms = now_ms() - 1;
-        assert!(matches!(
-            judge(&p, late, &[], &answer("@alice:x", true, "matrix", &digest)),
-            Judgement::Refuse {
-                reason: RefusalReason::Expired,
-                ..
-            }
-        ));
-        let other = CodeDigest::of(b"other");
-        assert!(matches!(
-            judge(
-                &p,
-                asked(Level::Blocked, &digest),
-                &[],
-                &answer("@alice:x", true, "matrix", &other)
-            ),
-            Judgement::Refuse {
-                reason: RefusalReason::DigestMismatch,
-                ..
-            }
-        ));
-        let mut edge = answer("@alice:x", true, "matrix", &digest);
-        edge.refused_at_edge = Some(EdgeRefusal {
-            reason: RefusalReason::Replayed,
-            detail: "seen before".into(),
-        });
-        assert!(matches!(
-            judge(&p, asked(Level::Blocked, &digest), &[], &edge),
-            Judgement::Refuse {
-                reason: RefusalReason::Replayed,
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn two_person_rule_needs_two_different_approvers_and_one_deny_ends_it() {
-        let p = policy("two_person = true", &[("matrix", &["@alice:x", "@bob:x"])]);
-        let digest = CodeDigest::of(b"code");
-        let a = asked(Level::Blocked, &digest);
-        let Judgement::Count { approvals } = judge(&p, a, &[], &answer("@alice:x", true, "matrix", &digest)) else {
-            panic!("the first approval should only be counted")
-        };
-        assert!(matches!(
-            judge(&p, a, &approvals, &answer("@alice:x", true, "matrix", &digest)),
-            Judgement::Refuse {
-                reason: RefusalReason::Replayed,
-                ..
-            }
-        ));
-        match judge(&p, a, &approvals, &answer("@bob:x", true, "matrix", &digest)) {
-            Judgement::Decide {
-                ruling: Ruling::Approve { rule, .. },
-                approver: Approver::Human { who, seconded_by, .. },
-                ..
-            } => {
-                assert_eq!(who, "@alice:x");
-                assert_eq!(seconded_by.len(), 1);
-                assert_eq!(seconded_by[0].who, "@bob:x");
-                assert!(rule.contains("@alice:x and @bob:x"), "{rule}");
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(
-            judge(&p, a, &approvals, &answer("@bob:x", false, "matrix", &digest)),
-            Judgement::Decide {
-                ruling: Ruling::Deny { .. },
-                ..
-            }
-        ));
-        // Below BLOCKED one approval is enough.
-        assert!(matches!(
-            judge(
-                &p,
-                asked(Level::High, &digest),
-                &[],
-                &answer("@bob:x", true, "matrix", &digest)
-            ),
-            Judgement::Decide { .. }
-        ));
-    }
-
-    #[test]
-    fn approving_again_is_bounded_by_the_policy_and_for_approvals_only() {
-        let digest = CodeDigest::of(b"code");
-        let off = policy("", &[("matrix", &["@alice:x"])]);
-        let mut again = answer("@alice:x", true, "matrix", &digest);
-        again.approve_again_for_ms = Some(3_600_000);
-        assert!(matches!(
-            judge(&off, asked(Level::Blocked, &digest), &[], &again),
-            Judgement::Refuse {
-                reason: RefusalReason::InvalidRequest,
-                ..
-            }
-        ));
-        let on = policy("approve_again_max = \"8h\"", &[("matrix", &["@alice:x"])]);
-        assert!(matches!(
-            judge(&on, asked(Level::Blocked, &digest), &[], &again),
-            Judgement::Decide {
-                again_for_ms: Some(3_600_000),
-                ..
-            }
-        ));
-        again.approve = false;
-        assert!(matches!(
-            judge(&on, asked(Level::Blocked, &digest), &[], &again),
-            Judgement::Refuse { .. }
-        ));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! What the gate keeps in its key-value bucket: each request's state (pending with the approvals
-//! counted so far, or decided with the events to publish), and the approvals humans chose to
-//! remember for an exact code digest.
+//! counted so far, or decided with the events to publish). Remembered approvals live beside
+//! them under their own keys (`remembered.rs`).
 
-use crate::policy::Approval;
-use airlock_protocol::{Assessment, CodeDigest, Event, ExecutionRequest, Level, OverrideAsked, RequestId};
+use crate::judgement::Approval;
+use airlock_protocol::{Assessment, Event, ExecutionRequest, OverrideAsked};
 use serde::{Deserialize, Serialize};
 
 /// What the gate remembers of a request. (Boxed where large; records are written a few times
@@ -31,22 +31,3 @@ pub enum Record {
 /// One request waiting for a human, as `airlock override list` shows it: a wire type, so it
 /// lives in the protocol (the clients read it too).
 pub use airlock_protocol::PendingOverride;
-
-/// An approver's explicit choice to approve this exact code again, until `until_ms`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Remembered {
-    pub until_ms: i64,
-    pub who: String,
-    pub reason: String,
-    /// Requests rated above this level still ask.
-    pub level: Level,
-    pub approved_request: RequestId,
-    pub policy_version: String,
-}
-
-/// The bucket key of a remembered approval. Request ids never contain a dot, so these keys
-/// cannot collide with request records.
-pub fn remembered_key(digest: &CodeDigest) -> String {
-    let hex = digest.as_str().rsplit(':').next().unwrap_or_default();
-    format!("again.{hex}")
-}

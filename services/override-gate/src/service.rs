@@ -7,8 +7,9 @@
 
 use crate::config::Config;
 use crate::explain;
-use crate::policy::{self, Ruling};
-use crate::records::{PendingOverride, Record, Remembered, remembered_key};
+use crate::policy::Ruling;
+use crate::records::{PendingOverride, Record};
+use crate::remembered::{self, Remembered};
 use crate::trust::{Current, Trust, TrustError};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::{
@@ -16,12 +17,13 @@ use airlock_bus::{
     Transience,
 };
 use airlock_protocol::decision::DECISION_DOMAIN;
+use airlock_protocol::digest::execution_digest;
 use airlock_protocol::event::Assessed;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT};
 use airlock_protocol::{
-    Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, MessageId,
-    Outcome, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey, Terminal, now_ms,
+    Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
+    MessageId, Outcome, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey, Terminal, now_ms,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -66,7 +68,7 @@ impl Failure for GateError {
     }
 }
 
-fn service_role() -> &'static ServiceRole {
+pub(crate) fn service_role() -> &'static ServiceRole {
     match &roles::GATE.service {
         Some(service) => service,
         None => unreachable!("the gate's row names its service"),
@@ -154,7 +156,7 @@ impl Gate {
         tracing::Span::current().record("request_id", envelope.request_id.as_str());
         self.counters.incr("handled");
         match envelope.event {
-            Event::Assessed(assessed) => self.on_assessed(&envelope.request_id, *assessed).await,
+            Event::Assessed(assessed) => self.on_assessed(delivery, &envelope.request_id, *assessed).await,
             Event::OverrideAnswered(answer) => self.on_answer(delivery, &envelope.request_id, answer).await,
             other => {
                 // The consumer's filter admits only the two kinds above, and decode_on checks the
@@ -166,12 +168,34 @@ impl Gate {
         }
     }
 
-    async fn on_assessed(&self, rid: &RequestId, assessed: Assessed) -> Result<(), GateError> {
+    async fn on_assessed(&self, delivery: &Delivery, rid: &RequestId, assessed: Assessed) -> Result<(), GateError> {
         if let Some((record, _)) = self.records.get::<Record>(rid.as_str()).await? {
             // Seen before (a redelivery after a crash): finish what the record says.
             return self.resume(rid, record).await;
         }
-        let Assessed { request, assessment } = assessed;
+        let Assessed {
+            request,
+            assessment,
+            request_digest,
+        } = assessed;
+        // What the assessor rated is what is decided on: one digest, recomputed here.
+        let digest = request.request_digest(rid);
+        if request_digest.as_ref().is_some_and(|rated| rated != &digest) {
+            let detail = format!(
+                "the assessor rated request {}, the request delivered is {digest}",
+                request_digest.unwrap_or(digest.clone())
+            );
+            self.counters.incr("refused");
+            delivery
+                .refuse(
+                    &self.refuser,
+                    RefusalReason::DigestMismatch,
+                    &detail,
+                    Ending::EndRequest,
+                )
+                .await?;
+            return Ok(());
+        }
         if request.deadline_ms.is_some_and(|d| d <= now_ms()) {
             let mut terminal =
                 Terminal::without_run(Outcome::Expired, "the request's deadline passed before a decision");
@@ -195,14 +219,16 @@ impl Gate {
                 let approver = Approver::Policy {
                     rule: ruling_rule(&ruling),
                 };
-                let events = self.decision_events(rid, request, assessment, ruling, approver, &trust);
+                let shown = trust.policy.grant(&self.quotas(), request.trust);
+                let events = self.decision_events(rid, request, assessment, ruling, approver, shown, &trust);
                 self.commit(rid, events).await
             }
         }
     }
 
-    /// The decision for code a human chose to approve again, if that choice still holds for
-    /// this code at this level.
+    /// The decision for an execution a human chose to approve again, if that choice still holds:
+    /// for exactly this execution (code, inputs, packages, client and what an approval grants),
+    /// at this level, under the policy, allow-lists and keys in force now.
     async fn remembered(
         &self,
         rid: &RequestId,
@@ -210,21 +236,44 @@ impl Gate {
         assessment: &Assessment,
         trust: &Trust,
     ) -> Result<Option<Vec<Event>>, GateError> {
-        let key = remembered_key(&request.code_digest());
+        let grant = trust.policy.approval_grant(&self.quotas(), request.trust);
+        let digest = execution_digest(&request.request_digest(rid), &grant);
+        let key = Remembered::key_of(&digest);
         let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
             return Ok(None);
         };
-        if remembered.until_ms <= now_ms() || assessment.level > remembered.level {
+        if remembered.execution_digest != digest {
+            return Ok(None);
+        }
+        if let Err(void) = remembered::still_holds(
+            &remembered,
+            assessment.level,
+            &trust.policy,
+            |k| trust.trusts(k),
+            now_ms(),
+        ) {
+            self.counters.incr("approved_again_void");
+            tracing::info!(remembered = %remembered.id, %void, "a remembered approval no longer holds: asking");
             return Ok(None);
         }
         self.counters.incr("approved_again");
-        tracing::info!(who = %remembered.who, approved_request = %remembered.approved_request, "approved again: this exact code was approved earlier");
-        let ruling = policy::approve_remembered(&trust.policy, &self.quotas(), request.trust, &remembered.who);
+        tracing::info!(who = %remembered.who(), approved_request = %remembered.approved_request, "approved again: this exact execution was approved earlier");
+        let first = remembered.approvers.first();
+        let ruling = Ruling::approve(
+            grant,
+            format!(
+                "approved again: {} approved this exact execution earlier",
+                remembered.who()
+            ),
+        );
         let approver = Approver::Remembered {
-            who: remembered.who,
-            reason: remembered.reason,
-            approved_request: remembered.approved_request,
+            who: remembered.who(),
+            reason: first.map(|a| a.reason.clone()).unwrap_or_default(),
+            approved_request: remembered.approved_request.clone(),
             until_ms: remembered.until_ms,
+            remembered: Some(remembered.id.clone()),
+            via: first.and_then(|a| a.via.clone()),
+            approved_at_ms: Some(remembered.remembered_at_ms),
         };
         Ok(Some(self.decision_events(
             rid,
@@ -232,6 +281,7 @@ impl Gate {
             assessment.clone(),
             ruling,
             approver,
+            grant,
             trust,
         )))
     }
@@ -252,10 +302,14 @@ impl Gate {
         let timeout = now + i64::try_from(config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
         let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
         let policy = &trust.policy;
+        let grant = policy.approval_grant(&self.quotas(), request.trust);
         let asked = OverrideAsked {
             level: assessment.level,
             explanation: explain::explain(&request, &assessment),
             findings: assessment.findings.clone(),
+            execution_digest: execution_digest(&request.request_digest(rid), &grant),
+            grant: Some(grant),
+            client: rid.client().map(str::to_owned),
             code_digest: request.code_digest(),
             language: request.language,
             origin: request.origin,
@@ -294,7 +348,10 @@ impl Gate {
         }
     }
 
-    /// Signs the decision and builds the events that announce it.
+    /// Signs the decision and builds the events that announce it. The decision names the
+    /// execution digest of the request with what it grants (for a denial: with `shown`, what an
+    /// approval would have granted).
+    #[allow(clippy::too_many_arguments)]
     fn decision_events(
         &self,
         rid: &RequestId,
@@ -302,17 +359,16 @@ impl Gate {
         assessment: Assessment,
         ruling: Ruling,
         approver: Approver,
+        shown: Grant,
         trust: &Trust,
     ) -> Vec<Event> {
         let _span = tracing::info_span!("decide", level = assessment.level.as_str(), ruling = ?ruling).entered();
         let now = now_ms();
         let decision_ttl = self.current.get().1.decision_ttl;
         let ttl_end = now + i64::try_from(decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        let grant = ruling.grant();
         let outcome = match &ruling {
-            Ruling::Approve { quota, limits, .. } => DecisionOutcome::Approved {
-                quota: *quota,
-                limits: *limits,
-            },
+            Ruling::Approve { .. } => DecisionOutcome::approved(grant.unwrap_or(shown)),
             Ruling::Deny { reason } => DecisionOutcome::Denied { reason: reason.clone() },
             // Asking is not a decision; callers resolve it first.
             Ruling::Ask => DecisionOutcome::Denied {
@@ -322,8 +378,8 @@ impl Gate {
         let decision = Decision {
             decision_id: MessageId::new(),
             request_id: rid.clone(),
+            execution_digest: execution_digest(&request.request_digest(rid), &grant.unwrap_or(shown)),
             code_digest: request.code_digest(),
-            inputs_digest: request.inputs_digest(),
             level: assessment.level,
             outcome,
             approver,
@@ -446,7 +502,10 @@ impl Gate {
                 reason: "no answer to the override request before its deadline".into(),
             };
             let (trust, _) = self.current.get();
-            let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, &trust);
+            let shown = asked
+                .grant
+                .unwrap_or_else(|| trust.policy.approval_grant(&self.quotas(), request.trust));
+            let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, shown, &trust);
             match self
                 .records
                 .update(

@@ -1,13 +1,15 @@
-//! Whom the gate believes, and by which policy it judges: the approver and bridge keys and the
-//! policy, swapped as a whole when the config file changes (hot reload). A bad file keeps what
-//! is in force, and says why.
+//! Whom the gate believes, and by which policy it judges: the approver, operator and bridge
+//! keys, the people behind identities and keys, and the policy, swapped as a whole when the config
+//! file changes (hot reload). A bad file keeps what is in force, and says why.
 
 use crate::config::Config;
-use crate::policy::{EffectivePolicy, Source};
+use crate::judgement::Source;
+use crate::people::{People, PeopleError, valid_person_name};
+use crate::policy::EffectivePolicy;
 use airlock_bus::runner::ConfigFile;
 use airlock_protocol::{KeyError, VerifierKey, VerifierSet};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
@@ -21,6 +23,16 @@ pub enum TrustError {
         #[source]
         source: KeyError,
     },
+    #[error("reading operator keys in {dir}")]
+    OperatorsDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("operator key file {path}: the file name must be a person's name (NAME.pub)")]
+    OperatorName { path: PathBuf },
+    #[error("[people]")]
+    People(#[from] PeopleError),
 }
 
 /// The keys and policy in force.
@@ -28,6 +40,8 @@ pub struct Trust {
     pub policy: EffectivePolicy,
     /// Every key whose answers the gate reads (operators' and bridges').
     pub verifiers: VerifierSet,
+    /// Who is who: chat identities and operator keys to people.
+    pub people: People,
     /// Bridge keys, by their text, with the chat system each vouches for.
     bridge_keys: BTreeMap<String, String>,
 }
@@ -45,6 +59,17 @@ impl Trust {
         for key in &config.approver_keys {
             keys.push(parse("approver", key)?);
         }
+        let mut operator_keys = BTreeMap::new();
+        for (name, key) in read_operator_keys(&config.operators_dir)? {
+            let parsed = parse("operator", &key)?;
+            operator_keys.insert(parsed.to_string(), name);
+            keys.push(parsed);
+        }
+        for person in config.people.values() {
+            for key in &person.operator_keys {
+                keys.push(parse("operator", key)?);
+            }
+        }
         let mut bridge_keys = BTreeMap::new();
         for (system, list) in &config.bridge_keys {
             for key in list {
@@ -60,8 +85,14 @@ impl Trust {
         Ok(Self {
             policy: config.effective_policy(),
             verifiers: VerifierSet::new(keys),
+            people: People::new(&config.people, &operator_keys)?,
             bridge_keys,
         })
+    }
+
+    /// Whether answers signed by `key` (a verifier key's text) are read at all.
+    pub fn trusts(&self, key: &str) -> bool {
+        self.verifiers.keys().iter().any(|k| k.to_string() == key)
     }
 
     /// Where an answer signed by `signer` comes from. A bridge key is judged as a bridge even if
@@ -76,7 +107,9 @@ impl Trust {
         }
         match self.bridge_keys.get(&text) {
             Some(system) => Source::Bridge(system.clone()),
-            None => Source::Operator,
+            None => Source::Operator {
+                person: self.people.of_key(&text).map(str::to_owned),
+            },
         }
     }
 }
@@ -108,8 +141,10 @@ impl Current {
         let fresh = Config::load(&file)?;
         let trust = Trust::from_config(&fresh)?;
         let (old_trust, old_config) = self.get();
-        let keys_changed =
-            fresh.approver_keys != old_config.approver_keys || fresh.bridge_keys != old_config.bridge_keys;
+        let keys_changed = fresh.approver_keys != old_config.approver_keys
+            || fresh.bridge_keys != old_config.bridge_keys
+            || trust.verifiers.keys() != old_trust.verifiers.keys()
+            || trust.people != old_trust.people;
         if trust.policy.version == old_trust.policy.version && !keys_changed {
             return Ok(None);
         }
@@ -119,11 +154,50 @@ impl Current {
             bridge_keys: fresh.bridge_keys,
             policy: fresh.policy,
             chat_approvers: fresh.chat_approvers,
+            people: fresh.people,
             ..(*old_config).clone()
         };
         self.set(trust, config);
         Ok(Some(version))
     }
+}
+
+/// `NAME.pub` files of operators' own keys, as `(NAME, key text)`. A missing directory holds
+/// none.
+fn read_operator_keys(dir: &Path) -> Result<Vec<(String, String)>, TrustError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(source) => {
+            return Err(TrustError::OperatorsDir {
+                dir: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    let mut keys = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|source| TrustError::OperatorsDir {
+                dir: dir.to_owned(),
+                source,
+            })?
+            .path();
+        if path.extension().is_none_or(|e| e != "pub") {
+            continue;
+        }
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        if !valid_person_name(name) {
+            return Err(TrustError::OperatorName { path });
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| TrustError::OperatorsDir {
+            dir: dir.to_owned(),
+            source,
+        })?;
+        keys.push((name.to_owned(), text.trim().to_owned()));
+    }
+    keys.sort();
+    Ok(keys)
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {

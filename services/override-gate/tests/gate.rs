@@ -68,6 +68,7 @@ impl Harness {
     async fn publish_assessment(&self, rid: &RequestId, assessment: Assessment, trust: TrustLevel) -> ExecutionRequest {
         let request = request(trust);
         let assessed = Assessed {
+            request_digest: Some(request.request_digest(rid)),
             request: request.clone(),
             assessment,
         };
@@ -114,7 +115,7 @@ impl Harness {
     async fn answer(&self, rid: &RequestId, digest: CodeDigest, approve: bool, key: &SigningKey) {
         let answer = OverrideAnswer {
             request_id: rid.clone(),
-            code_digest: digest,
+            execution_digest: digest,
             approve,
             reason: "checked by a test".into(),
             who: "tester".into(),
@@ -143,17 +144,10 @@ impl Drop for Harness {
 }
 
 fn request(trust: TrustLevel) -> ExecutionRequest {
-    ExecutionRequest {
-        language: Language::Python,
-        code: b"print('x')\n".to_vec(),
-        origin: Origin::External,
-        trust,
-        inputs: Inputs::default(),
-        packages: vec![],
-        revises: None,
-        deadline_ms: None,
-        label: Some("x.py".into()),
-    }
+    ExecutionRequest::new(Language::Python, b"print('x')\n".to_vec())
+        .origin(Origin::External)
+        .trust(trust)
+        .label("x.py")
 }
 
 fn assessment(level: Level) -> Assessment {
@@ -174,13 +168,21 @@ fn assessment(level: Level) -> Assessment {
 #[tokio::test]
 async fn low_is_approved_with_the_requested_quota_and_a_valid_signature() {
     let mut h = Harness::start(60).await;
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let request = h.assessed(&rid, Level::Low, TrustLevel::Trusted).await;
     let envelope = h.next(&rid, EventKind::Decided).await;
     let (decision, decided) = h.verify(&envelope);
     assert_eq!(decision.request_id, rid);
     assert_eq!(decision.code_digest, request.code_digest());
-    assert_eq!(decision.inputs_digest, request.inputs_digest());
+    let DecisionOutcome::Approved { .. } = &decision.outcome else {
+        panic!("not approved")
+    };
+    let grant = decision.outcome.grant().expect("a grant");
+    assert_eq!(
+        decision.execution_digest,
+        digest::execution_digest(&request.request_digest(&rid), &grant),
+        "the decision signs the execution digest of the request with its grant"
+    );
     assert!(decision.expires_at_ms > now_ms());
     assert!(matches!(
         decision.outcome,
@@ -195,14 +197,14 @@ async fn low_is_approved_with_the_requested_quota_and_a_valid_signature() {
 #[tokio::test]
 async fn high_gets_the_untrusted_quota_whatever_it_asked_for() {
     let mut h = Harness::start(60).await;
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     h.assessed(&rid, Level::High, TrustLevel::Trusted).await;
     let (decision, _) = {
         let e = h.next(&rid, EventKind::Decided).await;
         h.verify(&e)
     };
     match decision.outcome {
-        DecisionOutcome::Approved { quota, limits } => {
+        DecisionOutcome::Approved { quota, limits, .. } => {
             assert_eq!(quota, TrustLevel::Untrusted);
             assert_eq!(limits, airlock_override_gate::Quotas::default().untrusted);
         }
@@ -229,9 +231,23 @@ async fn unanalysed_code_waits_for_a_human_whatever_its_level() {
 #[tokio::test]
 async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
     let mut h = Harness::start(60).await;
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let request = h.assessed(&rid, Level::Blocked, TrustLevel::Trusted).await;
     let asked = h.next(&rid, EventKind::OverrideAsked).await;
+    let shown = {
+        let Event::OverrideAsked(asked) = &asked.event else {
+            unreachable!()
+        };
+        asked.execution_digest.clone()
+    };
+    // What the human is shown is the request run with what an approval grants.
+    let grant = {
+        let Event::OverrideAsked(asked) = &asked.event else {
+            unreachable!()
+        };
+        asked.grant.expect("the grant is shown")
+    };
+    assert_eq!(shown, digest::execution_digest(&request.request_digest(&rid), &grant));
     let Event::OverrideAsked(asked) = asked.event else {
         unreachable!()
     };
@@ -243,7 +259,7 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
 
     // An answer by a key the gate does not trust changes nothing.
     let stranger = SigningKey::generate("test/approver").unwrap();
-    h.answer(&rid, request.code_digest(), true, &stranger).await;
+    h.answer(&rid, shown.clone(), true, &stranger).await;
     let refused = h.next(&rid, EventKind::Refused).await;
     let Event::Refused(refusal) = refused.event else {
         unreachable!()
@@ -261,7 +277,13 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
         "forged answers decided the request"
     );
 
+    // Nor does an answer for the code alone: it signs what runs, not part of it.
     h.answer(&rid, request.code_digest(), true, &approver).await;
+    let Event::Refused(refusal) = h.next(&rid, EventKind::Refused).await.event else {
+        unreachable!()
+    };
+    assert_eq!(refusal.reason, RefusalReason::DigestMismatch);
+    h.answer(&rid, shown.clone(), true, &approver).await;
     let (decision, _) = {
         let e = h.next(&rid, EventKind::Decided).await;
         h.verify(&e)
@@ -280,7 +302,7 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
     );
 
     // A second answer comes too late.
-    h.answer(&rid, request.code_digest(), false, &approver).await;
+    h.answer(&rid, shown, false, &approver).await;
     let Event::Refused(refusal) = h.next(&rid, EventKind::Refused).await.event else {
         unreachable!()
     };
@@ -290,11 +312,13 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
 #[tokio::test]
 async fn a_denial_ends_the_request() {
     let mut h = Harness::start(60).await;
-    let rid = RequestId::new();
-    let request = h.assessed(&rid, Level::Blocked, TrustLevel::Unknown).await;
-    h.next(&rid, EventKind::OverrideAsked).await;
+    let rid = RequestId::new_for("mai").unwrap();
+    h.assessed(&rid, Level::Blocked, TrustLevel::Unknown).await;
+    let Event::OverrideAsked(asked) = h.next(&rid, EventKind::OverrideAsked).await.event else {
+        unreachable!()
+    };
     let approver = h.approver.clone();
-    h.answer(&rid, request.code_digest(), false, &approver).await;
+    h.answer(&rid, asked.execution_digest, false, &approver).await;
     let (decision, decided) = {
         let e = h.next(&rid, EventKind::Decided).await;
         h.verify(&e)
@@ -311,7 +335,7 @@ async fn a_denial_ends_the_request() {
 #[tokio::test]
 async fn no_answer_before_the_deadline_is_a_denial() {
     let mut h = Harness::start(1).await;
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     h.assessed(&rid, Level::Blocked, TrustLevel::Unknown).await;
     h.next(&rid, EventKind::OverrideAsked).await;
     let (decision, _) = {
@@ -329,7 +353,7 @@ async fn no_answer_before_the_deadline_is_a_denial() {
 #[tokio::test]
 async fn malformed_and_mislabelled_messages_are_refused_not_fatal() {
     let mut h = Harness::start(60).await;
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let js = async_nats::jetstream::new(h.client.clone());
     js.publish(format!("airlock.assessed.{rid}"), "not msgpack".into())
         .await
@@ -342,7 +366,7 @@ async fn malformed_and_mislabelled_messages_are_refused_not_fatal() {
     assert_eq!(refusal.reason, RefusalReason::Malformed);
 
     // The gate still works afterwards.
-    let rid2 = RequestId::new();
+    let rid2 = RequestId::new_for("mai").unwrap();
     h.assessed(&rid2, Level::Low, TrustLevel::Unknown).await;
     h.next(&rid2, EventKind::Decided).await;
 }

@@ -352,23 +352,13 @@ impl Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock_protocol::{Inputs, Language, Origin, Producer, RequestId, TrustLevel};
+    use airlock_protocol::{Language, Producer, RequestId};
 
     fn submitted(code: &[u8]) -> Envelope {
         Envelope::new(
             RequestId::parse("req-1").unwrap(),
             Producer::Mai,
-            Event::Submitted(ExecutionRequest {
-                language: Language::Python,
-                code: code.to_vec(),
-                origin: Origin::Generated,
-                trust: TrustLevel::Unknown,
-                inputs: Inputs::default(),
-                packages: vec![],
-                revises: None,
-                deadline_ms: None,
-                label: None,
-            }),
+            Event::Submitted(ExecutionRequest::new(Language::Python, code.to_vec())),
         )
     }
 

@@ -293,17 +293,26 @@ fn describe_decision(decision: &Decision) -> String {
             reason,
             approved_request,
             until_ms,
+            ..
         } => format!(
             "again, as {who} approved this exact code for {approved_request} ({reason}; remembered until {})",
             humantime_ms(*until_ms)
         ),
     };
     match &decision.outcome {
-        DecisionOutcome::Approved { quota, limits } => format!(
-            "approved {who}; quota {} ({}), valid until {}",
+        DecisionOutcome::Approved {
+            quota,
+            limits,
+            runtime,
+            network,
+        } => format!(
+            "approved {who}; quota {} ({}), runtime {}, network {}, valid until {}; execution {}",
             quota.as_str(),
             describe_limits(limits),
-            humantime_ms(decision.expires_at_ms)
+            runtime.as_str(),
+            network.as_str(),
+            humantime_ms(decision.expires_at_ms),
+            decision.execution_digest
         ),
         DecisionOutcome::Denied { reason } => format!("denied {who}: {reason}"),
     }
@@ -497,12 +506,14 @@ mod tests {
         let decision = Decision {
             decision_id: MessageId::new(),
             request_id: RequestId::parse("r1").unwrap(),
+            execution_digest: CodeDigest::of(b"y"),
             code_digest: CodeDigest::of(b"x"),
-            inputs_digest: CodeDigest::of(b"y"),
             level: Level::Blocked,
             outcome: DecisionOutcome::Approved {
                 quota: TrustLevel::Untrusted,
                 limits,
+                runtime: Runtime::Runc,
+                network: NetworkMode::None,
             },
             approver: Approver::Human {
                 who: "@alice:localhost".into(),
@@ -534,7 +545,7 @@ mod tests {
         }
         let answer = OverrideAnswer {
             request_id: RequestId::parse("r1").unwrap(),
-            code_digest: CodeDigest::of(b"x"),
+            execution_digest: CodeDigest::of(b"x"),
             approve: false,
             reason: "no downloads today".into(),
             who: "bob".into(),

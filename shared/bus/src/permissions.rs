@@ -12,7 +12,7 @@ use crate::connect::inbox_prefix;
 use airlock_protocol::EventKind;
 use airlock_protocol::roles::{Role, RoleKind, ServiceRole};
 use airlock_protocol::subjects::{
-    AUDIT_PREFIX, AUDIT_RECEIPT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT, STATUS_PREFIX,
+    AUDIT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT, STATUS_PREFIX, client_receipt_filter,
     client_submit_filter, dead_letter_subject,
 };
 
@@ -101,20 +101,23 @@ pub fn of_role(role: &Role) -> Permissions {
     }
 }
 
-/// A client user: submits under its own name, reads results.
+/// A client user: submits under its own name, reads its own results (terminal events, output,
+/// usage, receipts) and nobody else's: every one of those subjects carries the request id, whose
+/// client part is a token the permission names.
 pub fn client(user: &str) -> Permissions {
+    let own = [EventKind::Terminal, EventKind::Output, EventKind::Usage];
     let mut p = Permissions::default();
     p.subscribe([inbox(user)])
         .publish([client_submit_filter(user)])
         .publish([
             format!(
-                "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.>",
+                "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.{user}.*",
                 EventKind::Terminal.subject_prefix()
             ),
-            format!("$JS.API.DIRECT.GET.{AUDIT_STREAM}.{AUDIT_RECEIPT_PREFIX}.>"),
+            format!("$JS.API.DIRECT.GET.{AUDIT_STREAM}.{}", client_receipt_filter(user)),
         ])
-        .subscribe(events(&[EventKind::Terminal, EventKind::Output, EventKind::Usage]))
-        .subscribe([format!("{AUDIT_RECEIPT_PREFIX}.*")]);
+        .subscribe(own.map(|kind| kind.client_filter(user)))
+        .subscribe([client_receipt_filter(user)]);
     p
 }
 
@@ -145,7 +148,7 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
     p.subscribe([inbox(role.user)])
         .publish(durable_consumer(EVENTS_STREAM, service.consumes.durable))
         .publish(events(role.publishes))
-        .publish([dead_letter_subject(role.user, "*")])
+        .publish([dead_letter_subject(role.user, ">")])
         .subscribe(["$SRV.>".to_owned(), service.status_subject()])
         .subscribe(service.endpoints.iter().map(|e| (*e).to_owned()));
     if let Some(bucket) = service.bucket {
@@ -188,6 +191,13 @@ mod tests {
                 .iter()
                 .all(|s| s == "airlock.submit.mai.*" || s.starts_with("$JS.API.DIRECT.GET."))
         );
+        // Every subject a client reads names it.
+        for subject in p.subscribe.iter().chain(&p.publish) {
+            assert!(
+                subject.contains(".mai.") || subject.starts_with("_INBOX_mai."),
+                "{subject} is not mai's own"
+            );
+        }
         assert!(
             !p.subscribe
                 .iter()
@@ -202,7 +212,7 @@ mod tests {
         let events: Vec<&String> = p.publish.iter().filter(|s| s.starts_with("airlock.")).collect();
         assert_eq!(
             events,
-            ["airlock.override.answer.*", "airlock.dead.bridge.*"],
+            ["airlock.override.answer.>", "airlock.dead.bridge.>"],
             "the bridge's event subjects"
         );
         // It reads override requests and terminal events only through its own durable consumer.

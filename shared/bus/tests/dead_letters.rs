@@ -6,10 +6,7 @@ use airlock_bus::testing::NatsServer;
 use airlock_bus::{ConsumerSpec, DeliveryStream, Failure, Publisher, Refuser, Transience};
 use airlock_protocol::roles;
 use airlock_protocol::subjects::{DEAD_LETTER_STREAM, EVENTS_STREAM};
-use airlock_protocol::{
-    Envelope, Event, EventKind, ExecutionRequest, Inputs, Language, Origin, Producer, RefusalReason, RequestId,
-    TrustLevel,
-};
+use airlock_protocol::{Envelope, Event, EventKind, ExecutionRequest, Language, Producer, RefusalReason, RequestId};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -29,17 +26,7 @@ fn submission(rid: &RequestId) -> Envelope {
     Envelope::new(
         rid.clone(),
         Producer::Mai,
-        Event::Submitted(ExecutionRequest {
-            language: Language::Python,
-            code: b"print(1)".to_vec(),
-            origin: Origin::Generated,
-            trust: TrustLevel::Unknown,
-            inputs: Inputs::default(),
-            packages: vec![],
-            revises: None,
-            deadline_ms: None,
-            label: None,
-        }),
+        Event::Submitted(ExecutionRequest::new(Language::Python, b"print(1)".to_vec())),
     )
 }
 
@@ -91,7 +78,7 @@ async fn kinds_of(js: &async_nats::jetstream::Context, rid: &RequestId) -> Vec<(
 async fn run_case(permanent: bool) {
     let server = NatsServer::start().await;
     let js = async_nats::jetstream::new(server.client().await);
-    let rid = RequestId::new();
+    let rid = RequestId::new_for("mai").unwrap();
     let mai = Publisher::new(js.clone(), Producer::Mai, CancellationToken::new());
     mai.publish(&submission(&rid)).await.expect("submitted");
 

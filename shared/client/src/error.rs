@@ -29,6 +29,14 @@ pub enum ClientError {
     Invalid(#[from] airlock_protocol::RequestError),
     #[error("submitting the request")]
     Submit(#[source] airlock_bus::PublishError),
+    #[error("request id")]
+    RequestId(#[from] airlock_protocol::IdError),
+    #[error("request id {request_id} belongs to client {owner}; this client is {user}")]
+    ForeignRequestId {
+        request_id: String,
+        owner: String,
+        user: String,
+    },
     #[error("no result for {request_id} after {waited:?} (it may still finish)")]
     TimedOut {
         request_id: String,

@@ -128,8 +128,8 @@ impl Client {
         let signed = Signed::sign(
             &OverrideAnswer {
                 request_id: request_id.clone(),
-                // An answer is valid only for exactly the code the human was shown.
-                code_digest: request.asked.code_digest,
+                // An answer is valid only for exactly the execution the human was shown.
+                execution_digest: request.asked.execution_digest,
                 approve,
                 reason: reason.to_owned(),
                 who: who.clone(),

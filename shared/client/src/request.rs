@@ -102,7 +102,7 @@ impl Client {
     /// Submits as this client and returns at once; follow the request with the handle.
     pub async fn submit(&self, submission: Submission) -> Result<Request, ClientError> {
         submission.request.validate()?;
-        let id = submission.request_id.unwrap_or_default();
+        let id = self.request_id(submission.request_id)?;
         let subscribe = |subject: String| async move {
             self.nats
                 .subscribe(subject)
@@ -117,7 +117,7 @@ impl Client {
         let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
         Publisher::new(js.clone(), Producer::Mai, tokio_util::sync::CancellationToken::new())
             .with_patience(Duration::from_secs(30))
-            .submit(submit_subject(&self.user, &id), payload.into(), envelope.dedup_id())
+            .submit(submit_subject(&id), payload.into(), envelope.dedup_id())
             .await
             .map_err(ClientError::Submit)?;
         Ok(Request {
@@ -128,6 +128,23 @@ impl Client {
             outputs,
             terminal: None,
         })
+    }
+
+    /// The id a submission goes under: this client's name and the id it chose (a fresh one
+    /// when it chose none). An id naming another client is refused here, as the server would.
+    fn request_id(&self, chosen: Option<RequestId>) -> Result<RequestId, ClientError> {
+        let Some(id) = chosen else {
+            return Ok(RequestId::new_for(&self.user)?);
+        };
+        match id.client() {
+            None => Ok(RequestId::for_client(&self.user, id.local())?),
+            Some(owner) if owner == self.user => Ok(id),
+            Some(owner) => Err(ClientError::ForeignRequestId {
+                request_id: id.to_string(),
+                owner: owner.to_owned(),
+                user: self.user.clone(),
+            }),
+        }
     }
 
     /// Submits, waits for the result (up to an hour: a human may have to answer) and its

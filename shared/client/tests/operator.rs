@@ -98,7 +98,7 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
     }
     let refused = operator.deny_override(&id, "no", Some(" ")).await;
     assert!(matches!(refused, Err(ClientError::EmptyWho)), "{refused:?}");
-    let unknown = RequestId::new();
+    let unknown = RequestId::new_for("mai").unwrap();
     let refused = operator.approve_override(&unknown, "looks fine", Some("alice")).await;
     assert!(
         matches!(&refused, Err(ClientError::NotPending { request_id }) if *request_id == unknown.to_string()),

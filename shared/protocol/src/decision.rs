@@ -1,6 +1,7 @@
 //! The gate's signed decision, and the limits it grants.
 
 use crate::assessment::{Assessment, Level};
+use crate::digest::{Grant, NetworkMode, Runtime};
 use crate::ids::{CodeDigest, MessageId, RequestId};
 use crate::request::{ExecutionRequest, TrustLevel};
 use crate::signed::Signed;
@@ -133,13 +134,23 @@ pub enum Approver {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         seconded_by: Vec<CoApprover>,
     },
-    /// A human approved this exact code earlier and chose to approve it again until `until_ms`.
+    /// A human approved this exact execution earlier and chose to approve it again until
+    /// `until_ms`.
     Remembered {
         who: String,
         reason: String,
         /// The request whose approval is remembered.
         approved_request: RequestId,
         until_ms: i64,
+        /// The remembered approval's id (`airlock override remembered list`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        remembered: Option<String>,
+        /// Where the approval was given (`matrix !room:server`): each use is posted there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        via: Option<String>,
+        /// When the approval was given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approved_at_ms: Option<i64>,
     },
     /// Nobody answered an override request before its deadline.
     Deadline,
@@ -157,8 +168,46 @@ pub struct CoApprover {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum DecisionOutcome {
-    Approved { quota: TrustLevel, limits: Limits },
-    Denied { reason: String },
+    Approved {
+        quota: TrustLevel,
+        limits: Limits,
+        #[serde(default)]
+        runtime: Runtime,
+        #[serde(default)]
+        network: NetworkMode,
+    },
+    Denied {
+        reason: String,
+    },
+}
+
+impl DecisionOutcome {
+    pub fn approved(grant: Grant) -> Self {
+        DecisionOutcome::Approved {
+            quota: grant.quota,
+            limits: grant.limits,
+            runtime: grant.runtime,
+            network: grant.network,
+        }
+    }
+
+    /// What an approval grants; `None` for a denial.
+    pub fn grant(&self) -> Option<Grant> {
+        match *self {
+            DecisionOutcome::Approved {
+                quota,
+                limits,
+                runtime,
+                network,
+            } => Some(Grant {
+                quota,
+                limits,
+                runtime,
+                network,
+            }),
+            DecisionOutcome::Denied { .. } => None,
+        }
+    }
 }
 
 /// What the gate signs.
@@ -166,10 +215,12 @@ pub enum DecisionOutcome {
 pub struct Decision {
     pub decision_id: MessageId,
     pub request_id: RequestId,
-    /// SHA-256 of the code this decision is about.
+    /// The execution digest of the request run with what this decision grants (for a denial,
+    /// with what an approval would have granted): everything that decides what runs, see
+    /// [`crate::digest`]. The executor runs nothing whose digest differs.
+    pub execution_digest: CodeDigest,
+    /// SHA-256 of the code alone, for people comparing requests.
     pub code_digest: CodeDigest,
-    /// SHA-256 of the language, inputs and packages (see `ExecutionRequest::inputs_digest`).
-    pub inputs_digest: CodeDigest,
     pub level: Level,
     pub outcome: DecisionOutcome,
     pub approver: Approver,
@@ -208,28 +259,31 @@ pub struct DecisionSummary {
     pub quota: Option<TrustLevel>,
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// The runtime and network an approval granted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Runtime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkMode>,
     /// The version of the gate's policy that decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_version: Option<String>,
+    /// The execution digest the decision was about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_digest: Option<CodeDigest>,
 }
 
 impl DecisionSummary {
     pub fn of(decision: &Decision) -> Self {
-        match &decision.outcome {
-            DecisionOutcome::Approved { quota, limits } => Self {
-                decision: "approved".into(),
-                approver: decision.approver.clone(),
-                quota: Some(*quota),
-                limits: Some(*limits),
-                policy_version: decision.policy_version.clone(),
-            },
-            DecisionOutcome::Denied { .. } => Self {
-                decision: "denied".into(),
-                approver: decision.approver.clone(),
-                quota: None,
-                limits: None,
-                policy_version: decision.policy_version.clone(),
-            },
+        let grant = decision.outcome.grant();
+        Self {
+            decision: if grant.is_some() { "approved" } else { "denied" }.into(),
+            approver: decision.approver.clone(),
+            quota: grant.map(|g| g.quota),
+            limits: grant.map(|g| g.limits),
+            runtime: grant.map(|g| g.runtime),
+            network: grant.map(|g| g.network),
+            policy_version: decision.policy_version.clone(),
+            execution_digest: Some(decision.execution_digest.clone()),
         }
     }
 }

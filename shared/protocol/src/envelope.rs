@@ -173,23 +173,13 @@ impl Envelope {
 mod tests {
     use super::*;
     use crate::refusal::{Refusal, RefusalReason};
-    use crate::request::{ExecutionRequest, Inputs, Language, Origin, TrustLevel};
+    use crate::request::{ExecutionRequest, Language};
 
     fn submitted() -> Envelope {
         Envelope::new(
             RequestId::parse("req-1").unwrap(),
             Producer::Mai,
-            Event::Submitted(ExecutionRequest {
-                language: Language::Python,
-                code: b"print('hi')".to_vec(),
-                origin: Origin::Generated,
-                trust: TrustLevel::Unknown,
-                inputs: Inputs::default(),
-                packages: vec![],
-                revises: None,
-                deadline_ms: None,
-                label: Some("hi.py".into()),
-            }),
+            Event::Submitted(ExecutionRequest::new(Language::Python, b"print('hi')".to_vec()).label("hi.py")),
         )
     }
 

@@ -7,7 +7,6 @@ use crate::ids::RequestId;
 use crate::overrides::{OverrideAnswered, OverrideAsked};
 use crate::refusal::Refusal;
 use crate::request::ExecutionRequest;
-use crate::subjects;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +15,10 @@ use serde::{Deserialize, Serialize};
 pub struct Assessed {
     pub request: ExecutionRequest,
     pub assessment: Assessment,
+    /// The digest of the request the assessor rated ([`ExecutionRequest::request_digest`]);
+    /// the gate recomputes it from the request before it decides anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_digest: Option<crate::ids::CodeDigest>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -103,33 +106,39 @@ impl EventKind {
         }
     }
 
-    /// The subject of this kind of event for a request. Submissions carry their client in the
-    /// subject too: this gives the default client's ([`subjects::submit_subject`] names another).
+    /// The subject of this kind of event for a request: the prefix, then the request id, whose
+    /// client part (`<client>.<local>`) is a token of its own, so that permissions can give each
+    /// client its own results.
     pub fn subject(self, request_id: &RequestId) -> String {
-        match self {
-            EventKind::Submitted => subjects::submit_subject(subjects::DEFAULT_CLIENT, request_id),
-            _ => format!("{}.{}", self.subject_prefix(), request_id),
-        }
+        format!("{}.{}", self.subject_prefix(), request_id)
     }
 
-    /// Subject filter matching this kind for every request (and, for submissions, every client).
+    /// The subject of this kind of event for every request of one client.
+    pub fn client_filter(self, client: &str) -> String {
+        format!("{}.{client}.*", self.subject_prefix())
+    }
+
+    /// Subject filter matching this kind for every request: ids of one token (no client, or the
+    /// reserved `unknown`) and of two (`<client>.<local>`). Submissions always name a client.
     pub fn subject_filter(self) -> String {
         match self {
             EventKind::Submitted => format!("{}.*.*", self.subject_prefix()),
-            _ => format!("{}.*", self.subject_prefix()),
+            _ => format!("{}.>", self.subject_prefix()),
         }
     }
 
     /// Reads the kind and request id a subject names.
     pub fn parse_subject(subject: &str) -> Option<(EventKind, &str)> {
-        let (prefix, rid) = subject.rsplit_once('.')?;
-        if subjects::submit_client(subject).is_some() {
-            return Some((EventKind::Submitted, rid));
-        }
-        let kind = EventKind::ALL
-            .into_iter()
-            .find(|k| *k != EventKind::Submitted && k.subject_prefix() == prefix)?;
-        Some((kind, rid))
+        EventKind::ALL.into_iter().find_map(|kind| {
+            let rid = subject.strip_prefix(kind.subject_prefix())?.strip_prefix('.')?;
+            let tokens = rid.split('.').count();
+            let well_formed = !rid.split('.').any(str::is_empty)
+                && match kind {
+                    EventKind::Submitted => tokens == 2,
+                    _ => tokens <= 2,
+                };
+            well_formed.then_some((kind, rid))
+        })
     }
 
     /// Events that happen at most once per request. The stream itself refuses a second one
@@ -194,18 +203,25 @@ mod tests {
 
     #[test]
     fn subjects_round_trip() {
-        let rid = RequestId::parse("r1").unwrap();
+        let rid = RequestId::parse("mai.r1").unwrap();
         for kind in EventKind::ALL {
             let subject = kind.subject(&rid);
-            assert_eq!(EventKind::parse_subject(&subject), Some((kind, "r1")), "{subject}");
+            assert_eq!(EventKind::parse_subject(&subject), Some((kind, "mai.r1")), "{subject}");
             assert_eq!(kind.as_str().parse::<EventKind>(), Ok(kind));
         }
         assert_eq!(
             EventKind::parse_subject("airlock.submit.other.r1"),
-            Some((EventKind::Submitted, "r1"))
+            Some((EventKind::Submitted, "other.r1"))
         );
-        // The old form, with no client, names no event.
+        assert_eq!(
+            EventKind::parse_subject("airlock.terminal.r1"),
+            Some((EventKind::Terminal, "r1"))
+        );
+        // A submission names its client; no subject holds more than a client and an id.
         assert_eq!(EventKind::parse_subject("airlock.submit.r1"), None);
+        assert_eq!(EventKind::parse_subject("airlock.terminal.a.b.c"), None);
+        assert_eq!(EventKind::parse_subject("airlock.terminal.a..b"), None);
+        assert_eq!(EventKind::parse_subject("airlock.exec.output."), None);
         assert_eq!(EventKind::parse_subject("airlock.audit.entry.r1"), None);
         assert_eq!(EventKind::parse_subject("nope"), None);
     }

@@ -8,6 +8,7 @@
 pub mod assessment;
 pub mod audit;
 pub mod decision;
+pub mod digest;
 pub mod envelope;
 pub mod event;
 pub mod execution;
@@ -26,6 +27,7 @@ pub mod text;
 pub use assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
 pub use audit::AuditReceipt;
 pub use decision::{Approver, Decided, Decision, DecisionOutcome, DecisionSummary, Limits, Quotas};
+pub use digest::{Grant, NetworkMode, Runtime};
 pub use envelope::{Envelope, MAX_MESSAGE_BYTES, Producer, SCHEMA_VERSION, WireError};
 pub use event::{Event, EventKind};
 pub use execution::{

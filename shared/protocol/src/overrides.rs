@@ -1,6 +1,7 @@
 //! Asking a human, and a human's answer.
 
 use crate::assessment::{Finding, Level};
+use crate::digest::Grant;
 use crate::ids::{CodeDigest, RequestId};
 use crate::refusal::RefusalReason;
 use crate::request::{Language, Origin, TrustLevel};
@@ -19,6 +20,16 @@ pub struct OverrideAsked {
     /// Why a human is asked, built from the findings.
     pub explanation: String,
     pub findings: Vec<Finding>,
+    /// What an answer approves: the execution digest of the request run with [`Self::grant`]
+    /// (see [`crate::digest`]). An answer signs it, and counts only for exactly it.
+    pub execution_digest: CodeDigest,
+    /// What an approval grants: quota and limits, runtime, network. Shown to the approver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<Grant>,
+    /// The client that submitted the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// SHA-256 of the code alone (for "this code was decided before").
     pub code_digest: CodeDigest,
     pub language: Language,
     pub origin: Origin,
@@ -120,8 +131,9 @@ pub struct EdgeRefusal {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OverrideAnswer {
     pub request_id: RequestId,
-    /// The digest shown to the human; an answer is valid only for exactly that code.
-    pub code_digest: CodeDigest,
+    /// The execution digest shown to the human: an answer is valid only for exactly that code,
+    /// with those inputs, packages, client and grant.
+    pub execution_digest: CodeDigest,
     pub approve: bool,
     pub reason: String,
     pub who: String,
@@ -166,6 +178,9 @@ impl OverrideAsked {
             level: Level::Blocked,
             explanation: String::new(),
             findings: vec![],
+            execution_digest: CodeDigest::of(b""),
+            grant: None,
+            client: None,
             code_digest: CodeDigest::of(b""),
             language: Language::Python,
             origin: Origin::External,

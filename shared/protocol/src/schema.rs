@@ -44,7 +44,7 @@ pub fn rendered() -> Vec<(&'static str, String)> {
 /// `schemas/vectors/<name>.msgpack` holds the encoding, `<name>.json` the decoded meaning.
 pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
     use crate::*;
-    let rid = RequestId::parse("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").unwrap_or_default();
+    let rid = RequestId::parse("mai.0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").unwrap_or_default();
     let envelope = |id: &str, producer, event| Envelope {
         schema: SCHEMA_VERSION,
         id: MessageId::parse(id).unwrap_or_default(),
@@ -53,21 +53,9 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
         time_ms: 1_795_000_000_000,
         event,
     };
-    let request = ExecutionRequest {
-        language: Language::Python,
-        code: b"print('hello from airlock')\n".to_vec(),
-        origin: Origin::Generated,
-        trust: TrustLevel::Unknown,
-        inputs: Inputs {
-            args: vec!["--n".into(), "3".into()],
-            env: Default::default(),
-            stdin: vec![],
-        },
-        packages: vec![],
-        revises: None,
-        deadline_ms: None,
-        label: Some("hello.py".into()),
-    };
+    let request = ExecutionRequest::new(Language::Python, "print('hello from airlock')\n")
+        .args(["--n", "3"])
+        .label("hello.py");
     let finding = Finding {
         rule_id: "B602".into(),
         category: Category::Vulnerability,
@@ -90,7 +78,10 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
             },
             quota: Some(TrustLevel::Unknown),
             limits: None,
+            runtime: Some(Runtime::Runc),
+            network: Some(NetworkMode::None),
             policy_version: None,
+            execution_digest: None,
         }),
         exit_code: Some(0),
         stdout: b"hello from airlock\n".to_vec(),

@@ -56,10 +56,11 @@ pub fn audit_receipt_subject(request_id: &str) -> String {
     format!("{AUDIT_RECEIPT_PREFIX}.{request_id}")
 }
 
-/// `airlock.submit.<client>.<request id>`: the client's NATS user is in the subject, where the
-/// server's permissions vouch for it (user `mai` may publish only under `airlock.submit.mai.`).
-pub fn submit_subject(client: &str, request_id: &RequestId) -> String {
-    format!("{}.{client}.{request_id}", EventKind::Submitted.subject_prefix())
+/// `airlock.submit.<client>.<local id>`: the client's NATS user is in the subject, where the
+/// server's permissions vouch for it (user `mai` may publish only under `airlock.submit.mai.`),
+/// and it is the request id's own client part.
+pub fn submit_subject(request_id: &RequestId) -> String {
+    EventKind::Submitted.subject(request_id)
 }
 
 /// The client a submission subject names, if it is one.
@@ -73,7 +74,12 @@ pub fn submit_client(subject: &str) -> Option<&str> {
 
 /// The subject filter of one client's submissions.
 pub fn client_submit_filter(client: &str) -> String {
-    format!("{}.{client}.*", EventKind::Submitted.subject_prefix())
+    EventKind::Submitted.client_filter(client)
+}
+
+/// `airlock.audit.receipt.<client>.*`: one client's receipts.
+pub fn client_receipt_filter(client: &str) -> String {
+    format!("{AUDIT_RECEIPT_PREFIX}.{client}.*")
 }
 
 pub fn dead_letter_subject(user: &str, request_id: &str) -> String {
@@ -86,8 +92,8 @@ mod tests {
 
     #[test]
     fn submit_subjects_carry_the_client() {
-        let rid = RequestId::parse("r1").unwrap();
-        let subject = submit_subject("mai", &rid);
+        let rid = RequestId::parse("mai.r1").unwrap();
+        let subject = submit_subject(&rid);
         assert_eq!(subject, "airlock.submit.mai.r1");
         assert_eq!(submit_client(&subject), Some("mai"));
         assert_eq!(submit_client("airlock.submit.r1"), None);

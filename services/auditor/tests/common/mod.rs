@@ -8,8 +8,7 @@ use airlock_auditlog::verify::{Verified, VerifyOptions, verify};
 use airlock_auditor::Config;
 use airlock_bus::Publisher;
 use airlock_protocol::{
-    Event, ExecutionRequest, Inputs, Language, Origin, Outcome, OutputChunk, OutputStream, Producer, RequestId,
-    SigningKey, Terminal, TrustLevel,
+    Event, ExecutionRequest, Language, Outcome, OutputChunk, OutputStream, Producer, RequestId, SigningKey, Terminal,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -47,17 +46,11 @@ pub fn rid(s: &str) -> RequestId {
 }
 
 pub fn submitted(code: &str, revises: Option<&str>) -> Event {
-    Event::Submitted(ExecutionRequest {
-        language: Language::Python,
-        code: code.as_bytes().to_vec(),
-        origin: Origin::Generated,
-        trust: TrustLevel::Unknown,
-        inputs: Inputs::default(),
-        packages: vec![],
-        revises: revises.map(rid),
-        deadline_ms: None,
-        label: Some("test.py".into()),
-    })
+    Event::Submitted(
+        ExecutionRequest::new(Language::Python, code.as_bytes().to_vec())
+            .revises(revises.map(rid))
+            .label("test.py"),
+    )
 }
 
 pub fn output(seq: u32, text: &str) -> Event {

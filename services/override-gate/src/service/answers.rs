@@ -5,14 +5,17 @@
 //! compare-and-swap, so that exactly one of the answers and the deadline wins.
 
 use super::{Gate, GateError};
-use crate::policy::{Asked, Judgement, Ruling};
-use crate::records::{Record, Remembered, remembered_key};
+use crate::judgement::{Approval, Asked, Judge, Judgement};
+use crate::policy::Ruling;
+use crate::records::Record;
+use crate::remembered::Remembered;
 use crate::trust::Trust;
 use airlock_bus::{ClaimError, Delivery};
 use airlock_protocol::overrides::ANSWER_DOMAIN;
 use airlock_protocol::subjects::GATE_BUCKET;
 use airlock_protocol::{
-    Approver, CodeDigest, Event, Level, OverrideAnswer, OverrideAnswered, RefusalReason, RequestId, VerifierKey, now_ms,
+    CodeDigest, Event, Level, OverrideAnswer, OverrideAnswered, OverrideAsked, RefusalReason, RequestId, VerifierKey,
+    now_ms,
 };
 
 /// An answer whose signature and request were checked.
@@ -31,12 +34,15 @@ struct AnswerDecision {
     remember: Option<Remember>,
 }
 
+/// What is remembered: the execution every approver approved, by whom, for how long.
 struct Remember {
     digest: CodeDigest,
+    code_digest: CodeDigest,
     level: Level,
     for_ms: u64,
-    who: String,
-    reason: String,
+    approvers: Vec<Approval>,
+    label: Option<String>,
+    client: Option<String>,
 }
 
 impl Gate {
@@ -69,13 +75,19 @@ impl Gate {
         };
         let answer = &checked.answer;
         let source = trust.source_of(&checked.signer, answer.via.as_ref().map(|v| v.system.as_str()), &config);
-        let judgement = trust.policy.judge(
-            &config.quotas,
+        let grant = asked
+            .grant
+            .unwrap_or_else(|| trust.policy.approval_grant(&config.quotas, request.trust));
+        let judgement = Judge {
+            policy: &trust.policy,
+            people: &trust.people,
+        }
+        .judge(
             Asked {
                 level: asked.level,
-                code_digest: &asked.code_digest,
+                execution_digest: &asked.execution_digest,
+                grant,
                 deadline_ms: asked.deadline_ms,
-                requested: request.trust,
                 now_ms: now_ms(),
             },
             &approvals,
@@ -100,20 +112,12 @@ impl Gate {
                 ruling,
                 approver,
                 again_for_ms,
+                approvals,
             } => {
-                let remember = match (again_for_ms, &approver) {
-                    (Some(for_ms), Approver::Human { who, reason, .. }) => Some(Remember {
-                        digest: asked.code_digest.clone(),
-                        level: asked.level,
-                        for_ms,
-                        who: who.clone(),
-                        reason: reason.clone(),
-                    }),
-                    _ => None,
-                };
+                let remember = again_for_ms.map(|for_ms| remember_of(&asked, for_ms, approvals));
                 let decision = AnswerDecision {
                     approved: matches!(ruling, Ruling::Approve { .. }),
-                    events: self.decision_events(rid, *request, assessment, ruling, approver, &trust),
+                    events: self.decision_events(rid, *request, assessment, ruling, approver, grant, &trust),
                     remember,
                 };
                 self.record_decision(delivery, rid, decision, revision, &trust, who_where)
@@ -175,18 +179,24 @@ impl Gate {
         }
     }
 
-    /// Records an approver's explicit choice to approve this exact code again. Failing to record
-    /// it only means the next run asks again.
+    /// Records the approvers' explicit choice to approve this exact execution again. Failing to
+    /// record it only means the next run asks again.
     async fn remember(&self, rid: &RequestId, remember: &Remember, trust: &Trust) {
+        let now = now_ms();
         let remembered = Remembered {
-            until_ms: now_ms().saturating_add(i64::try_from(remember.for_ms).unwrap_or(i64::MAX / 2)),
-            who: remember.who.clone(),
-            reason: remember.reason.clone(),
+            id: Remembered::id_of(&remember.digest),
+            execution_digest: remember.digest.clone(),
+            code_digest: remember.code_digest.clone(),
+            until_ms: now.saturating_add(i64::try_from(remember.for_ms).unwrap_or(i64::MAX / 2)),
+            remembered_at_ms: now,
+            approvers: remember.approvers.clone(),
             level: remember.level,
             approved_request: rid.clone(),
+            label: remember.label.clone(),
+            client: remember.client.clone(),
             policy_version: trust.policy.version.clone(),
         };
-        let key = remembered_key(&remember.digest);
+        let key = Remembered::key_of(&remember.digest);
         let stored = match self.records.get::<Remembered>(&key).await {
             Ok(Some((_, revision))) => self.records.update(&key, &remembered, revision).await.map(|_| ()),
             Ok(None) => self.records.claim(&key, &remembered).await.map(|_| ()),
@@ -195,10 +205,22 @@ impl Gate {
         match stored {
             Ok(()) => {
                 self.counters.incr("approvals_remembered");
-                tracing::info!(who = %remember.who, code = %remember.digest, until_ms = remembered.until_ms, "approval remembered for this exact code");
+                tracing::info!(who = %remembered.who(), execution = %remember.digest, until_ms = remembered.until_ms, "approval remembered for this exact execution");
             }
             Err(e) => tracing::warn!(error = %airlock_bus::error_text(&e), "could not remember the approval"),
         }
+    }
+}
+
+fn remember_of(asked: &OverrideAsked, for_ms: u64, approvers: Vec<Approval>) -> Remember {
+    Remember {
+        digest: asked.execution_digest.clone(),
+        code_digest: asked.code_digest.clone(),
+        level: asked.level,
+        for_ms,
+        approvers,
+        label: asked.label.clone(),
+        client: asked.client.clone(),
     }
 }
 

@@ -5,8 +5,8 @@ use airlock_auditlog::entry::Prepared;
 use airlock_auditlog::store::Store;
 use airlock_auditlog::writer::LogWriter;
 use airlock_protocol::{
-    Envelope, Event, ExecutionRequest, Inputs, Language, Origin, Outcome, OutputChunk, OutputStream, Producer,
-    RequestId, SigningKey, Terminal, TrustLevel,
+    Envelope, Event, ExecutionRequest, Language, Outcome, OutputChunk, OutputStream, Producer, RequestId, SigningKey,
+    Terminal,
 };
 
 pub const ORIGIN: &str = "airlock.test/audit";
@@ -28,17 +28,11 @@ pub fn event(i: u64, salt: &str) -> Prepared {
         0 => Prepared::from_envelope(
             envelope(
                 Producer::Mai,
-                Event::Submitted(ExecutionRequest {
-                    language: Language::Python,
-                    code: format!("print({})  # {salt}\n", i / 4).into_bytes(),
-                    origin: Origin::Generated,
-                    trust: TrustLevel::Unknown,
-                    inputs: Inputs::default(),
-                    packages: vec![],
-                    revises: (i >= 4).then(|| RequestId::parse(&format!("req-{}", i / 4 - 1)).unwrap()),
-                    deadline_ms: None,
-                    label: Some("t.py".into()),
-                }),
+                Event::Submitted(
+                    ExecutionRequest::new(Language::Python, format!("print({})  # {salt}\n", i / 4).into_bytes())
+                        .revises((i >= 4).then(|| RequestId::parse(&format!("req-{}", i / 4 - 1)).unwrap()))
+                        .label("t.py"),
+                ),
             ),
             Some(i + 1),
             None,
