@@ -211,7 +211,7 @@ async fn executor_loss(d: &Deployment, scale: Scale) {
     {
         // Mid-run: as soon as one of its containers starts a program.
         let admin = d.connect("admin").await;
-        let mut started = admin.subscribe("airlock.exec.started.*").await.expect("subscribe");
+        let mut started = admin.subscribe("airlock.exec.started.>").await.expect("subscribe");
         let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         loop {
             use futures::StreamExt as _;

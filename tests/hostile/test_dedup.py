@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from conftest import run
-from wire import events_of, kinds, new_id, request, settle, submission, submit, terminal
+from wire import named_id, events_of, kinds, new_id, request, settle, submission, submit, terminal
 
 # Every event of a request that runs, produces output, and is observed doing things.
 PROGRAM = """
@@ -33,7 +33,7 @@ def test_pre_claimed_ids_hide_nothing(stack) -> None:
             "terminal", "egress", "refused")]
         decoy_ids += [f"{rid}.output.{n}" for n in range(4)] + [f"{rid}.usage.{n}" for n in range(4)]
         for n, msg_id in enumerate(decoy_ids):
-            decoy = f"decoy-{n}-{new_id()[:8]}"
+            decoy = named_id(f"decoy-{n}")
             await submit(mai, decoy, b"\xc1", headers={"Nats-Msg-Id": msg_id})
         await submit(mai, rid, submission(rid, request(PROGRAM, trust="trusted")))
         end = (await terminal(mai, rid))["event"]["data"]
@@ -65,9 +65,19 @@ def test_a_second_submission_of_the_same_id_is_refused_without_touching_the_firs
         await asyncio.sleep(0.3)
         # Same id, other code, other message id: refused, and the first request goes on.
         await submit(mai, rid, submission(rid, request("print('the impostor')")))
-        # And the same id from another client.
+        # Another client cannot use the id at all: the server refuses its publish on mai's
+        # subject, and under its own name the same envelope names another client's request.
         mai_b = await stack.connect("mai-b")
-        await submit(mai_b, rid, submission(rid, request("print('the other client')")), client="mai-b")
+        try:
+            await submit(mai_b, rid, submission(rid, request("print('the other client')")))
+            raise AssertionError("mai-b published a submission under mai's name")
+        except AssertionError:
+            raise
+        except Exception:
+            pass
+        local = rid.split(".", 1)[1]
+        await submit(mai_b, rid, submission(rid, request("print('the other client')")),
+                     subject=f"airlock.submit.mai-b.{local}")
         end = (await terminal(mai, rid))["event"]["data"]
         assert end["outcome"] == "finished" and end["exit_code"] == 0, end
         assert bytes(end["stdout"]) == b"the first one\n"
@@ -75,7 +85,7 @@ def test_a_second_submission_of_the_same_id_is_refused_without_touching_the_firs
         ks = kinds(events)
         assert ks.count("terminal") == 1 and ks.count("exec_started") == 1, ks
         refusals = [e["event"]["data"]["reason"] for _, e in events if e and e["event"]["kind"] == "refused"]
-        assert refusals.count("duplicate_request") == 2, refusals
+        assert refusals.count("duplicate_request") == 1, refusals
         await mai.close()
         await mai_b.close()
         await admin.close()

@@ -4,7 +4,7 @@ its request ends in exactly one terminal event, nothing runs, and no service fal
 from __future__ import annotations
 
 from conftest import run
-from wire import envelope, events_of, kinds, new_id, request, settle, submission, submit, terminal
+from wire import named_id, envelope, events_of, kinds, new_id, request, settle, submission, submit, terminal
 
 
 def refused_and_ended_once(events, reason: str | None = None) -> dict:
@@ -40,7 +40,7 @@ def test_unreadable_submissions_each_end_once(stack) -> None:
                     "producer-executor": "producer_mismatch"}
         rids = {}
         for name, make in cases.items():
-            rid = f"bad-{name}-{new_id()[:8]}"
+            rid = named_id(f"bad-{name}")
             rids[name] = rid
             await submit(mai, rid, make(rid))
         for name, rid in rids.items():
@@ -84,7 +84,7 @@ def test_every_field_mai_sends_is_bounded(stack) -> None:
         }
         rids = {}
         for name, req in cases.items():
-            rid = f"field-{name}-{new_id()[:8]}"
+            rid = named_id(f"field-{name}")
             rids[name] = rid
             await submit(mai, rid, submission(rid, req))
         for name, rid in rids.items():
@@ -118,7 +118,7 @@ def test_variables_that_run_code_before_the_program_are_refused(stack) -> None:
         }
         rids = {}
         for name, (language, env) in cases.items():
-            rid = f"env-{name}-{new_id()[:8]}"
+            rid = named_id(f"env-{name}")
             rids[name] = rid
             code = "echo hi\n" if language == "bash" else "print('hi')\n"
             await submit(mai, rid, submission(rid, request(code, language=language, trust="trusted", env=env)))

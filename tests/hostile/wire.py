@@ -30,8 +30,19 @@ EVENTS = "AIRLOCK"
 SCHEMA = 1
 
 
-def new_id() -> str:
-    return str(uuid.uuid4())
+def new_id(client: str = "mai") -> str:
+    """A fresh request id of `client`: `<client>.<local>` (a client may only submit under its
+    own name, so ids are tenants' own)."""
+    return f"{client}.{uuid.uuid4()}"
+
+
+def named_id(name: str, client: str = "mai") -> str:
+    """A request id that says what the test made it for."""
+    return f"{client}.{name}-{short()}"
+
+
+def short() -> str:
+    return uuid.uuid4().hex[:8]
 
 
 def request(code: bytes | str, *, language: str = "python", origin: str = "generated",
@@ -142,11 +153,12 @@ class Stack:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-async def submit(nc: nats.NATS, rid: str, payload: bytes, *, client: str = "mai",
+async def submit(nc: nats.NATS, rid: str, payload: bytes, *,
                  headers: dict[str, str] | None = None, subject: str | None = None) -> Any:
-    """Publishes to JetStream as a client would; returns the stream's ack (or raises)."""
+    """Publishes to JetStream as a client would (`airlock.submit.<client>.<local>`, the request
+    id's own subject); returns the stream's ack (or raises)."""
     js = nc.jetstream()
-    return await js.publish(subject or f"airlock.submit.{client}.{rid}", payload,
+    return await js.publish(subject or f"airlock.submit.{rid}", payload,
                             headers=headers, timeout=10)
 
 
@@ -189,7 +201,7 @@ async def messages_on(admin: nats.NATS, filters: list[str]) -> list[tuple[str, d
 
 async def events_of(admin: nats.NATS, rid: str) -> list[tuple[str, dict[str, Any] | None]]:
     """Every message of the events stream naming `rid`, in order: (subject, envelope or None)."""
-    return await messages_on(admin, [f"airlock.*.{rid}", f"airlock.*.*.{rid}"])
+    return await messages_on(admin, [f"airlock.*.{rid}", f"airlock.*.*.{rid}", f"airlock.*.*.*.{rid}"])
 
 
 def kinds(events: list[tuple[str, dict[str, Any] | None]]) -> list[str]:

@@ -16,7 +16,7 @@ async fn start_long_run(stack: &Stack, name: &str, code: &str) -> (std::process:
 /// [`start_long_run`] with more arguments for `airlock run`.
 async fn start_long_run_with(stack: &Stack, name: &str, code: &str, extra: &[&str]) -> (std::process::Child, String) {
     let admin = stack.connect("admin").await;
-    let mut started = admin.subscribe("airlock.exec.started.*").await.expect("subscribe");
+    let mut started = admin.subscribe("airlock.exec.started.>").await.expect("subscribe");
     admin.flush().await.expect("flush");
     let dir = stack.path().join("programs");
     std::fs::create_dir_all(&dir).expect("dir");

@@ -125,15 +125,21 @@ fn matches(pattern: &str, subject: &str) -> bool {
 fn probes() -> Vec<String> {
     use airlock_protocol::EventKind;
     use airlock_protocol::roles;
-    let rid = airlock_protocol::RequestId::parse("probe").expect("id");
-    let mut subjects: Vec<String> = EventKind::ALL.iter().map(|k| k.subject(&rid)).collect();
-    for client in ["mai", "mai-b", "stranger"] {
-        subjects.push(format!("airlock.submit.{client}.probe"));
+    // Every event of a request of each client (and of none): two clients x every subject.
+    let mut subjects = Vec::new();
+    for rid in ["probe", "mai.probe", "mai-b.probe", "stranger.probe"] {
+        let rid = airlock_protocol::RequestId::parse(rid).expect("id");
+        subjects.extend(EventKind::ALL.iter().map(|k| k.subject(&rid)));
+        subjects.extend([
+            format!("airlock.audit.entry.{rid}"),
+            format!("airlock.audit.receipt.{rid}"),
+            format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.{rid}"),
+            format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.exec.output.{rid}"),
+            format!("$JS.API.DIRECT.GET.AIRLOCK_AUDIT.airlock.audit.receipt.{rid}"),
+        ]);
     }
     subjects.extend([
-        "airlock.audit.entry.probe".to_owned(),
         "airlock.audit.checkpoint".to_owned(),
-        "airlock.audit.receipt.probe".to_owned(),
         airlock_protocol::subjects::GATE_PENDING_ENDPOINT.to_owned(),
         "$SRV.PING".to_owned(),
     ]);
@@ -239,6 +245,34 @@ async fn every_user_may_do_exactly_what_the_roles_table_says() {
         drop(subscriptions);
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+/// The table itself keeps clients apart: each reads its own results, output, usage and receipts
+/// and submits under its own name, and nothing of the other's.
+#[test]
+fn each_client_reads_only_its_own_results() {
+    use airlock_protocol::EventKind;
+    for (me, other) in [("mai", "mai-b"), ("mai-b", "mai")] {
+        let table = airlock_bus::permissions::client(me);
+        let reads = |subject: &str| table.subscribe.iter().any(|p| matches(p, subject));
+        let gets = |subject: &str| table.publish.iter().any(|p| matches(p, subject));
+        for (owner, allowed) in [(me, true), (other, false)] {
+            let rid = airlock_protocol::RequestId::for_client(owner, "r1").expect("id");
+            for kind in [EventKind::Terminal, EventKind::Output, EventKind::Usage] {
+                assert_eq!(reads(&kind.subject(&rid)), allowed, "{me} reading {}", kind.subject(&rid));
+            }
+            assert_eq!(reads(&format!("airlock.audit.receipt.{rid}")), allowed, "{me}: {owner}'s receipt");
+            assert_eq!(
+                gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.{rid}")),
+                allowed,
+                "{me}: {owner}'s terminal by direct get"
+            );
+            assert_eq!(gets(&EventKind::Submitted.subject(&rid)), allowed, "{me} submitting as {owner}");
+            for kind in [EventKind::OverrideAsked, EventKind::Decided, EventKind::Assessed] {
+                assert!(!reads(&kind.subject(&rid)), "{me} reading {}", kind.subject(&rid));
+            }
+        }
+    }
 }
 
 #[test]

@@ -34,7 +34,7 @@ from airlock_client import (
 )
 
 from airlock_client import subjects
-from airlock_client.wire import Envelope, execution_request, uuid7
+from airlock_client.wire import Envelope, execution_request, request_id_for, uuid7
 
 from .conftest import BLOCKED_SCRIPT, EXTRA_CLIENT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
 from .tampering import check_every_alteration_is_refused
@@ -281,8 +281,9 @@ def test_mai_may_submit_only_under_its_own_name(stack: Stack) -> None:
 
     async def scenario() -> None:
         async with await AsyncClient.connect(home=stack.home) as mai:
-            for subject in (subjects.submit_subject(EXTRA_CLIENT, uuid7()), f"airlock.submit.{uuid7()}"):
-                envelope = Envelope.new(subject.rsplit(".", 1)[1], "mai", "submitted", _trivial_request())
+            for rid in (request_id_for(EXTRA_CLIENT, uuid7()), uuid7()):
+                subject = subjects.submit_subject(rid)
+                envelope = Envelope.new(rid, "mai", "submitted", _trivial_request())
                 with pytest.raises(UnavailableError, match="ermissions"):
                     await mai._connection.publish(subject, envelope.encode(), {"Nats-Msg-Id": envelope.id}, first=True)
 
@@ -310,9 +311,9 @@ def test_a_submission_sent_twice_is_stored_once_and_runs_once(stack: Stack) -> N
 
     async def scenario() -> None:
         async with await AsyncClient.connect(home=stack.home) as aclient:
-            envelope = Envelope.new(uuid7(), "mai", "submitted", _trivial_request())
+            envelope = Envelope.new(request_id_for("mai", uuid7()), "mai", "submitted", _trivial_request())
             request = await aclient.attach(envelope.request_id)
-            subject = subjects.submit_subject("mai", envelope.request_id)
+            subject = subjects.submit_subject(envelope.request_id)
             headers = {"Nats-Msg-Id": subjects.submission_msg_id(envelope.request_id, envelope.id)}
             for _ in range(2):
                 await aclient._connection.publish(subject, envelope.encode(), headers, first=True)

@@ -15,7 +15,7 @@ import pytest
 from airlock_client import subjects
 from airlock_client.errors import WireError
 from airlock_client.results import OutputChunk, Result
-from airlock_client.wire import MAX_MESSAGE_BYTES, Envelope, execution_request, trace_id_of, uuid7
+from airlock_client.wire import MAX_MESSAGE_BYTES, Envelope, execution_request, request_id_for, trace_id_of, uuid7
 
 from .conftest import SCHEMAS
 
@@ -184,14 +184,22 @@ def test_request_ids_are_uuid_v7_and_subject_tokens() -> None:
 
 
 def test_submission_subjects_and_message_ids() -> None:
-    rid, mid = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0193a1b2-0000-7000-8000-000000000001"
-    assert subjects.submit_subject("mai", rid) == f"airlock.submit.mai.{rid}"
-    assert subjects.submit_subject("batch", rid) == f"airlock.submit.batch.{rid}"
+    local, mid = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0193a1b2-0000-7000-8000-000000000001"
+    rid = request_id_for("mai", local)
+    assert rid == f"mai.{local}"
+    assert subjects.submit_subject(rid) == f"airlock.submit.mai.{local}"
+    assert subjects.submit_subject(request_id_for("batch", local)) == f"airlock.submit.batch.{local}"
     assert subjects.submission_msg_id(rid, mid) == mid
-    assert subjects.parse_event_subject(subjects.submit_subject("mai", rid)) == ("submitted", rid)
-    assert subjects.parse_event_subject(f"airlock.submit.{rid}") is None, "the first contract's form"
+    assert subjects.parse_event_subject(subjects.submit_subject(rid)) == ("submitted", rid)
+    assert subjects.parse_event_subject(f"airlock.submit.{local}") is None, "a submission names its client"
     assert subjects.parse_event_subject(f"airlock.terminal.{rid}") == ("terminal", rid)
+    assert subjects.parse_event_subject(f"airlock.terminal.{local}") == ("terminal", local), "an id of old logs"
+    assert subjects.parse_event_subject("airlock.terminal.a.b.c") is None
     assert subjects.parse_event_subject("airlock.audit.entry.x") is None
+    with pytest.raises(ValueError):
+        request_id_for("Mai", local)
+    with pytest.raises(ValueError):
+        request_id_for("mai", "a.b")
     assert subjects.inbox_prefix("mai") == "_INBOX_mai"
 
 

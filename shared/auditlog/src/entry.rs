@@ -403,7 +403,7 @@ mod tests {
     fn malformed_messages_keep_their_bytes_and_error() {
         let error = decode_error(b"\xc1junk");
         let p = Prepared::malformed("airlock.submit.mai.req-9", &error, b"\xc1junk", Some(4));
-        assert_eq!(p.entry.request_id, "req-9");
+        assert_eq!(p.entry.request_id, "mai.req-9");
         assert_eq!(p.entry.malformed.as_ref().unwrap().error_kind, "malformed");
         assert_eq!(p.blobs[0].bytes, b"\xc1junk");
         let p = Prepared::malformed("weird", &error, b"", None);

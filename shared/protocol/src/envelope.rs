@@ -177,7 +177,7 @@ mod tests {
 
     fn submitted() -> Envelope {
         Envelope::new(
-            RequestId::parse("req-1").unwrap(),
+            RequestId::parse("mai.req-1").unwrap(),
             Producer::Mai,
             Event::Submitted(ExecutionRequest::new(Language::Python, b"print('hi')".to_vec()).label("hi.py")),
         )
@@ -197,7 +197,7 @@ mod tests {
     fn wrong_subject_is_refused() {
         let bytes = submitted().encode().unwrap();
         assert!(matches!(
-            Envelope::decode_on("airlock.decision.req-1", &bytes),
+            Envelope::decode_on("airlock.decision.mai.req-1", &bytes),
             Err(WireError::SubjectMismatch { .. })
         ));
         assert!(matches!(

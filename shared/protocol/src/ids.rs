@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn deserializing_a_bad_id_fails() {
-        let bad = serde_json::to_string("a.b").unwrap();
+        let bad = serde_json::to_string("a.b.c").unwrap();
         assert!(serde_json::from_str::<RequestId>(&bad).is_err());
     }
 }

@@ -38,7 +38,8 @@ from .wire import (
     SUBMISSION_PRODUCER,
     Envelope,
     execution_request,
-    is_token,
+    is_request_id,
+    request_id_for,
     new_traceparent,
     now_ms,
     pack,
@@ -332,7 +333,7 @@ class AsyncClient:
         )
         if traceparent is not None and trace_id_of(traceparent) is None:
             raise ValueError(f"traceparent {traceparent!r} is not a W3C version-00 trace context")
-        envelope = Envelope.new(uuid7(), SUBMISSION_PRODUCER, "submitted", body)
+        envelope = Envelope.new(request_id_for(self.user, uuid7()), SUBMISSION_PRODUCER, "submitted", body)
         request = AsyncRequest(self._connection, envelope.request_id, receipt, traceparent or new_traceparent())
         # Subscribe before submitting, so that the result cannot slip past. Nothing can be in the
         # streams yet for a fresh request id, so there is nothing to read back until a reconnect.
@@ -343,7 +344,7 @@ class AsyncClient:
         }
         try:
             await self._connection.publish(
-                subjects.submit_subject(self.user, envelope.request_id), envelope.encode(), headers, first=True
+                subjects.submit_subject(envelope.request_id), envelope.encode(), headers, first=True
             )
         except AirlockError:
             await request._unsubscribe()
@@ -353,7 +354,7 @@ class AsyncClient:
     async def attach(self, request_id: str, *, receipt: bool = True) -> AsyncRequest:
         """Follows a request submitted earlier (by this process or another): its result is read
         from the stream if it has already ended."""
-        if not is_token(request_id):
+        if not is_request_id(request_id):
             raise ValueError(f"{request_id!r} is not a request id")
         request = AsyncRequest(self._connection, request_id, receipt, None)
         await request._subscribe()
@@ -627,8 +628,8 @@ class AsyncOperator:
             raise OverrideError(f"{request_id} is not waiting for a decision")
         answer = {
             "request_id": request_id,
-            # An answer is valid only for exactly the code the human was shown.
-            "code_digest": asked.code_digest,
+            # An answer is valid only for exactly the execution the human was shown.
+            "execution_digest": asked.execution_digest,
             "approve": approve,
             "reason": reason,
             "who": who or _default_who(),

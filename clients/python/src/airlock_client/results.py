@@ -247,6 +247,8 @@ class PendingOverride:
     level: str
     explanation: str
     findings: list[Finding]
+    #: What an answer approves: the code, its inputs, packages, client and what approval grants.
+    execution_digest: str
     code_digest: str
     language: str
     origin: str
@@ -262,6 +264,7 @@ class PendingOverride:
             level=_str(data, "level"),
             explanation=_str(data, "explanation"),
             findings=[Finding.from_wire(f) for f in data.get("findings") or []],
+            execution_digest=_str(data, "execution_digest"),
             code_digest=_str(data, "code_digest"),
             language=_str(data, "language"),
             origin=_str(data, "origin"),

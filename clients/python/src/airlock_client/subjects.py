@@ -27,8 +27,7 @@ GATE_PENDING_ENDPOINT = "airlock.gate.pending"
 #: The user Mai connects as, and so the client name in its submission subjects.
 DEFAULT_USER = "mai"
 
-#: Subject prefix of each event kind; the request id is the last token. Submissions are not
-#: here: their subject also names the submitting client (`submit_subject`).
+#: Subject prefix of each event kind; the request id follows (`<client>.<local>`: two tokens).
 EVENT_PREFIXES: dict[str, str] = {
     "assessed": "airlock.assessed",
     "override_asked": "airlock.override.asked",
@@ -53,11 +52,11 @@ def inbox_prefix(user: str) -> str:
     return f"_INBOX_{user}"
 
 
-def submit_subject(user: str, request_id: str) -> str:
-    """`airlock.submit.<client>.<request id>`: the server lets user `mai` publish only under
-    `airlock.submit.mai.*`, so the services learn who submitted from the subject, never from
-    the body."""
-    return f"{SUBMIT_PREFIX}.{user}.{request_id}"
+def submit_subject(request_id: str) -> str:
+    """`airlock.submit.<client>.<local>`: the request id names its client, and the server lets
+    user `mai` publish only under `airlock.submit.mai.*`, so the services learn who submitted from
+    the subject, never from the body."""
+    return f"{SUBMIT_PREFIX}.{request_id}"
 
 
 def submission_msg_id(request_id: str, message_id: str) -> str:
@@ -75,17 +74,18 @@ def event_subject(kind: str, request_id: str) -> str:
 def parse_event_subject(subject: str) -> tuple[str, str] | None:
     """The kind and request id a subject names, or None when it is no event subject.
 
-    Submission subjects carry the client's name before the request id.
+    The request id is `<client>.<local>` (or, in logs older than client ids, one token); a
+    submission's always names its client.
     """
-    prefix, _, request_id = subject.rpartition(".")
-    if not prefix or not request_id:
-        return None
-    for kind, kind_prefix in EVENT_PREFIXES.items():
-        if prefix == kind_prefix:
-            return kind, request_id
-    client_prefix, _, client = prefix.rpartition(".")
-    if client_prefix == SUBMIT_PREFIX and client:
-        return "submitted", request_id
+    prefixes = {"submitted": SUBMIT_PREFIX, **EVENT_PREFIXES}
+    for kind, kind_prefix in prefixes.items():
+        if not subject.startswith(kind_prefix + "."):
+            continue
+        request_id = subject[len(kind_prefix) + 1 :]
+        tokens = request_id.split(".")
+        if any(not t for t in tokens) or len(tokens) > 2 or (kind == "submitted" and len(tokens) != 2):
+            return None
+        return kind, request_id
     return None
 
 

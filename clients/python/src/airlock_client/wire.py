@@ -80,6 +80,36 @@ def is_token(value: str) -> bool:
     return 0 < len(value) <= 64 and all(c.isascii() and (c.isalnum() or c in "-_") for c in value)
 
 
+def is_client_name(value: str) -> bool:
+    """Whether `value` may be a client's NATS user name: lowercase letters, digits, `-` and `_`,
+    starting with a letter, at most 32 characters."""
+    return (
+        0 < len(value) <= 32
+        and value[0].isascii()
+        and value[0].islower()
+        and all(c.isascii() and (c.islower() or c.isdigit() or c in "-_") for c in value)
+    )
+
+
+def is_request_id(value: str) -> bool:
+    """Whether `value` may be a request id: `<client>.<local>` (a client name, a dot, a token),
+    or a bare token as logs written before ids named their client hold."""
+    client, dot, local = value.partition(".")
+    if not dot:
+        return is_token(value)
+    return is_client_name(client) and is_token(local)
+
+
+def request_id_for(client: str, local: str) -> str:
+    """The id `<client>.<local>` a client submits under: the server lets a client submit only
+    under its own name, so no client can choose an id another client will use."""
+    if not is_client_name(client):
+        raise ValueError(f"{client!r} is not a client name")
+    if not is_token(local) or local == "unknown":
+        raise ValueError(f"{local!r} is not a request id token")
+    return f"{client}.{local}"
+
+
 @dataclass(frozen=True)
 class Envelope:
     """One message: its version, ids, producer, time and the event (`kind` and `data`)."""
@@ -135,7 +165,7 @@ class Envelope:
             if not isinstance(field, str):
                 raise WireError(f"malformed message: {name} is not a string")
             fields[name] = field
-        if not is_token(fields["id"]) or not is_token(fields["request_id"]):
+        if not is_token(fields["id"]) or not is_request_id(fields["request_id"]):
             raise WireError("malformed message: an id is not [A-Za-z0-9_-]{1,64}")
         time_ms = value.get("time_ms")
         if not isinstance(time_ms, int) or isinstance(time_ms, bool):
@@ -209,7 +239,7 @@ def execution_request(
     environment = dict(env or {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in environment.items()):
         raise TypeError("env must map str to str")
-    if revises is not None and not is_token(revises):
+    if revises is not None and not is_request_id(revises):
         raise ValueError(f"revises {revises!r} is not a request id")
     return {
         "language": language,
