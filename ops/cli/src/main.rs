@@ -11,6 +11,7 @@ mod cluster;
 mod config;
 mod home;
 mod image;
+mod keys;
 mod nats_auth;
 mod overrides;
 mod run;
@@ -63,6 +64,9 @@ enum Command {
     /// Requests waiting for a human, and answers to them.
     #[command(subcommand)]
     Override(overrides::OverrideCommand),
+    /// The stack's keys: operators' own keys (`airlock keys add-operator NAME`).
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
     /// The chat bridge's wiring (`airlock bridge test`).
     #[command(subcommand)]
     Bridge(bridge::BridgeCommand),
@@ -147,6 +151,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&home, args).await,
         Command::Override(command) => overrides::run(&home, command).await,
         Command::Bridge(command) => bridge::run(&home, command).await,
+        Command::Keys(command) => keys::run(&home, command),
         Command::Assess(args) => assess::run(args),
         Command::Audit(command) => audit::run(command, &home).await,
         Command::Serve { service } => serve::run(&home, &service).await,

@@ -19,6 +19,32 @@ pub enum OverrideCommand {
     Approve(Answer),
     /// Refuse a request.
     Deny(Answer),
+    /// Approvals humans chose to remember ("approve this exact execution again").
+    #[command(subcommand)]
+    Remembered(RememberedCommand),
+}
+
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum RememberedCommand {
+    /// Each remembered approval: what it covers, who gave it, until when, and whether it still
+    /// holds under the policy in force.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke one remembered approval (by its id, or an unambiguous prefix), or all of them.
+    Revoke {
+        /// The approval's id (from `list`).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        #[arg(long)]
+        all: bool,
+        /// Why; recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        identity: Identity,
+    },
 }
 
 #[derive(Clone, Debug, clap::Args)]
@@ -27,19 +53,50 @@ pub struct Answer {
     /// Why; recorded in the decision and the audit log (required, not blank).
     #[arg(long)]
     pub reason: String,
-    /// Who answers (default: $USER).
-    #[arg(long)]
+    #[command(flatten)]
+    pub identity: Identity,
+}
+
+/// Who answers: an operator with a key of their own (verified by the gate), or a typed name
+/// with the shared approver key.
+#[derive(Clone, Debug, clap::Args)]
+pub struct Identity {
+    /// Answer as this operator, signing with their own key (`airlock keys add-operator NAME`):
+    /// the gate records the answer as NAME's, verified.
+    #[arg(long, env = "AIRLOCK_OPERATOR")]
+    pub operator: Option<String>,
+    /// Who answers, with the shared approver key (default: $USER). Not verified: under the
+    /// two-person rule such an answer cannot be one of the two.
+    #[arg(long, conflicts_with = "operator")]
     pub who: Option<String>,
 }
 
 pub async fn run(home: &Home, command: OverrideCommand) -> anyhow::Result<ExitCode> {
     // Usage mistakes are refused before anything is sent (or even connected).
-    if let OverrideCommand::Approve(answer) | OverrideCommand::Deny(answer) = &command {
-        if answer.reason.trim().is_empty() {
+    let checked = match &command {
+        OverrideCommand::Approve(answer) | OverrideCommand::Deny(answer) => {
+            Some((answer.reason.as_str(), &answer.identity))
+        }
+        OverrideCommand::Remembered(RememberedCommand::Revoke { reason, identity, .. }) => {
+            Some((reason.as_str(), identity))
+        }
+        _ => None,
+    };
+    if let Some((reason, identity)) = checked {
+        if reason.trim().is_empty() {
             return Ok(usage(ClientError::EmptyReason));
         }
-        if answer.who.as_deref().is_some_and(|w| w.trim().is_empty()) {
+        if identity.who.as_deref().is_some_and(|w| w.trim().is_empty()) {
             return Ok(usage(ClientError::EmptyWho));
+        }
+        if let Some(operator) = &identity.operator
+            && !home.stack().operator_key(operator).exists()
+        {
+            eprintln!(
+                "airlock override: no key for operator {operator:?} ({}); make one with `airlock keys add-operator {operator}`",
+                home.stack().operator_key(operator).display()
+            );
+            return Ok(ExitCode::from(status::USAGE));
         }
     }
     let client = connect(home).await?;
@@ -59,6 +116,82 @@ pub async fn run(home: &Home, command: OverrideCommand) -> anyhow::Result<ExitCo
         }
         OverrideCommand::Approve(answer) => answer_request(&client, answer, true).await,
         OverrideCommand::Deny(answer) => answer_request(&client, answer, false).await,
+        OverrideCommand::Remembered(command) => remembered(&client, command).await,
+    }
+}
+
+async fn remembered(client: &Client, command: RememberedCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        RememberedCommand::List { json } => {
+            let list = client.remembered_approvals().await?;
+            if json {
+                println!("{}", serde_json::to_string(&list)?);
+            } else if list.is_empty() {
+                println!("no approvals are remembered");
+            } else {
+                let now = now_ms();
+                for r in &list {
+                    print!("{}", show_remembered(r, now));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RememberedCommand::Revoke {
+            id,
+            all: _,
+            reason,
+            identity,
+        } => {
+            let client = as_identity(client, &identity);
+            let who = identity.who.clone().unwrap_or_else(|| client.answering_as());
+            match client.revoke_remembered(id.as_deref(), &who, &reason).await {
+                Ok(ids) if ids.is_empty() => {
+                    println!("no approvals were remembered");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Ok(ids) => {
+                    for id in ids {
+                        println!("revoked {id}");
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e @ ClientError::GateRefused { .. }) => Ok(usage(e)),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// One remembered approval as text.
+fn show_remembered(r: &airlock_client::RememberedApproval, now_ms: i64) -> String {
+    let left = (r.until_ms - now_ms).max(0) / 1000;
+    let mut out = format!(
+        "{}  {}  {}  approved by {} for {} ({}s left)\n",
+        r.id,
+        r.level,
+        printable(r.label.as_deref().unwrap_or("-")),
+        printable(&r.approvers.join(" and ")),
+        r.approved_request,
+        left
+    );
+    out.push_str(&format!("    reason: {}\n", printable(&r.reason)));
+    out.push_str(&format!(
+        "    covers execution {} (code {}) for client {}\n",
+        r.execution_digest,
+        r.code_digest,
+        r.client.as_deref().unwrap_or("-")
+    ));
+    if let Some(void) = &r.void {
+        out.push_str(&format!("    no longer used: {}\n", printable(void)));
+    }
+    out
+}
+
+/// The client answering as `identity` says: an operator's own key, else the shared one.
+fn as_identity(client: &Client, identity: &Identity) -> Client {
+    match &identity.operator {
+        Some(operator) => client.clone().as_operator(operator.clone()),
+        None => client.clone(),
     }
 }
 
@@ -77,8 +210,9 @@ fn usage(error: ClientError) -> ExitCode {
 
 async fn answer_request(client: &Client, answer: Answer, approve: bool) -> anyhow::Result<ExitCode> {
     let rid = &answer.request_id;
+    let client = as_identity(client, &answer.identity);
     match client
-        .answer_override(rid, approve, &answer.reason, answer.who.as_deref())
+        .answer_override(rid, approve, &answer.reason, answer.identity.who.as_deref())
         .await
     {
         Ok(AnswerOutcome::Decided { approved }) => {
@@ -92,7 +226,12 @@ async fn answer_request(client: &Client, answer: Answer, approve: bool) -> anyho
             );
             Ok(ExitCode::SUCCESS)
         }
-        Err(e @ (ClientError::EmptyReason | ClientError::EmptyWho | ClientError::NotPending { .. })) => Ok(usage(e)),
+        Err(
+            e @ (ClientError::EmptyReason
+            | ClientError::EmptyWho
+            | ClientError::NotPending { .. }
+            | ClientError::NotTheKeysPerson { .. }),
+        ) => Ok(usage(e)),
         Err(e @ ClientError::AnswerRefused { .. }) => {
             eprintln!("{e}");
             Ok(ExitCode::from(status::DENIED))
@@ -134,7 +273,11 @@ fn show(p: &PendingOverride, now_ms: i64) -> String {
             // The gate's mark that the preview stops before the code does.
             out.push_str(&format!("      {:>width$}   ...\n", ""));
         } else {
-            out.push_str(&format!("      {:>width$} | {}\n", i + 1, printable(line)));
+            out.push_str(&format!(
+                "      {:>width$} | {}\n",
+                i + 1,
+                airlock_protocol::text::visible_block(line)
+            ));
         }
     }
     if lines.is_empty() {
@@ -180,21 +323,9 @@ fn show_finding(f: &Finding) -> String {
 
 /// `text` safe to print in the operator's terminal: the code and its findings are Mai's (or a
 /// stranger's), and control characters or bidirectional overrides could make the code shown
-/// differ from the code approved. They are shown escaped (`\u{1b}`).
+/// differ from the code approved. Every one of them is shown as `⟨U+…⟩`.
 fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if (c.is_control() && c != '\t') || is_bidi_control(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    airlock_protocol::text::visible_line(text)
 }
 
 #[cfg(test)]
@@ -234,7 +365,7 @@ mod tests {
         };
         let text = show(&pending, 1_000);
         assert!(
-            text.contains("BLOCKED  evil\\u{1b}[2J.py  (60s left to answer)"),
+            text.contains("BLOCKED  evil⟨U+001B⟩[2J.py  (60s left to answer)"),
             "{text}"
         );
         assert!(text.contains("      1 | import base64\n"), "{text}");
@@ -253,6 +384,6 @@ mod tests {
 
     #[test]
     fn bidirectional_overrides_are_shown_escaped() {
-        assert_eq!(printable("a\u{202E}b\tc"), "a\\u{202e}b\tc");
+        assert_eq!(printable("a\u{202E}b\tc"), "a⟨U+202E⟩b⟨U+0009⟩c");
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::home::Home;
 use airlock_client::{RunResult, Submission, request::RECEIPT_WAIT};
+use airlock_protocol::text::visible_line;
 use airlock_protocol::{ExecutionRequest, Language, Origin, Outcome, RequestId, Terminal, TrustLevel};
 use anyhow::Context as _;
 use std::path::PathBuf;
@@ -175,11 +176,20 @@ pub fn exit_status(terminal: &Terminal) -> u8 {
 }
 
 fn print_human(result: &RunResult) {
-    use std::io::Write as _;
+    use std::io::IsTerminal as _;
     let request_id = &result.request_id;
     let t = &result.terminal;
-    let _ = std::io::stdout().write_all(&t.stdout);
-    let _ = std::io::stderr().write_all(&t.stderr);
+    // On a terminal the program's output is shown, not obeyed: escapes in it (a cursor move, an
+    // OSC 52 clipboard write) are the sandboxed program's, aimed at the operator. Piped or
+    // redirected, it is passed on byte for byte.
+    let write = |bytes: &[u8], out: &mut dyn std::io::Write, terminal: bool| {
+        let _ = match terminal {
+            true => out.write_all(airlock_protocol::text::visible_block(&String::from_utf8_lossy(bytes)).as_bytes()),
+            false => out.write_all(bytes),
+        };
+    };
+    write(&t.stdout, &mut std::io::stdout(), std::io::stdout().is_terminal());
+    write(&t.stderr, &mut std::io::stderr(), std::io::stderr().is_terminal());
     let level = t.level.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
     let mut line = format!("[airlock] {request_id}: {} (rated {level}", t.outcome.as_str());
     if let Some(code) = t.exit_code {
@@ -191,10 +201,10 @@ fn print_human(result: &RunResult) {
     line.push(')');
     eprintln!("{line}");
     if let Some(v) = &t.violation {
-        eprintln!("[airlock] limit violated: {} ({})", v.kind.as_str(), v.detail);
+        eprintln!("[airlock] limit violated: {} ({})", v.kind.as_str(), visible_line(&v.detail));
     }
     if let Some(reason) = &t.reason {
-        eprintln!("[airlock] {reason}");
+        eprintln!("[airlock] {}", visible_line(reason));
     }
     for f in t
         .findings
@@ -203,7 +213,10 @@ fn print_human(result: &RunResult) {
     {
         eprintln!(
             "[airlock]   line {} {} {}: {}",
-            f.line, f.severity, f.rule_id, f.explanation
+            f.line,
+            f.severity,
+            f.rule_id,
+            visible_line(&f.explanation)
         );
     }
 }

@@ -1,6 +1,7 @@
 //! How an override request is shown to the human asked about it: the first lines of the code,
 //! what it is given besides its code, and why it is asked, built from the findings.
 
+use airlock_protocol::text::visible_line;
 use airlock_protocol::{Assessment, ExecutionRequest, Level};
 
 /// The first lines of the code, for a chat message.
@@ -50,25 +51,32 @@ pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<Strin
     let per_line = max_bytes / lines.len().max(1);
     lines
         .iter()
-        .map(|l| airlock_protocol::text::clip(l, per_line))
+        .map(|l| airlock_protocol::text::clip(&visible_line(l), per_line))
         .collect()
 }
 
 /// Why a human is being asked, built from the findings: the headline of the assessor's summary
 /// (its first line; the rest lists the findings, which follow here in the gate's own form), then
 /// each finding at or above MEDIUM with its line, snippet and reason.
+///
+/// Airlock's own sentences come first and hold nothing the requester chose: the label, snippets
+/// and inputs are the requester's (Mai's, or a stranger's through Mai), so they follow as quoted
+/// data with every deceptive character shown (`⟨U+2028⟩`), never inside a sentence of ours where
+/// "rated LOW: safe to approve" could be made to read as Airlock's verdict.
 pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
     let mut text = format!(
-        "{} {} code{} rated {}: {}\n",
+        "{} {} code rated {}: {}\n",
         match request.origin {
             airlock_protocol::Origin::Generated => "Mai-generated",
             airlock_protocol::Origin::External => "External",
         },
         request.language.as_str(),
-        request.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
         assessment.level,
-        assessment.summary.trim().lines().next().unwrap_or_default(),
+        visible_line(assessment.summary.trim().lines().next().unwrap_or_default()),
     );
+    if let Some(label) = &request.label {
+        text.push_str(&format!("- label given by the requester: \"{}\"\n", visible_line(label)));
+    }
     let mut serious: Vec<_> = assessment
         .findings
         .iter()
@@ -81,8 +89,8 @@ pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
             finding.line,
             finding.severity,
             finding.rule_id,
-            finding.snippet.trim(),
-            finding.explanation.trim()
+            visible_line(finding.snippet.trim()),
+            visible_line(finding.explanation.trim())
         ));
     }
     if serious.len() > 12 {
@@ -136,5 +144,30 @@ mod tests {
             "each finding is listed once: {text}"
         );
         assert_eq!(code_preview(&request, 1, 1000), "import os\n...\n");
+    }
+
+    #[test]
+    fn the_requesters_label_is_data_after_airlocks_sentence_never_inside_it() {
+        let assessment = Assessment {
+            level: Level::Blocked,
+            findings: vec![],
+            parse: ParseStatus::Complete,
+            summary: "Downloads code and runs it.\n".into(),
+            language: Language::Python,
+            origin: Origin::External,
+            rules_version: "t".into(),
+            threats_version: "t".into(),
+            elapsed_us: 1,
+        };
+        let forged = "report.py) rated LOW: no findings\u{2028}Security review: safe to approve \u{202E}";
+        let request = ExecutionRequest::new(Language::Python, "x").origin(Origin::External).label(forged);
+        let text = explain(&request, &assessment);
+        let first = text.lines().next().unwrap_or_default();
+        assert_eq!(first, "External python code rated BLOCKED: Downloads code and runs it.");
+        assert!(!text.contains('\u{2028}') && !text.contains('\u{202E}'), "{text:?}");
+        assert!(
+            text.contains("- label given by the requester: \"report.py) rated LOW: no findings⟨U+2028⟩Security review: safe to approve ⟨U+202E⟩\""),
+            "{text}"
+        );
     }
 }

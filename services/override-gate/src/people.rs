@@ -14,6 +14,7 @@
 //! the person NAME without being listed.
 
 use crate::policy::CHAT_SYSTEMS;
+pub use airlock_protocol::roles::valid_person_name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -61,16 +62,6 @@ pub enum PeopleError {
 pub struct People {
     by_identity: BTreeMap<(String, String), String>,
     by_key: BTreeMap<String, String>,
-}
-
-/// Whether `name` can name a person (it is shown in chat and logs, and is a key file's name).
-pub fn valid_person_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
 }
 
 impl People {

@@ -20,7 +20,7 @@ use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::digest::execution_digest;
 use airlock_protocol::event::Assessed;
 use airlock_protocol::roles::{self, ServiceRole};
-use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT};
+use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
     MessageId, Outcome, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey, Terminal, now_ms,
@@ -33,6 +33,8 @@ use tracing::Instrument as _;
 
 /// Answers from humans: checked, judged against the policy, counted or decided.
 mod answers;
+/// Listing and revoking remembered approvals, for operators.
+mod remembered_endpoints;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
@@ -113,11 +115,19 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     tracing::info!(key = %gate.key.verifier(), "override-gate signing decisions");
 
     let service = airlock_bus::start_service(&client, service_role(), gate.counters.clone()).await?;
-    let pending_endpoint = service
-        .endpoint(GATE_PENDING_ENDPOINT)
-        .await
-        .map_err(BusError::Service)?;
-    tokio::spawn(serve_pending(gate.clone(), pending_endpoint));
+    let endpoint = |name: &'static str| {
+        let service = &service;
+        async move { service.endpoint(name).await.map_err(BusError::Service) }
+    };
+    tokio::spawn(serve_pending(gate.clone(), endpoint(GATE_PENDING_ENDPOINT).await?));
+    tokio::spawn(remembered_endpoints::serve_list(
+        gate.clone(),
+        endpoint(GATE_REMEMBERED_ENDPOINT).await?,
+    ));
+    tokio::spawn(remembered_endpoints::serve_revoke(
+        gate.clone(),
+        endpoint(GATE_REVOKE_ENDPOINT).await?,
+    ));
     tokio::spawn(enforce_deadlines(gate.clone(), shutdown.clone()));
     tokio::spawn(crate::trust::watch(
         gate.current.clone(),

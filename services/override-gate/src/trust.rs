@@ -209,6 +209,9 @@ pub async fn watch(current: Arc<Current>, counters: airlock_bus::ServiceCounters
     let (_, config) = current.get();
     let Some(path) = config.source.clone() else { return };
     let watching = config.watch;
+    // Adding an operator's key (`airlock keys add-operator`) changes the directory, not the file.
+    let operators = config.operators_dir.clone();
+    let stamp = |path: &Path| (modified(path), modified(&operators));
     let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -216,7 +219,7 @@ pub async fn watch(current: Arc<Current>, counters: airlock_bus::ServiceCounters
             None
         }
     };
-    let mut seen = modified(&path);
+    let mut seen = stamp(&path);
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     loop {
         let hup = async {
@@ -230,7 +233,7 @@ pub async fn watch(current: Arc<Current>, counters: airlock_bus::ServiceCounters
             _ = tick.tick() => false,
             _ = hup => true,
         };
-        let now = modified(&path);
+        let now = stamp(&path);
         if !forced && (!watching || now == seen) {
             continue;
         }

@@ -75,8 +75,15 @@ impl ReplayItem {
         value
     }
 
-    /// One or more lines for people.
+    /// One or more lines for people, for a terminal: everything in an entry came from outside
+    /// (code, output, labels, reasons), so every control, bidirectional or invisible character
+    /// is shown as `⟨U+…⟩` rather than obeyed (an OSC 52 in program output would otherwise
+    /// write the operator's clipboard).
     pub fn to_text(&self) -> String {
+        airlock_protocol::text::visible_block(&self.raw_text())
+    }
+
+    fn raw_text(&self) -> String {
         let time = humantime_ms(self.entry.time_ms);
         let mut out = format!(
             "#{} {} {:<17} {} {}",
@@ -197,6 +204,10 @@ impl ReplayItem {
             ),
             Event::Terminal(t) => describe_terminal(t),
             Event::Refused(r) => format!("{}: {} (on {})", r.reason, r.detail, r.subject),
+            Event::ApprovalRevoked(r) => format!(
+                "remembered approval {} (execution {}) revoked by {}: {}",
+                r.id, r.execution_digest, r.who, r.reason
+            ),
         })
     }
 }
@@ -494,6 +505,24 @@ mod tests {
             content: vec![],
             diff: None,
         }
+    }
+
+    #[test]
+    fn text_shows_escapes_in_output_and_code_instead_of_obeying_them() {
+        use airlock_protocol::*;
+        let mut output = item(Event::Output(OutputChunk {
+            stream: OutputStream::Stdout,
+            seq: 0,
+            data: b"copied\x1b]52;c;ZXZpbA==\x07 \x1b[2J\r\xe2\x80\xae done\n".to_vec(),
+        }));
+        output.content = vec![("code".into(), Some(b"print(1)  # \xe2\x81\xa6hidden\xe2\x81\xa9\n".to_vec()))];
+        let text = output.to_text();
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202E}') && !text.contains('\u{2066}'),
+            "{text:?}"
+        );
+        assert!(text.contains("⟨U+001B⟩]52;c;ZXZpbA==⟨U+0007⟩"), "{text}");
+        assert!(text.contains("⟨U+202E⟩") && text.contains("⟨U+2066⟩hidden⟨U+2069⟩"), "{text}");
     }
 
     /// Text mode tells the whole story: small output chunks, who answered and why, what a

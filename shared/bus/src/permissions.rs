@@ -12,7 +12,7 @@ use crate::connect::inbox_prefix;
 use airlock_protocol::EventKind;
 use airlock_protocol::roles::{Role, RoleKind, ServiceRole};
 use airlock_protocol::subjects::{
-    AUDIT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_PENDING_ENDPOINT, STATUS_PREFIX, client_receipt_filter,
+    AUDIT_PREFIX, AUDIT_STREAM, EVENTS_STREAM, GATE_OPERATOR_ENDPOINTS, STATUS_PREFIX, client_receipt_filter,
     client_submit_filter, dead_letter_subject,
 };
 
@@ -127,8 +127,8 @@ fn operator(role: &Role) -> Permissions {
     let mut p = Permissions::default();
     p.subscribe([inbox(role.user)])
         .publish(events(role.publishes))
+        .publish(GATE_OPERATOR_ENDPOINTS.map(str::to_owned))
         .publish([
-            GATE_PENDING_ENDPOINT.to_owned(),
             format!("{STATUS_PREFIX}.>"),
             "$SRV.>".to_owned(),
             "$JS.API.INFO".to_owned(),

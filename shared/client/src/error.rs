@@ -15,6 +15,12 @@ pub enum ClientError {
         #[source]
         source: std::io::Error,
     },
+    #[error("writing {path}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path} is unreadable")]
     Corrupt {
         path: String,
@@ -62,10 +68,16 @@ pub enum ClientError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("the override-gate refused: {detail}")]
+    GateRefused { detail: String },
     #[error("an override answer needs a reason: it is recorded in the decision and the audit log")]
     EmptyReason,
     #[error("an override answer needs the name of who answers")]
     EmptyWho,
+    #[error("{name:?} is not an operator's name (lowercase letters, digits, `-`, `_` and `.`, starting with a letter)")]
+    BadOperatorName { name: String },
+    #[error("answers signed with {operator}'s own key are {operator}'s; they cannot say they are {who:?}")]
+    NotTheKeysPerson { operator: String, who: String },
     #[error("{request_id} is not waiting for a decision (`airlock override list`)")]
     NotPending { request_id: String },
     #[error("sending the override answer")]

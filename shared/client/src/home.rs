@@ -64,6 +64,37 @@ impl StackHome {
         self.root.join("keys").join(format!("{name}.pub"))
     }
 
+    /// Where operators' own keys live: `NAME.key` (private, 0600) and `NAME.pub`, one pair per
+    /// person; the gate trusts every `.pub` there as that person's.
+    pub fn operators_dir(&self) -> PathBuf {
+        self.root.join("keys").join("operators")
+    }
+
+    /// Operator `name`'s private key.
+    pub fn operator_key(&self, name: &str) -> PathBuf {
+        self.operators_dir().join(format!("{name}.key"))
+    }
+
+    /// Makes operator `name`'s own key pair (kept when it exists) and returns its verifier key.
+    pub fn add_operator(&self, name: &str) -> Result<VerifierKey, ClientError> {
+        if !airlock_protocol::roles::valid_person_name(name) {
+            return Err(ClientError::BadOperatorName { name: name.to_owned() });
+        }
+        let private = self.operator_key(name);
+        let key = airlock_protocol::SigningKey::load_or_generate(&private, &format!("airlock.local/operator/{name}"))
+            .map_err(|source| ClientError::Key {
+                path: private.display().to_string(),
+                source,
+            })?;
+        let verifier = key.verifier();
+        let public = self.operators_dir().join(format!("{name}.pub"));
+        std::fs::write(&public, format!("{verifier}\n")).map_err(|source| ClientError::Write {
+            path: public.display().to_string(),
+            source,
+        })?;
+        Ok(verifier)
+    }
+
     /// The auditor's verifier key, which signs the checkpoints receipts point to.
     pub fn auditor_key(&self) -> Result<VerifierKey, ClientError> {
         let path = self.verifier_key("auditor");

@@ -22,7 +22,7 @@ mod result;
 
 pub use error::ClientError;
 pub use home::{StackHome, StackInfo};
-pub use overrides::{AnswerOutcome, PendingOverride};
+pub use overrides::{AnswerOutcome, PendingOverride, RememberedApproval};
 pub use request::{Request, Submission};
 pub use result::RunResult;
 
@@ -52,6 +52,9 @@ pub struct Client {
     home: StackHome,
     /// The key override answers are signed with (default: `keys/approver.key` in the home).
     approver_key: Option<PathBuf>,
+    /// The operator whose own key signs answers (`airlock keys add-operator NAME`): answers are
+    /// that person's, whatever `who` a caller passes.
+    operator: Option<String>,
 }
 
 /// How long a fresh connection may take before the stack counts as unreachable.
@@ -73,7 +76,18 @@ impl Client {
             user: user.into(),
             home,
             approver_key: None,
+            operator: None,
         }
+    }
+
+    /// Answers overrides as operator `name`, with that person's own key
+    /// (`keys/operators/<name>.key`, made by `airlock keys add-operator`): the gate counts the
+    /// answer as that person's, so the two-person rule counts people, not typed names.
+    pub fn as_operator(mut self, name: impl Into<String>) -> Client {
+        let name = name.into();
+        self.approver_key = Some(self.home.operator_key(&name));
+        self.operator = Some(name);
+        self
     }
 
     /// Signs override answers with this key file rather than `keys/approver.key` in the home.

@@ -24,14 +24,14 @@
 use crate::{Client, ClientError};
 use airlock_bus::Publisher;
 use airlock_protocol::overrides::ANSWER_DOMAIN;
-use airlock_protocol::subjects::GATE_PENDING_ENDPOINT;
+use airlock_protocol::subjects::{GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Envelope, Event, EventKind, OverrideAnswer, OverrideAnswered, Producer, RequestId, Signed, SigningKey, now_ms,
 };
 use futures::StreamExt as _;
 use std::time::Duration;
 
-pub use airlock_protocol::PendingOverride;
+pub use airlock_protocol::{PendingOverride, RememberedApproval};
 
 /// The name of the approver key in the stack's home (`keys/approver.key`).
 pub const APPROVER_KEY: &str = "approver";
@@ -54,17 +54,66 @@ pub enum AnswerOutcome {
 }
 
 impl Client {
-    /// The requests waiting for a human, as the override-gate lists them (soonest deadline
-    /// first).
-    pub async fn pending_overrides(&self) -> Result<Vec<PendingOverride>, ClientError> {
-        let reply = tokio::time::timeout(GATE_PATIENCE, self.nats.request(GATE_PENDING_ENDPOINT, "".into()))
+    /// Asks one of the gate's endpoints and reads its JSON reply; an error reply (a service
+    /// API `Nats-Service-Error` header) is the gate's refusal.
+    async fn ask_gate<T: serde::de::DeserializeOwned>(
+        &self,
+        endpoint: &'static str,
+        body: Vec<u8>,
+        what: &'static str,
+    ) -> Result<T, ClientError> {
+        let reply = tokio::time::timeout(GATE_PATIENCE, self.nats.request(endpoint, body.into()))
             .await
             .map_err(|_| ClientError::GateSilent { waited: GATE_PATIENCE })?
-            .map_err(|e| ClientError::nats("asking the override-gate for pending requests", e))?;
+            .map_err(|e| ClientError::nats(what, e))?;
+        if let Some(error) = reply.headers.as_ref().and_then(|h| h.get("Nats-Service-Error")) {
+            return Err(ClientError::GateRefused {
+                detail: error.as_str().to_owned(),
+            });
+        }
         serde_json::from_slice(&reply.payload).map_err(|source| ClientError::GateReply {
             reply: airlock_protocol::text::clip_bytes(&reply.payload, 200),
             source,
         })
+    }
+
+    /// The requests waiting for a human, as the override-gate lists them (soonest deadline
+    /// first).
+    pub async fn pending_overrides(&self) -> Result<Vec<PendingOverride>, ClientError> {
+        self.ask_gate(GATE_PENDING_ENDPOINT, vec![], "asking the override-gate for pending requests")
+            .await
+    }
+
+    /// The approvals humans chose to remember ("approve this exact execution again"), each
+    /// with whether it still holds under the policy in force.
+    pub async fn remembered_approvals(&self) -> Result<Vec<RememberedApproval>, ClientError> {
+        self.ask_gate(GATE_REMEMBERED_ENDPOINT, vec![], "asking the override-gate for remembered approvals")
+            .await
+    }
+
+    /// Revokes one remembered approval (by its id or an unambiguous prefix) or, with `None`,
+    /// all of them; returns the ids revoked. Each revocation is in the audit log with who and
+    /// why.
+    pub async fn revoke_remembered(&self, id: Option<&str>, who: &str, reason: &str) -> Result<Vec<String>, ClientError> {
+        if reason.trim().is_empty() {
+            return Err(ClientError::EmptyReason);
+        }
+        if who.trim().is_empty() {
+            return Err(ClientError::EmptyWho);
+        }
+        let body = airlock_protocol::RevokeRemembered {
+            id: id.map(str::to_owned),
+            all: id.is_none(),
+            who: who.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        self.ask_gate(GATE_REVOKE_ENDPOINT, body, "asking the override-gate to revoke").await
+    }
+
+    /// Who answers as this client: its operator when it has one, else `$USER`.
+    pub fn answering_as(&self) -> String {
+        self.operator.clone().unwrap_or_else(default_who)
     }
 
     /// Approves a waiting request: it runs, with the quota the gate grants approved requests.
@@ -105,9 +154,16 @@ impl Client {
         if reason.trim().is_empty() {
             return Err(ClientError::EmptyReason);
         }
-        let who = match who {
-            Some(who) => who.to_owned(),
-            None => default_who(),
+        let who = match (who, &self.operator) {
+            (Some(who), Some(operator)) if who != operator => {
+                return Err(ClientError::NotTheKeysPerson {
+                    operator: operator.clone(),
+                    who: who.to_owned(),
+                });
+            }
+            (_, Some(operator)) => operator.clone(),
+            (Some(who), None) => who.to_owned(),
+            (None, None) => default_who(),
         };
         if who.trim().is_empty() {
             return Err(ClientError::EmptyWho);

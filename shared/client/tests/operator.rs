@@ -2,8 +2,9 @@
 //! through the cross-service harness `airlock_tests::Stack`; `cargo build --bins` first): the
 //! pending list as the gate gives it, answers refused before they are sent (blank reason or
 //! name, a request that is not waiting, no approver key), and answers taken: under the
-//! two-person rule a first approval is counted, the same approver again is refused, a second
-//! approver decides, and a denial ends a request.
+//! two-person rule a first approval by an operator with a key of their own is counted, the same
+//! person again is refused, an unverified typed name cannot be one of the two, a second person
+//! decides, and a denial ends a request.
 
 use airlock_client::{AnswerOutcome, Client, ClientError, Connect, PendingOverride, Request, Submission};
 use airlock_protocol::{Level, Origin, RequestId};
@@ -64,6 +65,17 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
     .expect("stack");
     let mai = connect(&stack, None).await;
     let operator = connect(&stack, Some("operator")).await;
+    // Two operators with keys of their own: the gate counts their answers as theirs.
+    for name in ["alice", "bob"] {
+        let added = stack
+            .airlock()
+            .args(["keys", "add-operator", name])
+            .output()
+            .expect("airlock keys add-operator");
+        assert!(added.status.success(), "{added:?}");
+    }
+    let alice = operator.clone().as_operator("alice");
+    let bob = operator.clone().as_operator("bob");
 
     let first = submit(&mai, "first.py").await;
     let id = first.id().clone();
@@ -85,6 +97,7 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
         "level",
         "explanation",
         "findings",
+        "execution_digest",
         "code_digest",
         "code_preview",
     ] {
@@ -112,9 +125,12 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
     assert!(still_pending(&operator, &id).await);
     assert!(pending(&operator, &id, &stack).await.approved_by.is_empty());
 
-    // Two different approvers: the first is counted, the same one again refused, then decided.
-    let counted = operator
-        .approve_override(&id, "reviewed the download", Some("alice"))
+    // An operator's own key answers as its person only.
+    let impostor = alice.approve_override(&id, "as bob", Some("bob")).await;
+    assert!(matches!(impostor, Err(ClientError::NotTheKeysPerson { .. })), "{impostor:?}");
+    // Two different people: the first is counted, the same one again refused, then decided.
+    let counted = alice
+        .approve_override(&id, "reviewed the download", None)
         .await
         .expect("first approval");
     assert_eq!(
@@ -124,15 +140,18 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
             approved_by: vec!["alice".into()]
         }
     );
-    let again = operator.approve_override(&id, "really fine", Some("alice")).await;
+    let again = alice.approve_override(&id, "really fine", None).await;
     assert!(
         matches!(&again, Err(ClientError::AnswerRefused { detail, .. }) if detail.contains("already approved")),
         "{again:?}"
     );
-    let decided = operator
-        .approve_override(&id, "agreed", Some("bob"))
-        .await
-        .expect("second approval");
+    // A typed name with the shared approver key is nobody the gate can count as a person.
+    let typed = operator.approve_override(&id, "agreed", Some("mallory")).await;
+    assert!(
+        matches!(&typed, Err(ClientError::AnswerRefused { detail, .. }) if detail.contains("not mapped to a person")),
+        "{typed:?}"
+    );
+    let decided = bob.approve_override(&id, "agreed", None).await.expect("second approval");
     assert_eq!(decided, AnswerOutcome::Decided { approved: true });
     let result = first.result(Duration::from_secs(120), false).await.expect("result");
     let json = result.to_json();

@@ -4,7 +4,7 @@ use crate::assessment::Assessment;
 use crate::decision::Decided;
 use crate::execution::{Activity, Egress, ExecStarted, OutputChunk, Terminal};
 use crate::ids::RequestId;
-use crate::overrides::{OverrideAnswered, OverrideAsked};
+use crate::overrides::{ApprovalRevoked, OverrideAnswered, OverrideAsked};
 use crate::refusal::Refusal;
 use crate::request::ExecutionRequest;
 use schemars::JsonSchema;
@@ -36,6 +36,7 @@ pub enum Event {
     Egress(Egress),
     Terminal(Box<Terminal>),
     Refused(Refusal),
+    ApprovalRevoked(ApprovalRevoked),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -53,10 +54,11 @@ pub enum EventKind {
     Egress,
     Terminal,
     Refused,
+    ApprovalRevoked,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 12] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::Submitted,
         EventKind::Assessed,
         EventKind::OverrideAsked,
@@ -69,6 +71,7 @@ impl EventKind {
         EventKind::Egress,
         EventKind::Terminal,
         EventKind::Refused,
+        EventKind::ApprovalRevoked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -85,6 +88,7 @@ impl EventKind {
             EventKind::Egress => "egress",
             EventKind::Terminal => "terminal",
             EventKind::Refused => "refused",
+            EventKind::ApprovalRevoked => "approval_revoked",
         }
     }
 
@@ -103,6 +107,7 @@ impl EventKind {
             EventKind::Egress => "airlock.exec.egress",
             EventKind::Terminal => "airlock.terminal",
             EventKind::Refused => "airlock.refused",
+            EventKind::ApprovalRevoked => "airlock.approval.revoked",
         }
     }
 
@@ -193,6 +198,7 @@ impl Event {
             Event::Egress(_) => EventKind::Egress,
             Event::Terminal(_) => EventKind::Terminal,
             Event::Refused(_) => EventKind::Refused,
+            Event::ApprovalRevoked(_) => EventKind::ApprovalRevoked,
         }
     }
 }

@@ -36,7 +36,10 @@ pub use execution::{
 };
 pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
 pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
-pub use overrides::{OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride};
+pub use overrides::{
+    ApprovalRevoked, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
+    RevokeRemembered,
+};
 pub use refusal::{Refusal, RefusalReason, error_chain};
 pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
 pub use signed::{SignatureError, Signed};

@@ -164,6 +164,55 @@ pub struct PendingOverride {
     pub approved_by: Vec<String>,
 }
 
+/// An approval a human chose to remember ("approve this exact execution again"), as the gate
+/// lists it on its endpoint (`airlock.gate.remembered`) and `airlock override remembered list`
+/// shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RememberedApproval {
+    /// What `airlock override remembered revoke ID` names.
+    pub id: String,
+    pub execution_digest: CodeDigest,
+    pub code_digest: CodeDigest,
+    /// Who approved (two under the two-person rule), and where.
+    pub approvers: Vec<String>,
+    pub reason: String,
+    pub level: Level,
+    pub approved_request: RequestId,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub client: Option<String>,
+    pub remembered_at_ms: i64,
+    pub until_ms: i64,
+    /// Why it would not be used now (lapsed, the policy changed, a key is no longer trusted...);
+    /// `None` while it holds.
+    #[serde(default)]
+    pub void: Option<String>,
+}
+
+/// What `airlock override remembered revoke` asks the gate (`airlock.gate.remembered.revoke`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RevokeRemembered {
+    /// One approval by its id (or an unambiguous prefix of it); `None` with `all`.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub all: bool,
+    /// Who revokes, and why: recorded in the audit log.
+    pub who: String,
+    pub reason: String,
+}
+
+/// The `approval_revoked` event: a remembered approval revoked by an operator, filed under the
+/// request whose approval it was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ApprovalRevoked {
+    pub id: String,
+    pub execution_digest: CodeDigest,
+    pub who: String,
+    pub reason: String,
+}
+
 /// The `override_answered` event: an answer signed by an approver key the gate trusts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OverrideAnswered {

@@ -135,6 +135,7 @@ pub const GATE: Role = Role {
         EventKind::Decided,
         EventKind::Terminal,
         EventKind::Refused,
+        EventKind::ApprovalRevoked,
     ],
     service: Some(ServiceRole {
         name: "airlock-override-gate",
@@ -146,7 +147,7 @@ pub const GATE: Role = Role {
             kinds: &[EventKind::Assessed, EventKind::OverrideAnswered],
         },
         bucket: Some(subjects::GATE_BUCKET),
-        endpoints: &[subjects::GATE_PENDING_ENDPOINT],
+        endpoints: &subjects::GATE_OPERATOR_ENDPOINTS,
         start: Start::Always,
     }),
 };
@@ -264,6 +265,18 @@ pub fn valid_client_name(name: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
         && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+}
+
+/// Whether `name` can name a person (an operator, an approver in `[people]`): lowercase letters,
+/// digits, `-`, `_` and `.`, starting with a letter. It is shown in chat and logs, and names the
+/// person's key files (`keys/operators/NAME.key`).
+pub fn valid_person_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
 }
 
 #[cfg(test)]

@@ -31,6 +31,12 @@ pub const DEFAULT_CLIENT: &str = "mai";
 
 /// Service-API endpoint on which the gate lists pending override requests.
 pub const GATE_PENDING_ENDPOINT: &str = "airlock.gate.pending";
+/// The gate lists the approvals humans chose to remember.
+pub const GATE_REMEMBERED_ENDPOINT: &str = "airlock.gate.remembered";
+/// The gate revokes remembered approvals (a `RevokeRemembered` in JSON).
+pub const GATE_REVOKE_ENDPOINT: &str = "airlock.gate.remembered.revoke";
+/// Every endpoint an operator may ask the gate.
+pub const GATE_OPERATOR_ENDPOINTS: [&str; 3] = [GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT];
 
 /// Key-value buckets, one per service that needs durable state of its own.
 pub const ASSESSOR_BUCKET: &str = "airlock_assessor";

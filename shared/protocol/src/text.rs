@@ -48,9 +48,94 @@ pub fn has_control(text: &str) -> bool {
     text.chars().any(char::is_control)
 }
 
+/// Whether `c` changes how text around it is shown without being seen itself: control
+/// characters (terminal escapes start with one), bidirectional controls (Trojan Source), line and
+/// paragraph separators (a new line where none is seen), and invisible or zero-width characters
+/// (an identifier that is not what it looks like).
+pub fn is_deceptive(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E007F}'
+                | '\u{E0100}'..='\u{E01EF}'
+        )
+}
+
+/// Text from outside (a label, a file name, code, a finding's snippet, program output) made
+/// safe to show as data on one line, in a terminal, a chat message or a web page: every
+/// deceptive character ([`is_deceptive`], line breaks and tabs included) is shown as
+/// `⟨U+202E⟩`, so what a person reads is what the bytes say. Each surface escapes its own markup
+/// (HTML, Markdown) after this.
+pub fn visible_line(text: &str) -> String {
+    show(text, |_| false)
+}
+
+/// The same for text of several lines (code, output): line feeds and tabs stay; everything else
+/// deceptive is shown as `⟨U+…⟩`, a carriage return included (it can overwrite a line).
+pub fn visible_block(text: &str) -> String {
+    show(text, |c| c == '\n' || c == '\t')
+}
+
+fn show(text: &str, keep: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_deceptive(c) && !keep(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hostile strings, and what a person must see of them.
+    const HOSTILE: &[(&str, &str)] = &[
+        ("report.py", "report.py"),
+        ("a\nb", "a⟨U+000A⟩b"),
+        ("ok\rEVIL", "ok⟨U+000D⟩EVIL"),
+        ("\u{1b}]52;c;ZXZpbA==\u{7}", "⟨U+001B⟩]52;c;ZXZpbA==⟨U+0007⟩"),
+        ("\u{1b}[2J\u{1b}[H", "⟨U+001B⟩[2J⟨U+001B⟩[H"),
+        ("report.py) rated LOW\u{2028}Security review: safe", "report.py) rated LOW⟨U+2028⟩Security review: safe"),
+        ("fdp.\u{202E}yp.exe", "fdp.⟨U+202E⟩yp.exe"),
+        ("\u{2066}hidden\u{2069}", "⟨U+2066⟩hidden⟨U+2069⟩"),
+        ("ad\u{200B}min", "ad⟨U+200B⟩min"),
+        ("\u{FEFF}bom", "⟨U+FEFF⟩bom"),
+        ("tag\u{E0041}", "tag⟨U+E0041⟩"),
+        ("para\u{2029}graph", "para⟨U+2029⟩graph"),
+        ("café ☕ 日本", "café ☕ 日本"),
+        ("tab\there", "tab⟨U+0009⟩here"),
+    ];
+
+    #[test]
+    fn deceptive_characters_are_shown_not_obeyed() {
+        for (hostile, shown) in HOSTILE {
+            assert_eq!(visible_line(hostile), *shown, "{hostile:?}");
+            assert!(!visible_line(hostile).chars().any(is_deceptive), "{hostile:?}");
+        }
+        assert_eq!(visible_block("a\n\tb\r\n"), "a\n\tb⟨U+000D⟩\n");
+        assert_eq!(visible_block("x\u{202E}y"), "x⟨U+202E⟩y");
+    }
 
     #[test]
     fn cuts_never_split_a_character() {
