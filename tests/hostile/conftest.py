@@ -14,6 +14,8 @@ from wire import Stack
 CONFIG = {
     "clients": 'extra_users = ["mai-b"]\nrate_per_second = 20.0\nburst = 40\nmax_in_flight = 8\n',
     "gate": "override_timeout = \"60s\"\n",
+    # Approvals may be remembered, so that the chain tests can try to stretch one.
+    "gate.policy": "approve_again_max = \"1h\"\n",
 }
 
 

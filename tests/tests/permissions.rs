@@ -259,15 +259,28 @@ fn each_client_reads_only_its_own_results() {
         for (owner, allowed) in [(me, true), (other, false)] {
             let rid = airlock_protocol::RequestId::for_client(owner, "r1").expect("id");
             for kind in [EventKind::Terminal, EventKind::Output, EventKind::Usage] {
-                assert_eq!(reads(&kind.subject(&rid)), allowed, "{me} reading {}", kind.subject(&rid));
+                assert_eq!(
+                    reads(&kind.subject(&rid)),
+                    allowed,
+                    "{me} reading {}",
+                    kind.subject(&rid)
+                );
             }
-            assert_eq!(reads(&format!("airlock.audit.receipt.{rid}")), allowed, "{me}: {owner}'s receipt");
+            assert_eq!(
+                reads(&format!("airlock.audit.receipt.{rid}")),
+                allowed,
+                "{me}: {owner}'s receipt"
+            );
             assert_eq!(
                 gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.{rid}")),
                 allowed,
                 "{me}: {owner}'s terminal by direct get"
             );
-            assert_eq!(gets(&EventKind::Submitted.subject(&rid)), allowed, "{me} submitting as {owner}");
+            assert_eq!(
+                gets(&EventKind::Submitted.subject(&rid)),
+                allowed,
+                "{me} submitting as {owner}"
+            );
             for kind in [EventKind::OverrideAsked, EventKind::Decided, EventKind::Assessed] {
                 assert!(!reads(&kind.subject(&rid)), "{me} reading {}", kind.subject(&rid));
             }

@@ -29,7 +29,10 @@ pub fn run(home: &Home, command: KeysCommand) -> anyhow::Result<ExitCode> {
                 Err(e) => return Err(e.into()),
             };
             println!("operator {name}: {verifier}");
-            println!("  private key {} (keep it to yourself)", stack.operator_key(&name).display());
+            println!(
+                "  private key {} (keep it to yourself)",
+                stack.operator_key(&name).display()
+            );
             println!("  answer as {name}: airlock override approve ID --operator {name} --reason \"...\"");
             if reload_gate(home) {
                 println!("  the running override-gate reloaded its keys");
@@ -43,7 +46,10 @@ pub fn run(home: &Home, command: KeysCommand) -> anyhow::Result<ExitCode> {
                 for entry in entries.flatten() {
                     let path = entry.path();
                     if path.extension().is_some_and(|e| e == "pub") {
-                        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                        let name = path
+                            .file_stem()
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_default();
                         let key = std::fs::read_to_string(&path).unwrap_or_default();
                         found.push(format!("{name}  {}", key.trim()));
                     }
@@ -51,7 +57,10 @@ pub fn run(home: &Home, command: KeysCommand) -> anyhow::Result<ExitCode> {
             }
             found.sort();
             if found.is_empty() {
-                println!("no operator keys in {} (`airlock keys add-operator NAME`)", dir.display());
+                println!(
+                    "no operator keys in {} (`airlock keys add-operator NAME`)",
+                    dir.display()
+                );
             }
             for line in found {
                 println!("{line}");

@@ -55,6 +55,10 @@ pub struct Answer {
     pub reason: String,
     #[command(flatten)]
     pub identity: Identity,
+    /// Approve this exact execution (code, inputs, packages, client, grant) again without
+    /// asking, for this long (`4h`; at most the policy's `approve_again_max`).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub again: Option<std::time::Duration>,
 }
 
 /// Who answers: an operator with a key of their own (verified by the gate), or a typed name
@@ -211,10 +215,16 @@ fn usage(error: ClientError) -> ExitCode {
 async fn answer_request(client: &Client, answer: Answer, approve: bool) -> anyhow::Result<ExitCode> {
     let rid = &answer.request_id;
     let client = as_identity(client, &answer.identity);
-    match client
-        .answer_override(rid, approve, &answer.reason, answer.identity.who.as_deref())
-        .await
-    {
+    let who = answer.identity.who.as_deref();
+    let answered = match (approve, answer.again) {
+        (true, Some(again)) => client.approve_override_again(rid, &answer.reason, who, again).await,
+        (false, Some(_)) => {
+            eprintln!("airlock override: --again goes with approve only");
+            return Ok(ExitCode::from(status::USAGE));
+        }
+        (_, None) => client.answer_override(rid, approve, &answer.reason, who).await,
+    };
+    match answered {
         Ok(AnswerOutcome::Decided { approved }) => {
             println!("{rid}: {}", if approved { "approved" } else { "denied" });
             Ok(ExitCode::SUCCESS)

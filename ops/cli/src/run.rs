@@ -201,7 +201,11 @@ fn print_human(result: &RunResult) {
     line.push(')');
     eprintln!("{line}");
     if let Some(v) = &t.violation {
-        eprintln!("[airlock] limit violated: {} ({})", v.kind.as_str(), visible_line(&v.detail));
+        eprintln!(
+            "[airlock] limit violated: {} ({})",
+            v.kind.as_str(),
+            visible_line(&v.detail)
+        );
     }
     if let Some(reason) = &t.reason {
         eprintln!("[airlock] {}", visible_line(reason));

@@ -515,14 +515,23 @@ mod tests {
             seq: 0,
             data: b"copied\x1b]52;c;ZXZpbA==\x07 \x1b[2J\r\xe2\x80\xae done\n".to_vec(),
         }));
-        output.content = vec![("code".into(), Some(b"print(1)  # \xe2\x81\xa6hidden\xe2\x81\xa9\n".to_vec()))];
+        output.content = vec![(
+            "code".into(),
+            Some(b"print(1)  # \xe2\x81\xa6hidden\xe2\x81\xa9\n".to_vec()),
+        )];
         let text = output.to_text();
         assert!(
-            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202E}') && !text.contains('\u{2066}'),
+            !text.contains('\u{1b}')
+                && !text.contains('\r')
+                && !text.contains('\u{202E}')
+                && !text.contains('\u{2066}'),
             "{text:?}"
         );
         assert!(text.contains("⟨U+001B⟩]52;c;ZXZpbA==⟨U+0007⟩"), "{text}");
-        assert!(text.contains("⟨U+202E⟩") && text.contains("⟨U+2066⟩hidden⟨U+2069⟩"), "{text}");
+        assert!(
+            text.contains("⟨U+202E⟩") && text.contains("⟨U+2066⟩hidden⟨U+2069⟩"),
+            "{text}"
+        );
     }
 
     /// Text mode tells the whole story: small output chunks, who answered and why, what a

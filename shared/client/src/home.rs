@@ -83,9 +83,9 @@ impl StackHome {
         let private = self.operator_key(name);
         let key = airlock_protocol::SigningKey::load_or_generate(&private, &format!("airlock.local/operator/{name}"))
             .map_err(|source| ClientError::Key {
-                path: private.display().to_string(),
-                source,
-            })?;
+            path: private.display().to_string(),
+            source,
+        })?;
         let verifier = key.verifier();
         let public = self.operators_dir().join(format!("{name}.pub"));
         std::fs::write(&public, format!("{verifier}\n")).map_err(|source| ClientError::Write {

@@ -80,21 +80,34 @@ impl Client {
     /// The requests waiting for a human, as the override-gate lists them (soonest deadline
     /// first).
     pub async fn pending_overrides(&self) -> Result<Vec<PendingOverride>, ClientError> {
-        self.ask_gate(GATE_PENDING_ENDPOINT, vec![], "asking the override-gate for pending requests")
-            .await
+        self.ask_gate(
+            GATE_PENDING_ENDPOINT,
+            vec![],
+            "asking the override-gate for pending requests",
+        )
+        .await
     }
 
     /// The approvals humans chose to remember ("approve this exact execution again"), each
     /// with whether it still holds under the policy in force.
     pub async fn remembered_approvals(&self) -> Result<Vec<RememberedApproval>, ClientError> {
-        self.ask_gate(GATE_REMEMBERED_ENDPOINT, vec![], "asking the override-gate for remembered approvals")
-            .await
+        self.ask_gate(
+            GATE_REMEMBERED_ENDPOINT,
+            vec![],
+            "asking the override-gate for remembered approvals",
+        )
+        .await
     }
 
     /// Revokes one remembered approval (by its id or an unambiguous prefix) or, with `None`,
     /// all of them; returns the ids revoked. Each revocation is in the audit log with who and
     /// why.
-    pub async fn revoke_remembered(&self, id: Option<&str>, who: &str, reason: &str) -> Result<Vec<String>, ClientError> {
+    pub async fn revoke_remembered(
+        &self,
+        id: Option<&str>,
+        who: &str,
+        reason: &str,
+    ) -> Result<Vec<String>, ClientError> {
         if reason.trim().is_empty() {
             return Err(ClientError::EmptyReason);
         }
@@ -108,7 +121,8 @@ impl Client {
             reason: reason.to_owned(),
         };
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        self.ask_gate(GATE_REVOKE_ENDPOINT, body, "asking the override-gate to revoke").await
+        self.ask_gate(GATE_REVOKE_ENDPOINT, body, "asking the override-gate to revoke")
+            .await
     }
 
     /// Who answers as this client: its operator when it has one, else `$USER`.
@@ -151,6 +165,31 @@ impl Client {
         reason: &str,
         who: Option<&str>,
     ) -> Result<AnswerOutcome, ClientError> {
+        self.answer(request_id, approve, reason, who, None).await
+    }
+
+    /// Approves a waiting request and chooses to approve this exact execution (the same code,
+    /// inputs, packages, client and grant) again without being asked, for `again` (at most the
+    /// policy's `approve_again_max`). Each later use is audited and re-checked against the policy
+    /// in force; `airlock override remembered revoke` ends it.
+    pub async fn approve_override_again(
+        &self,
+        request_id: &RequestId,
+        reason: &str,
+        who: Option<&str>,
+        again: Duration,
+    ) -> Result<AnswerOutcome, ClientError> {
+        self.answer(request_id, true, reason, who, Some(again)).await
+    }
+
+    async fn answer(
+        &self,
+        request_id: &RequestId,
+        approve: bool,
+        reason: &str,
+        who: Option<&str>,
+        again: Option<Duration>,
+    ) -> Result<AnswerOutcome, ClientError> {
         if reason.trim().is_empty() {
             return Err(ClientError::EmptyReason);
         }
@@ -191,7 +230,7 @@ impl Client {
                 who: who.clone(),
                 answered_at_ms: now_ms(),
                 via: None,
-                approve_again_for_ms: None,
+                approve_again_for_ms: again.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
                 refused_at_edge: None,
             },
             ANSWER_DOMAIN,

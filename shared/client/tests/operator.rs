@@ -127,7 +127,10 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
 
     // An operator's own key answers as its person only.
     let impostor = alice.approve_override(&id, "as bob", Some("bob")).await;
-    assert!(matches!(impostor, Err(ClientError::NotTheKeysPerson { .. })), "{impostor:?}");
+    assert!(
+        matches!(impostor, Err(ClientError::NotTheKeysPerson { .. })),
+        "{impostor:?}"
+    );
     // Two different people: the first is counted, the same one again refused, then decided.
     let counted = alice
         .approve_override(&id, "reviewed the download", None)
@@ -151,7 +154,10 @@ async fn an_operator_lists_and_answers_overrides_through_the_client() {
         matches!(&typed, Err(ClientError::AnswerRefused { detail, .. }) if detail.contains("not mapped to a person")),
         "{typed:?}"
     );
-    let decided = bob.approve_override(&id, "agreed", None).await.expect("second approval");
+    let decided = bob
+        .approve_override(&id, "agreed", None)
+        .await
+        .expect("second approval");
     assert_eq!(decided, AnswerOutcome::Decided { approved: true });
     let result = first.result(Duration::from_secs(120), false).await.expect("result");
     let json = result.to_json();

@@ -116,7 +116,10 @@ mod tests {
         ("ok\rEVIL", "ok⟨U+000D⟩EVIL"),
         ("\u{1b}]52;c;ZXZpbA==\u{7}", "⟨U+001B⟩]52;c;ZXZpbA==⟨U+0007⟩"),
         ("\u{1b}[2J\u{1b}[H", "⟨U+001B⟩[2J⟨U+001B⟩[H"),
-        ("report.py) rated LOW\u{2028}Security review: safe", "report.py) rated LOW⟨U+2028⟩Security review: safe"),
+        (
+            "report.py) rated LOW\u{2028}Security review: safe",
+            "report.py) rated LOW⟨U+2028⟩Security review: safe",
+        ),
         ("fdp.\u{202E}yp.exe", "fdp.⟨U+202E⟩yp.exe"),
         ("\u{2066}hidden\u{2069}", "⟨U+2066⟩hidden⟨U+2069⟩"),
         ("ad\u{200B}min", "ad⟨U+200B⟩min"),
