@@ -258,7 +258,12 @@ fn each_client_reads_only_its_own_results() {
         let gets = |subject: &str| table.publish.iter().any(|p| matches(p, subject));
         for (owner, allowed) in [(me, true), (other, false)] {
             let rid = airlock_protocol::RequestId::for_client(owner, "r1").expect("id");
-            for kind in [EventKind::Terminal, EventKind::Output, EventKind::Usage] {
+            for kind in [
+                EventKind::Terminal,
+                EventKind::Output,
+                EventKind::Usage,
+                EventKind::Progress,
+            ] {
                 assert_eq!(
                     reads(&kind.subject(&rid)),
                     allowed,

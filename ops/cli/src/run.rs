@@ -96,6 +96,8 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     let chatty = !args.json;
     if chatty {
         eprintln!("submitted {request_id}");
+        // Each stage on its own line: a person waiting can tell "waiting for a human" from slow.
+        submitted.on_progress(|progress| eprintln!("[airlock] {}", visible_line(&progress.describe())));
     }
     let terminal = {
         let wait = submitted.terminal(Duration::from_secs(args.wait));

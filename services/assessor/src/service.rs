@@ -19,7 +19,7 @@ use airlock_protocol::event::Assessed;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{ASSESSOR_BUCKET, submit_client};
 use airlock_protocol::{
-    Envelope, Event, EventKind, ExecutionRequest, Level, Producer, RefusalReason, RequestId, WireError,
+    Envelope, Event, EventKind, ExecutionRequest, Level, Producer, Progress, RefusalReason, RequestId, WireError,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -244,6 +244,7 @@ impl Assessor {
         self.count(assessment.level);
         tracing::info!(level = %assessment.level, findings = assessment.findings.len(), elapsed_us = assessment.elapsed_us, "assessed");
         let request_digest = Some(request.request_digest(&rid));
+        let (progress_rid, level) = (rid.clone(), assessment.level);
         let assessed = Envelope::new(
             rid,
             self.publisher.producer(),
@@ -254,7 +255,12 @@ impl Assessor {
             })),
         );
         match self.publisher.publish(&assessed).await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.publisher
+                    .progress(&progress_rid, Progress::Assessed { level })
+                    .await;
+                Ok(())
+            }
             // Code and inputs are bounded so that this cannot happen; if it ever does, the
             // request is refused now rather than retried.
             Err(PublishError::Encode(WireError::Oversized { .. }) | PublishError::TooLarge { .. }) => {

@@ -23,7 +23,8 @@ use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
-    MessageId, Outcome, OverrideAsked, Producer, RefusalReason, RequestId, Signed, SigningKey, Terminal, now_ms,
+    MessageId, Outcome, OverrideAsked, Producer, Progress, RefusalReason, RequestId, Signed, SigningKey, Terminal,
+    now_ms,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -350,7 +351,12 @@ impl Gate {
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(rid.clone(), deadline_ms);
                 self.counters.incr("asked");
+                let posted_to = asked.approvers.keys().cloned().collect();
+                let deadline_ms = asked.deadline_ms;
                 self.publisher.emit(rid, Event::OverrideAsked(asked)).await?;
+                self.publisher
+                    .progress(rid, Progress::WaitingForHuman { deadline_ms, posted_to })
+                    .await;
                 tracing::info!(deadline_ms, "asked for an override");
                 Ok(())
             }
@@ -447,6 +453,9 @@ impl Gate {
     async fn publish_decided(&self, rid: &RequestId, events: Vec<Event>, revision: u64) -> Result<(), GateError> {
         for event in &events {
             self.publisher.emit(rid, event.clone()).await?;
+        }
+        if let Some(progress) = events.iter().find_map(decided_progress) {
+            self.publisher.progress(rid, progress).await;
         }
         // Marking as published only saves the republishing at the next start; losing the race
         // to another gate instance here is harmless.
@@ -610,6 +619,25 @@ impl Gate {
         }
         Ok(())
     }
+}
+
+/// What a decision tells the request's client.
+fn decided_progress(event: &Event) -> Option<Progress> {
+    let Event::Decided(decided) = event else { return None };
+    let decision = decided.signed.peek::<Decision>()?;
+    let by = match &decision.approver {
+        Approver::Policy { .. } => "policy".to_owned(),
+        Approver::Human { who, seconded_by, .. } => std::iter::once(who.as_str())
+            .chain(seconded_by.iter().map(|s| s.who.as_str()))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        Approver::Remembered { who, .. } => format!("{who} (remembered approval)"),
+        Approver::Deadline => "the deadline (nobody answered)".to_owned(),
+    };
+    Some(match decision.is_approved() {
+        true => Progress::Approved { by },
+        false => Progress::Denied { by },
+    })
 }
 
 fn ruling_rule(ruling: &Ruling) -> String {

@@ -204,6 +204,7 @@ impl ReplayItem {
             ),
             Event::Terminal(t) => describe_terminal(t),
             Event::Refused(r) => format!("{}: {} (on {})", r.reason, r.detail, r.subject),
+            Event::Progress(p) => p.describe(),
             Event::ApprovalRevoked(r) => format!(
                 "remembered approval {} (execution {}) revoked by {}: {}",
                 r.id, r.execution_digest, r.who, r.reason

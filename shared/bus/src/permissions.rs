@@ -105,7 +105,12 @@ pub fn of_role(role: &Role) -> Permissions {
 /// usage, receipts) and nobody else's: every one of those subjects carries the request id, whose
 /// client part is a token the permission names.
 pub fn client(user: &str) -> Permissions {
-    let own = [EventKind::Terminal, EventKind::Output, EventKind::Usage];
+    let own = [
+        EventKind::Terminal,
+        EventKind::Output,
+        EventKind::Usage,
+        EventKind::Progress,
+    ];
     let mut p = Permissions::default();
     p.subscribe([inbox(user)])
         .publish([client_submit_filter(user)])

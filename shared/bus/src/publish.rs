@@ -169,6 +169,14 @@ impl Publisher {
     }
 
     /// Wraps `event` in an envelope from this producer and publishes it.
+    /// Tells the request's client where its request is. Progress decides nothing, so failing to
+    /// publish it is logged, never an error of the step that made it.
+    pub async fn progress(&self, request_id: &RequestId, progress: airlock_protocol::Progress) {
+        if let Err(e) = self.emit(request_id, Event::Progress(progress)).await {
+            tracing::debug!(request_id = %request_id, error = %crate::error_text(&e), "could not publish progress");
+        }
+    }
+
     pub async fn emit(&self, request_id: &RequestId, event: Event) -> Result<Published, PublishError> {
         self.publish(&Envelope::new(request_id.clone(), self.producer, event))
             .await
@@ -277,7 +285,7 @@ impl Publisher {
 fn publish_span(kind: EventKind, request_id: &str) -> Option<tracing::Span> {
     if matches!(
         kind,
-        EventKind::Output | EventKind::Usage | EventKind::Activity | EventKind::Egress
+        EventKind::Output | EventKind::Usage | EventKind::Activity | EventKind::Egress | EventKind::Progress
     ) {
         return None;
     }

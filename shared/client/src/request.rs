@@ -8,8 +8,8 @@ use airlock_bus::Publisher;
 use airlock_protocol::execution::OutputChunk;
 use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject, submit_subject};
 use airlock_protocol::{
-    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Language, Origin, Producer, RequestId, Terminal,
-    TrustLevel,
+    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Language, Origin, Producer, Progress, RequestId,
+    Terminal, TrustLevel,
 };
 use futures::StreamExt as _;
 use std::collections::BTreeMap;
@@ -95,6 +95,11 @@ pub struct Request {
     terminals: async_nats::Subscriber,
     receipts: async_nats::Subscriber,
     outputs: async_nats::Subscriber,
+    progress: async_nats::Subscriber,
+    /// Called with each stage the request reaches, as it is seen.
+    on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    /// The stages seen so far, in order.
+    stages: Vec<Progress>,
     terminal: Option<Terminal>,
 }
 
@@ -112,6 +117,7 @@ impl Client {
         let terminals = subscribe(EventKind::Terminal.subject(&id)).await?;
         let receipts = subscribe(audit_receipt_subject(id.as_str())).await?;
         let outputs = subscribe(EventKind::Output.subject(&id)).await?;
+        let progress = subscribe(EventKind::Progress.subject(&id)).await?;
         let js = async_nats::jetstream::new(self.nats.clone());
         let envelope = Envelope::new(id.clone(), Producer::Mai, Event::Submitted(submission.request));
         let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
@@ -126,6 +132,9 @@ impl Client {
             terminals,
             receipts,
             outputs,
+            progress,
+            on_progress: None,
+            stages: Vec::new(),
             terminal: None,
         })
     }
@@ -159,6 +168,31 @@ impl Request {
         &self.id
     }
 
+    /// Calls `callback` with each stage the request reaches (assessed, waiting for a human,
+    /// approved, queued, running, ...) while the request is waited for.
+    pub fn on_progress(&mut self, callback: impl FnMut(&Progress) + Send + 'static) {
+        self.on_progress = Some(Box::new(callback));
+    }
+
+    /// The stages seen so far, in order (the last is where the request is).
+    pub fn stages(&self) -> &[Progress] {
+        &self.stages
+    }
+
+    fn saw_progress(&mut self, message: Option<async_nats::Message>) {
+        let Some(message) = message else { return };
+        if let Ok(Envelope {
+            event: Event::Progress(progress),
+            ..
+        }) = Envelope::decode_on(message.subject.as_str(), &message.payload)
+        {
+            if let Some(callback) = self.on_progress.as_mut() {
+                callback(&progress);
+            }
+            self.stages.push(progress);
+        }
+    }
+
     /// The next chunk of output as it happens; `None` once the request has ended and every
     /// chunk that arrived before its end was handed out.
     pub async fn next_output(&mut self) -> Option<OutputChunk> {
@@ -178,6 +212,7 @@ impl Request {
                         return Some(chunk);
                     }
                 }
+                message = self.progress.next() => self.saw_progress(message),
                 message = self.terminals.next() => match message.as_ref().and_then(decode_terminal) {
                     Some(terminal) => self.terminal = Some(terminal),
                     None if message.is_none() => return None,
@@ -197,7 +232,16 @@ impl Request {
         }
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let next = tokio::time::timeout(STREAM_CHECK_EVERY, self.terminals.next());
+            let next = async {
+                loop {
+                    tokio::select! {
+                        biased;
+                        message = self.terminals.next() => return message,
+                        message = self.progress.next() => self.saw_progress(message),
+                    }
+                }
+            };
+            let next = tokio::time::timeout(STREAM_CHECK_EVERY, next);
             match tokio::time::timeout_at(deadline, next).await {
                 Err(_) => {
                     return Err(ClientError::TimedOut {

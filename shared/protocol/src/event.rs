@@ -37,6 +37,7 @@ pub enum Event {
     Terminal(Box<Terminal>),
     Refused(Refusal),
     ApprovalRevoked(ApprovalRevoked),
+    Progress(crate::progress::Progress),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -55,10 +56,11 @@ pub enum EventKind {
     Terminal,
     Refused,
     ApprovalRevoked,
+    Progress,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 13] = [
+    pub const ALL: [EventKind; 14] = [
         EventKind::Submitted,
         EventKind::Assessed,
         EventKind::OverrideAsked,
@@ -72,6 +74,7 @@ impl EventKind {
         EventKind::Terminal,
         EventKind::Refused,
         EventKind::ApprovalRevoked,
+        EventKind::Progress,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -89,6 +92,7 @@ impl EventKind {
             EventKind::Terminal => "terminal",
             EventKind::Refused => "refused",
             EventKind::ApprovalRevoked => "approval_revoked",
+            EventKind::Progress => "progress",
         }
     }
 
@@ -108,6 +112,7 @@ impl EventKind {
             EventKind::Terminal => "airlock.terminal",
             EventKind::Refused => "airlock.refused",
             EventKind::ApprovalRevoked => "airlock.approval.revoked",
+            EventKind::Progress => "airlock.progress",
         }
     }
 
@@ -199,6 +204,7 @@ impl Event {
             Event::Terminal(_) => EventKind::Terminal,
             Event::Refused(_) => EventKind::Refused,
             Event::ApprovalRevoked(_) => EventKind::ApprovalRevoked,
+            Event::Progress(_) => EventKind::Progress,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod execution;
 pub mod ids;
 pub mod keys;
 pub mod overrides;
+pub mod progress;
 pub mod refusal;
 pub mod request;
 pub mod roles;
@@ -40,6 +41,7 @@ pub use overrides::{
     ApprovalRevoked, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
     RevokeRemembered,
 };
+pub use progress::Progress;
 pub use refusal::{Refusal, RefusalReason, error_chain};
 pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
 pub use signed::{SignatureError, Signed};

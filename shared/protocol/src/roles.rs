@@ -110,7 +110,12 @@ pub const ASSESSOR: Role = Role {
     user: "assessor",
     kind: RoleKind::Service,
     producer: Some(Producer::Assessor),
-    publishes: &[EventKind::Assessed, EventKind::Terminal, EventKind::Refused],
+    publishes: &[
+        EventKind::Assessed,
+        EventKind::Terminal,
+        EventKind::Refused,
+        EventKind::Progress,
+    ],
     service: Some(ServiceRole {
         name: "airlock-assessor",
         description: "Rates code before it runs",
@@ -136,6 +141,7 @@ pub const GATE: Role = Role {
         EventKind::Terminal,
         EventKind::Refused,
         EventKind::ApprovalRevoked,
+        EventKind::Progress,
     ],
     service: Some(ServiceRole {
         name: "airlock-override-gate",
@@ -164,6 +170,7 @@ pub const EXECUTOR: Role = Role {
         EventKind::Egress,
         EventKind::Terminal,
         EventKind::Refused,
+        EventKind::Progress,
     ],
     service: Some(ServiceRole {
         name: "airlock-executor",

@@ -40,6 +40,8 @@ EVENT_PREFIXES: dict[str, str] = {
     "egress": "airlock.exec.egress",
     "terminal": TERMINAL_PREFIX,
     "refused": REFUSED_PREFIX,
+    "approval_revoked": "airlock.approval.revoked",
+    "progress": "airlock.progress",
 }
 
 
