@@ -101,11 +101,12 @@ class Stack:
         config = home / "airlock.toml"
         text = config.read_text()
         for section, body in (extra or {}).items():
-            header = f"[{section}]\n"
+            # A header at the start of a line: the template also has commented-out ones.
+            header = f"\n[{section}]\n"
             if header in text:
                 text = text.replace(header, header + body.rstrip() + "\n", 1)
             else:
-                text += f"\n{header}{body.rstrip()}\n"
+                text += f"{header}{body.rstrip()}\n"
         config.write_text(text)
         log = open(home / "up.log", "wb")
         process = subprocess.Popen([AIRLOCK, "--home", str(home), "up", "--port", "0"],

@@ -86,3 +86,72 @@ fn a_service_started_alone_refuses_a_bad_config_on_stderr() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_missing_key_file_stops_airlock_up_with_its_path() {
+    let home = init();
+    let path = home.path().join("airlock.toml");
+    let missing = home.path().join("keys").join("auditor-next.key");
+    let text = std::fs::read_to_string(&path).expect("config").replace(
+        "[auditor]\n",
+        &format!("[auditor]\nextra_key_files = [\"{}\"]\n", missing.display()),
+    );
+    std::fs::write(&path, text).expect("write");
+    up_refuses(&home, "auditor-next.key");
+}
+
+/// `airlock up` with this home and these `--set` settings must fail at once, naming `needle`.
+fn up_with_set_refuses(home: &tempfile::TempDir, settings: &[&str], needle: &str) {
+    let mut command = Command::new(airlock_bin());
+    command.arg("--home").arg(home.path());
+    for setting in settings {
+        command.args(["--set", setting]);
+    }
+    let out = command
+        .args(["up", "--port", "0", "--no-image"])
+        .output()
+        .expect("airlock up");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "airlock up accepted {settings:?}: {stderr}");
+    assert!(stderr.contains(needle), "expected {needle:?} in: {stderr}");
+    assert!(!home.path().join("stack.json").exists(), "something started");
+}
+
+#[test]
+fn a_mistaken_set_is_reported_as_a_set_mistake() {
+    let home = init();
+    up_with_set_refuses(
+        &home,
+        &["executor.instanc=executor-2"],
+        "--set executor.instanc=executor-2",
+    );
+    up_with_set_refuses(
+        &home,
+        &["gate.override_timeout=soon"],
+        "--set gate.override_timeout=soon",
+    );
+}
+
+#[test]
+fn deprecated_settings_are_said_on_the_console_of_airlock_up() {
+    let home = init();
+    let path = home.path().join("airlock.toml");
+    let text = std::fs::read_to_string(&path)
+        .expect("config")
+        .replace("[gate]\n", "[gate]\ndecision_ttl_secs = 60\n")
+        // And a mistake, so that `up` stops right after reading the config.
+        .replace("[executor]\n", "[executor]\nnot_a_key = 1\n");
+    std::fs::write(&path, text).expect("write");
+    let out = Command::new(airlock_bin())
+        .arg("--home")
+        .arg(home.path())
+        .args(["up", "--port", "0", "--no-image"])
+        .output()
+        .expect("airlock up");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not_a_key"), "{stderr}");
+    assert!(
+        stderr.contains("deprecated setting: write gate.decision_ttl = \"1m\" instead of gate.decision_ttl_secs"),
+        "{stderr}"
+    );
+}

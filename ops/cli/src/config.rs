@@ -110,6 +110,17 @@ pub fn check(home: &Home) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Reads every key file the services will need (the auditor's signing keys, extra ones of a
+/// rotation included), so that a missing or unreadable one stops `airlock up` with its path
+/// before anything starts, instead of a service crash-looping behind "Airlock is up".
+pub fn check_key_files(home: &Home) -> anyhow::Result<()> {
+    let file = home.config()?;
+    let auditor = airlock_auditor::Config::load(&file)?;
+    let keys = auditor.signing_keys()?;
+    auditor.trusted_keys(&keys)?;
+    Ok(())
+}
+
 /// Where a config's paths point and how its services reach NATS: this machine's embedded
 /// server by default; for a cluster (`airlock init --cluster`), the nodes over TLS, with the
 /// paths the deployment's files will have where its services run.

@@ -21,6 +21,8 @@ pub struct Home {
     /// `--set section.key=value`: settings laid over `airlock.toml` as it is read, so that one
     /// file can serve several instances (each executor names its own `instance`).
     overrides: Vec<(String, toml::Value)>,
+    /// The `--set` arguments as given, passed on to the services `airlock up` starts.
+    settings: Vec<String>,
 }
 
 impl Home {
@@ -32,6 +34,7 @@ impl Home {
             root: stack.root().to_owned(),
             nats: None,
             overrides: Vec::new(),
+            settings: Vec::new(),
         })
     }
 
@@ -52,8 +55,24 @@ impl Home {
                 anyhow::bail!("--set {setting:?}: the key must name a section and a setting (executor.instance)");
             }
             self.overrides.push((key.to_owned(), parse_value(value)));
+            self.settings.push(setting.clone());
         }
         Ok(self)
+    }
+
+    /// The `--set` arguments, as given.
+    pub fn settings(&self) -> &[String] {
+        &self.settings
+    }
+
+    /// When `error` is about a key a `--set` named, the error said as a mistake of that `--set`.
+    pub fn set_mistake(&self, error: &anyhow::Error) -> Option<String> {
+        let text = format!("{error:#}");
+        self.overrides
+            .iter()
+            .zip(&self.settings)
+            .find(|((key, _), _)| text.contains(key.as_str()) || text.contains(key.rsplit('.').next().unwrap_or(key)))
+            .map(|(_, setting)| format!("--set {setting}: {text}"))
     }
 
     /// The `--nats` given, if any.

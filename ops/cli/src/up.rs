@@ -87,8 +87,18 @@ pub async fn run(home: &Home, args: UpArgs) -> anyhow::Result<ExitCode> {
     stack::ensure_dir(&home.logs_dir())?;
     clear_stale_stack(home)?;
     let users = init(home)?;
-    // Every section as its service will read it: a bad config stops here, with the key's path.
-    config::check(home)?;
+    // Every section as its service will read it: a bad config stops here, with the key's path
+    // (a mistake in a `--set` is said as one), and every key file a service needs is checked.
+    let checked = config::check(home).and_then(|()| config::check_key_files(home));
+    for warning in airlock_bus::runner::deprecations() {
+        eprintln!("airlock up: {warning}");
+    }
+    if let Err(error) = checked {
+        match home.set_mistake(&error) {
+            Some(mistake) => anyhow::bail!("{mistake}"),
+            None => return Err(error),
+        }
+    }
     let nats_config = config::nats_section(home)?;
     let (nats_url, mut nats_child) = start_nats(home, &args, &users, &nats_config)?;
     let admin = prepare_jetstream(home, &nats_url, &nats_config).await?;
@@ -368,6 +378,8 @@ fn spawn_service(home: &Home, name: &str) -> anyhow::Result<Child> {
         .process_group(0)
         .args(["--home"])
         .arg(home.root())
+        // The stack's `--set` settings reach every service it starts.
+        .args(home.settings().iter().flat_map(|s| ["--set", s.as_str()]))
         .args(["serve", name])
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)

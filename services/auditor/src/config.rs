@@ -48,6 +48,8 @@ pub struct Config {
     pub prune_interval: Duration,
     /// Publish each entry on `airlock.audit.entry.<request id>`.
     pub publish_entries: bool,
+    /// `[auditor.retention]`: per-client byte budgets and what is kept by digest only.
+    pub retention: crate::retention::RetentionConfig,
     // Keys of the previous release, read with a warning (see `legacy_duration`); public only
     // so that struct-update syntax works outside the crate.
     #[doc(hidden)]
@@ -83,6 +85,7 @@ impl Default for Config {
             retention_days: None,
             prune_interval: Duration::from_secs(3_600),
             publish_entries: true,
+            retention: crate::retention::RetentionConfig::default(),
             batch_interval_ms: None,
             ack_wait_ms: None,
             lease_ms: None,

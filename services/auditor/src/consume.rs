@@ -143,11 +143,22 @@ impl Auditor {
             Ok(envelope) => {
                 span.record("request_id", envelope.request_id.as_str());
                 self.metrics.taken(Some(&envelope), stored_ms);
+                let client = envelope.request_id.client().map(str::to_owned);
+                let event = envelope.event.clone();
                 let mut prepared = Prepared::from_envelope(envelope, Some(seq), traceparent);
                 // Who submitted is the NATS user the subject names (the server vouches for
                 // it), not what the body says.
                 if let Some(client) = submit_client(&subject) {
                     prepared.entry.producer = Some(client.to_owned());
+                }
+                self.retention.apply(
+                    &mut prepared,
+                    Some(&event),
+                    client.as_deref(),
+                    std::time::Instant::now(),
+                );
+                if !prepared.entry.withheld.is_empty() {
+                    self.counters.incr("content_withheld");
                 }
                 prepared
             }
@@ -155,7 +166,11 @@ impl Auditor {
                 tracing::warn!(error = %airlock_bus::error_text(&error), "logging a message that cannot be read");
                 self.counters.incr("malformed");
                 self.metrics.taken(None, stored_ms);
-                Prepared::malformed(&subject, &error, &message.payload, Some(seq))
+                let mut prepared = Prepared::malformed(&subject, &error, &message.payload, Some(seq));
+                let client = submit_client(&subject).map(str::to_owned);
+                self.retention
+                    .apply(&mut prepared, None, client.as_deref(), std::time::Instant::now());
+                prepared
             }
         };
         self.pending.push(prepared);

@@ -4,7 +4,8 @@
 //! checkpoints and receipts on the audit subjects.
 //!
 //! Reading order: [`config`] (the `[auditor]` section), [`service`] (set-up and the loop),
-//! `consume` (the events stream, in order, with gaps), `commit` (one commit, step by step),
+//! `consume` (the events stream, in order, with gaps), [`retention`] (what is stored in full
+//! and what by digest only), `commit` (one commit, step by step),
 //! `recovery` (start-up after a crash), [`head`] (the single-writer lease and commit point in
 //! the KV bucket), [`error`]; `metrics` (stage latencies and audit lag); `crash` is fault injection for the crash tests, compiled only
 //! with the `fault-injection` feature.
@@ -17,6 +18,7 @@ pub mod error;
 pub mod head;
 mod metrics;
 mod recovery;
+pub mod retention;
 pub mod service;
 
 pub use config::Config;

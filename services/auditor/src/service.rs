@@ -112,6 +112,8 @@ pub(crate) struct Auditor {
     pub(crate) gap_since: Option<Instant>,
     pub(crate) last_head_write: Instant,
     pub(crate) metrics: crate::metrics::AuditMetrics,
+    /// What is stored in full and what by digest only (per-client byte budgets).
+    pub(crate) retention: crate::retention::Retention,
 }
 
 impl Auditor {
@@ -127,6 +129,7 @@ impl Auditor {
         let committed_seq = head.head.last_stream_seq;
         airlock_telemetry::metrics::audit_log_size(head.head.size);
         Auditor {
+            retention: crate::retention::Retention::new(config.retention.clone()),
             config,
             store,
             js,

@@ -88,6 +88,17 @@ pub struct Malformed {
     pub error: String,
 }
 
+/// Content the log records by digest and size only, and why: a refused submission's code, a
+/// client over its byte budget, the raw bytes of a large unreadable message. The log still proves
+/// what was sent (the digest is in the entry, under the tree), without letting a hostile client
+/// fill the store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Withheld {
+    pub b3: String,
+    pub len: u64,
+    pub reason: String,
+}
+
 /// Stream sequence numbers the auditor never received (expired from the stream, or deleted).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gap {
@@ -130,6 +141,9 @@ pub struct Entry {
     pub gap: Option<Gap>,
     /// Blob slot name (`code`, `stdin`, `data`, `stdout`, `stderr`, `raw`, `event`) → blob.
     pub blobs: BTreeMap<String, BlobRef>,
+    /// Slots whose content was not stored, only its digest and size (see [`Withheld`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub withheld: BTreeMap<String, Withheld>,
     /// Leaf hash of the previous entry (`SHA-256(0x00 || previous entry)`), zero for entry 0:
     /// the hash chain, tied to the Merkle tree's own leaves so that it stays checkable after
     /// entry bundles are pruned.
@@ -160,6 +174,7 @@ fn skeleton(kind: &str, request_id: &str) -> Entry {
         malformed: None,
         gap: None,
         blobs: BTreeMap::new(),
+        withheld: BTreeMap::new(),
         prev: Hash::ZERO,
     }
 }
@@ -263,6 +278,28 @@ impl Prepared {
             reason: reason.to_owned(),
         });
         Prepared { entry, blobs: vec![] }
+    }
+
+    /// Bytes the entry's blobs would add to the store.
+    pub fn blob_bytes(&self) -> u64 {
+        self.blobs.iter().map(|b| b.reference.len).sum()
+    }
+
+    /// Keeps only the digest and size of every blob, with `reason`: nothing of the content is
+    /// stored.
+    pub fn withhold(&mut self, reason: &str) {
+        let slots = std::mem::take(&mut self.entry.blobs);
+        for (slot, reference) in slots {
+            self.entry.withheld.insert(
+                slot,
+                Withheld {
+                    b3: reference.b3,
+                    len: reference.len,
+                    reason: text::clip(reason, MAX_MALFORMED_TEXT),
+                },
+            );
+        }
+        self.blobs.clear();
     }
 
     /// Gives the entry its place and encodes it; an event too large to stay inline moves to a

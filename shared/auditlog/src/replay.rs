@@ -65,6 +65,7 @@ impl ReplayItem {
             "malformed": self.entry.malformed,
             "gap": self.entry.gap,
             "blobs": self.entry.blobs,
+            "withheld": self.entry.withheld,
             "content": content,
             "prev": self.entry.prev.to_hex(),
         });
@@ -110,6 +111,12 @@ impl ReplayItem {
                     None => out.push_str(&format!("  --- {slot}: pruned ---\n")),
                 }
             }
+        }
+        for (slot, w) in &self.entry.withheld {
+            out.push_str(&format!(
+                "  --- {slot}: not stored ({} bytes, BLAKE3 {}): {} ---\n",
+                w.len, w.b3, w.reason
+            ));
         }
         if let Some((revises, diff)) = &self.diff {
             out.push_str(&format!("  --- diff against {revises} ---\n"));

@@ -149,14 +149,30 @@ pub fn legacy_duration(
 ) {
     if let Some(value) = old {
         let value = unit.saturating_mul(u32::try_from(value).unwrap_or(u32::MAX));
-        tracing::warn!(
-            old_key,
-            new_key,
+        let warning = format!(
             "deprecated setting: write {new_key} = \"{}\" instead of {old_key} (read for one more release)",
             humantime::format_duration(value)
         );
+        tracing::warn!(old_key, new_key, "{warning}");
+        remember_deprecation(warning);
         *new = value;
     }
+}
+
+/// Deprecation warnings given while reading config in this process, for a command with no log
+/// (`airlock up` prints them on its console before it starts anything).
+static DEPRECATIONS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn remember_deprecation(warning: String) {
+    let mut all = DEPRECATIONS.lock().unwrap_or_else(|p| p.into_inner());
+    if !all.contains(&warning) {
+        all.push(warning);
+    }
+}
+
+/// The deprecation warnings given so far, each once.
+pub fn deprecations() -> Vec<String> {
+    DEPRECATIONS.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 /// A token cancelled on the first SIGINT or SIGTERM.
