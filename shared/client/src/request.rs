@@ -88,6 +88,9 @@ impl Submission {
     }
 }
 
+/// What [`Request::on_progress`] calls.
+type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
+
 /// A submitted request.
 pub struct Request {
     id: RequestId,
@@ -97,7 +100,7 @@ pub struct Request {
     outputs: async_nats::Subscriber,
     progress: async_nats::Subscriber,
     /// Called with each stage the request reaches, as it is seen.
-    on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    on_progress: Option<ProgressCallback>,
     /// The stages seen so far, in order.
     stages: Vec<Progress>,
     terminal: Option<Terminal>,
