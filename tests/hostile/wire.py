@@ -69,7 +69,7 @@ def envelope(rid: str, event: dict[str, Any], *, producer: Any = "mai", schema: 
              message_id: str | None = None) -> bytes:
     return msgpack.packb({
         "schema": schema,
-        "id": message_id or new_id(),
+        "id": message_id or str(uuid.uuid4()),
         "request_id": rid,
         "producer": producer,
         "time_ms": int(time.time() * 1000),
