@@ -79,6 +79,12 @@ access_token_file = "{token}"
 room_id = "{room}"
 approvers = ["{ALICE}", "{BOB}"]
 
+# The two-person rule counts people (docs/overrides.md).
+[people.alice]
+matrix = ["{ALICE}"]
+[people.bob]
+matrix = ["{BOB}"]
+
 {extra}
 "#,
         url = synapse.url,
@@ -228,8 +234,9 @@ async fn events_until(
         }
         assert!(
             start.elapsed() < Duration::from_secs(60),
-            "{what}: events of {rid} are {:?}",
-            events.iter().map(|e| e.kind()).collect::<Vec<_>>()
+            "{what}: events of {rid} are {:?}, refusals {:?}",
+            events.iter().map(|e| e.kind()).collect::<Vec<_>>(),
+            refusals(&events)
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
@@ -478,7 +485,8 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     let post2_id = post2["event_id"].as_str().expect("id").to_owned();
     assert!(body(&post2).contains("2 different approvers"), "{}", body(&post2));
     let first = w.alice.say(&w.room, &format!("approve {rid2} reviewed, fine")).await;
-    assert!(w.reply_to(&first).await.contains("1 of 2"));
+    let reply = w.reply_to(&first).await;
+    assert!(reply.contains("1 of 2"), "{reply}");
     let again = w.alice.say(&w.room, &format!("approve {rid2} really fine")).await;
     assert!(w.reply_to(&again).await.contains("already approved"));
     let events = events_until(&w.stack, &rid2, "alice's second approval refused", |e| {
@@ -511,7 +519,10 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     assert_eq!(status, 4, "{json}");
     assert_eq!(json["approver"]["who"], BOB, "{json}");
 
-    // `airlock override` works beside the bridge: an operator's approval counts as one of two.
+    // `airlock override` works beside the bridge: an operator's approval, signed with that
+    // operator's own key, counts as one of two.
+    let out = w.stack.output(&["keys", "add-operator", "ops-oncall"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let child = w.submit("both.py", &[]);
     let rid4 = w.wait_pending(&[rid.clone(), rid2.clone(), rid3.clone()])["request_id"]
         .as_str()
@@ -524,7 +535,7 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
         &rid4,
         "--reason",
         "ran it locally",
-        "--who",
+        "--operator",
         "ops-oncall",
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -28,12 +28,27 @@ fn append(home: &tempfile::TempDir, text: &str) {
 
 /// `airlock up` on this home: it must fail at once, with `needle` on stderr, and start nothing.
 fn up_refuses(home: &tempfile::TempDir, needle: &str) {
-    let out = Command::new(airlock_bin())
+    let mut up = Command::new(airlock_bin())
         .arg("--home")
         .arg(home.path())
         .args(["up", "--port", "0", "--no-image"])
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("airlock up");
+    // An accepted config starts a stack that runs until stopped: give up (and stop it) rather
+    // than wait forever.
+    let started = std::time::Instant::now();
+    while up.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            // SIGTERM: `up` stops what it started before it exits.
+            let _ = Command::new("kill").arg(up.id().to_string()).status();
+            let _ = up.wait();
+            panic!("airlock up accepted the config and kept running (expected {needle:?})");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = up.wait_with_output().expect("airlock up");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "airlock up accepted the config: {stderr}");
     assert!(stderr.contains(needle), "expected {needle:?} in: {stderr}");
@@ -63,6 +78,16 @@ fn an_unknown_section_or_a_bad_value_stops_airlock_up() {
         .replace("[auditor]\n", "[auditor]\ncommit_linger = \"5s\"\n");
     std::fs::write(&path, text).expect("write");
     up_refuses(&home, "commit_linger");
+}
+
+#[test]
+fn the_people_table_is_read_and_checked_by_airlock_up() {
+    let home = init();
+    append(
+        &home,
+        "\n[people.alice]\nmatrix = [\"@a:example.org\"]\n[people.bob]\nmatrix = [\"@a:example.org\"]\n",
+    );
+    up_refuses(&home, "is listed for both alice and bob");
 }
 
 #[test]

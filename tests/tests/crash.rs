@@ -35,11 +35,11 @@ async fn start_long_run_with(stack: &Stack, name: &str, code: &str, extra: &[&st
         .await
         .unwrap_or_else(|_| panic!("the run never started:\n{}", stack.diagnostics()))
         .expect("subscription");
+    // `airlock.exec.started.<client>.<local>`: the id is everything after the prefix.
     let rid = message
         .subject
         .as_str()
-        .rsplit('.')
-        .next()
+        .strip_prefix("airlock.exec.started.")
         .expect("request id")
         .to_owned();
     (child, rid)

@@ -8,8 +8,9 @@ use airlock_bus::runner::ConfigFile;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Top-level sections a stack's config may have besides each service's own.
-const STACK_SECTIONS: [&str; 4] = ["nats", "quotas", "clients", "telemetry"];
+/// Top-level sections a stack's config may have besides each service's own (`people` is read by
+/// the gate, which counts people under the two-person rule, and checked with its config below).
+const STACK_SECTIONS: [&str; 5] = ["nats", "quotas", "clients", "telemetry", "people"];
 
 /// The chat bridge's key: its file name in `keys/` and its signed-note name.
 

@@ -89,7 +89,7 @@ async fn logs_every_event(store_url: String, dir: &std::path::Path) {
     seen.sort();
     assert_eq!(
         seen,
-        vec![("r1".to_owned(), vec![0, 1, 2]), ("r2".to_owned(), vec![3, 4])]
+        vec![("mai.r1".to_owned(), vec![0, 1, 2]), ("mai.r2".to_owned(), vec![3, 4])]
     );
     let checkpoint = tokio::time::timeout(Duration::from_secs(5), checkpoints.next())
         .await
@@ -121,10 +121,10 @@ async fn logs_every_event(store_url: String, dir: &std::path::Path) {
     // The revision shows its diff.
     let revision = items
         .iter()
-        .find(|i| i.entry.request_id == "r2" && i.entry.kind == "submitted")
+        .find(|i| i.entry.request_id == "mai.r2" && i.entry.kind == "submitted")
         .unwrap();
     let (revises, diff) = revision.diff.as_ref().unwrap();
-    assert_eq!(revises, "r1");
+    assert_eq!(revises, "mai.r1");
     assert!(
         diff.contains("-print('one')") && diff.contains("+print('two')"),
         "{diff}"

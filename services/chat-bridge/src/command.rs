@@ -56,7 +56,7 @@ fn looks_like_id(token: &str) -> bool {
     (MIN_PREFIX..=64).contains(&token.len())
         && token
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
 }
 
 /// Reads a message. `is_reply`: it replies to one of the bot's messages, so the request may go
@@ -201,6 +201,10 @@ mod tests {
         assert!(c.approve);
         assert_eq!(c.target.as_deref(), Some("0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"));
         assert_eq!(c.reason, "checked the URL, it is ours");
+        // Ids name their client (`<client>.<local>`): the whole id, as shown, is an id.
+        let c = cmd("approve mai.0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b fine", false);
+        assert_eq!(c.target.as_deref(), Some("mai.0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"));
+        assert_eq!(c.reason, "fine");
         let c = cmd("DENY 0193a1b2 no downloads from there", false);
         assert!(!c.approve);
         assert_eq!(c.target.as_deref(), Some("0193a1b2"));

@@ -72,6 +72,10 @@ impl Config {
         let mut config: Config = file.section(section)?;
         config.quotas = file.section("quotas")?;
         config.people = file.section("people")?;
+        // Checked here as well as when the gate builds its trust, so that `airlock up` refuses a
+        // person counted twice before anything starts (operator key files are added later).
+        crate::people::People::new(&config.people, &BTreeMap::new())
+            .map_err(|e| file.invalid("people", e.to_string()))?;
         if config.operators_dir.is_relative()
             && let Some(dir) = file.path().parent().filter(|d| !d.as_os_str().is_empty())
         {

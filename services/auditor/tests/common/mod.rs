@@ -41,8 +41,9 @@ pub fn publisher(client: &async_nats::Client, producer: Producer) -> Publisher {
     )
 }
 
-pub fn rid(s: &str) -> RequestId {
-    RequestId::parse(s).unwrap()
+/// The id `mai.<local>`: the client part every admitted submission's id carries.
+pub fn rid(local: &str) -> RequestId {
+    RequestId::for_client("mai", local).unwrap()
 }
 
 pub fn submitted(code: &str, revises: Option<&str>) -> Event {
