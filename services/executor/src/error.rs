@@ -70,6 +70,12 @@ pub enum SandboxError {
     /// The container's PID 1 did not exit when it was released, nor when it was killed.
     #[error("the sandbox container {container} did not stop")]
     Stuck { container: String },
+    /// The run was cut off by the infrastructure after its job was handed to the container:
+    /// the engine's connection or output stream was lost, or the container's end was never
+    /// confirmed. The program may have run, in part or whole; its result is unknown, so none is
+    /// made up. The container was killed (when the engine could be reached).
+    #[error("interrupted: {reason}")]
+    Interrupted { container: String, reason: String },
     /// [`crate::Sandbox::close`] or [`crate::Sandbox::shutdown`] was called. The job did not
     /// start: nothing of it ran.
     #[error("the sandbox is shutting down")]
@@ -102,6 +108,7 @@ impl SandboxError {
             | SandboxError::Egress { .. }
             | SandboxError::Io { .. }
             | SandboxError::Stuck { .. }
+            | SandboxError::Interrupted { .. }
             | SandboxError::ShuttingDown
             | SandboxError::Internal(_) => false,
         }

@@ -19,6 +19,8 @@ pub mod attacks;
 pub mod bench;
 pub mod config;
 pub mod docker;
+#[cfg(feature = "testing")]
+pub mod engine_proxy;
 mod error;
 mod events;
 pub mod host;
