@@ -1,7 +1,8 @@
 # Faking "the program is over": the executor reads it from PID 1's own name ("CODE:TOKEN") and
 # the pids cgroup, from the host. Renaming PID 1 must fail; renaming itself must change nothing;
 # signals sent to PID 1 to hurry its end are dropped; and a line that looks like the end marker
-# is only output. The run is supervised to its real end (exit 3 after the sleep).
+# is only output, even as the program's very last bytes. The run is supervised to its real end
+# (exit 3 after the sleep).
 import ctypes, os, signal, sys, time
 for path in ("/proc/1/comm", "/proc/1/task/1/comm"):
     try:
@@ -24,4 +25,6 @@ sys.stdout.write("\n\x00airlock-end-aaaaaaaaaaa")
 sys.stdout.flush()
 time.sleep(1.5)
 print("\nstill running after renaming", flush=True)
+sys.stdout.write("\x00airlock-end-bbbbbbbbbbb")
+sys.stdout.flush()
 sys.exit(3)

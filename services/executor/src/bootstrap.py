@@ -8,7 +8,10 @@
 #    itself) for one frame on stdin: b"AIRLOCK1", a 4-byte big-endian header length, a JSON
 #    header {language, args, env, code_len, wall_ms, grace_ms, park_ms, path}, then code_len
 #    bytes of code. Everything after the frame is the program's own stdin, until EOF
-#    (`services/executor/src/launch.rs` builds the frame and holds a decoder of it);
+#    (`services/executor/src/launch.rs` builds the frame and holds a decoder of it). Once the
+#    whole frame is in, it writes the start marker on stdout: the executor's proof that the job
+#    reached the container (a container whose stdin closed before, because the engine dropped
+#    the connection, never runs anything and never shows the marker);
 # 2. forks the program: Python code runs in the forked interpreter (no second interpreter
 #    start-up), bash code is exec'd from a memfd;
 # 3. supervises it as init: reaps every process, and once the program exits (or wall_ms +
@@ -20,8 +23,11 @@
 #    the host, where it also sees the pids cgroup hold PID 1 alone, and sends SIGUSR2; PID 1
 #    then writes the end marker (END_PREFIX + token) on stdout and stderr, behind everything the
 #    program wrote, and waits for SIGUSR1 while the executor looks at what the program left.
-#    Each wait lasts at most park_ms. Then (or at once when park_ms is 0) it exits with the
+#    Each wait lasts at most park_ms. When park_ms is 0 (the executor cannot see the host), it
+#    writes the end marker with a fresh token on both streams at once. Then it exits with the
 #    program's status (128 + signal when it was killed by a signal), which the engine records.
+#    Without its end marker behind the output, the executor takes no status for the program's:
+#    an output stream the engine cut short ends the run as interrupted.
 #
 # Nothing the program could write tells the executor anything that counts: a process can
 # rename only itself (PID 1 is non-dumpable, and init ignores signals from inside it has no
@@ -40,9 +46,12 @@ import atexit, linecache, traceback, types
 
 MAGIC = b"AIRLOCK1"
 ACTIVITY_FD = 9
+# Starts stdout once the job is in, before the program exists. The executor's twin is
+# START_MARKER in services/executor/src/tally.rs.
+START_MARKER = b"\x00airlock-start\x00"
 # Ends each output stream once the program is over, followed by the token (never known to the
-# program). The executor's twin is END_PREFIX in services/executor/src/run.rs.
-END_PREFIX = b"\n\x00airlock-end-"
+# program). The executor's twin is END_PREFIX in services/executor/src/tally.rs.
+END_PREFIX = b"\x00airlock-end-"
 
 
 def _prctl(option, value):
@@ -115,29 +124,38 @@ def _supervise(child, header):
         else:
             code = 255
     # An executor that is still there kills at wall_ms, long before this safety net: nobody is
-    # left to look at the final state, so there is no reason to park.
-    if not overran and header["park_ms"] > 0:
-        _park(code, header["park_ms"] / 1000.0)
+    # left to look at the final state, so there is no reason to park, nor to mark the end.
+    if not overran:
+        token = "".join("abcdefghijklmnopqrstuvwxyz234567"[b % 32] for b in os.urandom(11)).encode()
+        if header["park_ms"] <= 0 or not _park(code, token, header["park_ms"] / 1000.0):
+            _end_streams(token)
     os._exit(code)
 
 
-def _park(code, seconds):
-    # Only the executor can signal PID 1 now: what is pending came from the dead program.
-    while signal.sigtimedwait({signal.SIGUSR1, signal.SIGUSR2}, 0) is not None:
-        pass
-    token = "".join("abcdefghijklmnopqrstuvwxyz234567"[b % 32] for b in os.urandom(11)).encode()
-    # Without a name to show (prctl unavailable) the executor cannot tell the program is over:
-    # exit at once, and it reads the end from the engine alone.
-    if not _prctl(15, b"%03d:%s" % (code, token)):  # PR_SET_NAME
-        return
-    if signal.sigtimedwait({signal.SIGUSR2}, seconds) is None:
-        return
+def _end_streams(token):
     for fd in (1, 2):
         try:
             os.write(fd, END_PREFIX + token)
         except OSError:
             pass
+
+
+def _park(code, token, seconds):
+    """Shows the end, waits for the executor's look; false when there is no name to show."""
+    # Only the executor can signal PID 1 now: what is pending came from the dead program.
+    while signal.sigtimedwait({signal.SIGUSR1, signal.SIGUSR2}, 0) is not None:
+        pass
+    # Without a name to show (prctl unavailable) the executor cannot tell the program is over:
+    # the end is marked at once, and it reads the status from the engine.
+    if not _prctl(15, b"%03d:%s" % (code, token)):  # PR_SET_NAME
+        return False
+    # No executor looking within park_ms: exit without the marker (it is gone or stalled, and
+    # reads the run as interrupted if it comes back).
+    if signal.sigtimedwait({signal.SIGUSR2}, seconds) is None:
+        return True
+    _end_streams(token)
     signal.sigtimedwait({signal.SIGUSR1}, seconds)
+    return True
 
 
 def _main():
@@ -153,6 +171,10 @@ def _main():
     frame_deadline = time.monotonic() + 30.0
     header = json.loads(_read_exact(int.from_bytes(magic[len(MAGIC):], "big"), frame_deadline))
     code = _read_exact(header["code_len"], frame_deadline) if header["code_len"] else b""
+    try:
+        os.write(1, START_MARKER)
+    except OSError:
+        os._exit(254)
     activity = os.memfd_create("airlock-activity")
     if activity != ACTIVITY_FD:
         os.dup2(activity, ACTIVITY_FD)

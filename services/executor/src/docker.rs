@@ -316,3 +316,17 @@ pub async fn oom_killed(engine: &Engine, id: &str) -> bool {
         .and_then(|s| s.oom_killed)
         == Some(true)
 }
+
+/// Whether the engine reports the container running; `true` when it cannot tell (an
+/// unreachable engine is not evidence that the container stopped).
+pub async fn is_running(engine: &Engine, id: &str) -> bool {
+    match engine
+        .docker
+        .inspect_container(id, None::<bollard::query_parameters::InspectContainerOptions>)
+        .await
+    {
+        Ok(inspect) => inspect.state.and_then(|s| s.running).unwrap_or(false),
+        Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => false,
+        Err(_) => true,
+    }
+}

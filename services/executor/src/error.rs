@@ -67,9 +67,6 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
-    /// The container's PID 1 did not exit when it was released, nor when it was killed.
-    #[error("the sandbox container {container} did not stop")]
-    Stuck { container: String },
     /// The run was cut off by the infrastructure after its job was handed to the container:
     /// the engine's connection or output stream was lost, or the container's end was never
     /// confirmed. The program may have run, in part or whole; its result is unknown, so none is
@@ -86,6 +83,13 @@ pub enum SandboxError {
 }
 
 impl SandboxError {
+    /// Whether the program may have run: only an interrupted run got as far as its container.
+    /// Every other error happened before the job was handed over, so nothing of it ran and
+    /// trying again later is safe.
+    pub fn may_have_run(&self) -> bool {
+        matches!(self, SandboxError::Interrupted { .. })
+    }
+
     /// Whether the engine itself is gone (as opposed to refusing one request).
     pub fn is_docker_unreachable(&self) -> bool {
         matches!(self, SandboxError::DockerUnreachable { .. })
@@ -107,7 +111,6 @@ impl SandboxError {
             | SandboxError::StartFailed { .. }
             | SandboxError::Egress { .. }
             | SandboxError::Io { .. }
-            | SandboxError::Stuck { .. }
             | SandboxError::Interrupted { .. }
             | SandboxError::ShuttingDown
             | SandboxError::Internal(_) => false,

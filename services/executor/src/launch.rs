@@ -5,7 +5,7 @@
 //! needs no image rebuild). Warm and cold containers are started the same way; a warm one is
 //! simply started before its job exists.
 
-use crate::config::SandboxConfig;
+use crate::config::{HostConfig, SandboxConfig};
 use crate::docker::{self, ContainerSpec, Engine, NetworkMode};
 use crate::error::SandboxError;
 use airlock_protocol::{Inputs, Language, Limits};
@@ -35,7 +35,26 @@ pub struct Launched {
     pub attach: AttachContainerResults,
     /// PID 1 as the host sees it, when the engine told us.
     pub host_pid: Option<u32>,
+    /// Whether this process could see PID 1 in the container's cgroup when it started (an
+    /// executor without the host's /proc cannot).
+    pub seen_from_host: bool,
     pub started: Instant,
+}
+
+impl Launched {
+    /// Whether PID 1 is visibly gone: it was seen from the host at the start and is not there
+    /// now (it exits as soon as its stdin closes, which the engine does when it drops the
+    /// attach connection). `false` when it cannot be told from here.
+    pub fn is_gone(&self, host: &HostConfig) -> bool {
+        self.seen_from_host && !in_cgroup_of(host, self.host_pid, &self.id)
+    }
+}
+
+/// Whether `pid` is, per the host's /proc, a process in container `id`'s cgroup (cgroupfs paths
+/// name the container).
+fn in_cgroup_of(host: &HostConfig, pid: Option<u32>, id: &str) -> bool {
+    let Some(pid) = pid else { return false };
+    std::fs::read_to_string(host.proc_root.join(pid.to_string()).join("cgroup")).is_ok_and(|text| text.contains(id))
 }
 
 /// What a container is made for.
@@ -79,6 +98,7 @@ pub async fn launch(
     let id = created.id;
     match attach_and_start(engine, request.image, &id).await {
         Ok((attach, host_pid)) => Ok(Launched {
+            seen_from_host: in_cgroup_of(&config.host, host_pid, &id),
             id,
             name,
             image: request.image.to_owned(),

@@ -168,8 +168,12 @@ impl Pool {
             };
             while let Some(mut candidate) = class.idle.pop_front() {
                 // The bootstrap writes nothing before its frame: any output or an ended stream
-                // means the container is not waiting any more.
-                let waiting = candidate.attach.output.next().now_or_never().is_none();
+                // means the container is not waiting any more; nor is one whose PID 1 is gone
+                // (its stdin was closed by the engine, which dropped the attach connection,
+                // before this process heard of it). What slips through both is caught by the
+                // run: its job is never acknowledged.
+                let waiting =
+                    candidate.attach.output.next().now_or_never().is_none() && !candidate.is_gone(&self.config.host);
                 if waiting && candidate.started.elapsed() < max_age {
                     taken = Some(candidate);
                     break;

@@ -10,14 +10,19 @@
 //!    killed on a violation;
 //! 4. [`Run::report`]: the activity events, usage and violation, into a [`RunReport`].
 //!
-//! Nothing the program can write decides anything here. Watched from the host, the end of the
-//! program is PID 1's own name (`CODE:TOKEN`, which no other process can set) with the pids
-//! cgroup holding PID 1 alone; the name carries the exit status PID 1 got from `waitpid`; the
-//! end of each output stream is a marker PID 1 writes on request behind everything the program
-//! wrote, whose token was drawn after the program's last process died. The engine's `docker
-//! wait` status is checked against it afterwards. Not watched from the host, the end is the
-//! container's stop: the end of the engine's attach stream and its `docker wait` status. What
-//! the program writes on stdout and stderr is only ever its output.
+//! Nothing the program can write decides anything here, and nothing is taken on trust from a
+//! stream that may have been cut. Stdout opens with PID 1's start marker, written once the whole
+//! job is in: without it the job never provably reached the container. Watched from the host,
+//! the end of the program is PID 1's own name (`CODE:TOKEN`, which no other process can set)
+//! with the pids cgroup holding PID 1 alone; the name carries the exit status PID 1 got from
+//! `waitpid`; the end of each output stream is a marker PID 1 writes on request behind
+//! everything the program wrote, whose token was drawn after the program's last process died.
+//! The engine's `docker wait` status is checked against it afterwards. Not watched from the
+//! host, the end is the container's stop as the engine confirms it (`docker wait`), with both
+//! output streams ending in PID 1's end marker. A stream that ends or fails any other way (the
+//! engine dropped the connection, a warm container lost its stdin before its job) ends the run
+//! as [`SandboxError::Interrupted`], never with a status or output made up from what was left.
+//! What the program writes on stdout and stderr is only ever its output.
 
 use crate::activity::{self, InsideReport};
 use crate::config::SandboxConfig;
@@ -25,7 +30,7 @@ use crate::docker::{self, Engine};
 use crate::events::EventSink;
 use crate::launch::{Frame, Launched};
 use crate::monitor::{Finished, Observer};
-use crate::tally::{EndWatch, Output, Tally, check, output_violation};
+use crate::tally::{Output, StartWatch, StreamEnd, Tally, check, output_violation};
 use crate::{RunReport, SandboxError, SandboxEvent};
 use airlock_protocol::{Activity, ExecStarted, Limits, OutputStream, Usage, UsageSample, Violation, ViolationKind};
 use bollard::container::{AttachContainerResults, LogOutput};
@@ -40,9 +45,6 @@ use tokio_util::task::TaskTracker;
 /// The container's output as the engine streams it.
 type OutputStreamOf = Pin<Box<dyn futures::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>>;
 
-/// What PID 1 writes at the end of each output stream, before the token (`END_PREFIX` in
-/// `bootstrap.py`).
-const END_PREFIX: &[u8] = b"\n\0airlock-end-";
 /// How long the engine may take to stop a released container, beyond `park_ms`, before the
 /// check of its exit status gives up.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -96,8 +98,11 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
 /// name: they are the same `waitpid` result, by two ways out. A difference is a defect of the
 /// sandbox, never of the program, and is logged as one.
 async fn check_engine_status(engine: &Engine, id: &str, shown: i64, bound: Duration) {
+    let asked = Instant::now();
     match tokio::time::timeout(bound, docker::exit_status(engine, id)).await {
-        Ok(Ok(status)) if status == shown => {}
+        Ok(Ok(status)) if status == shown => {
+            tracing::debug!(container = %id, after_us = asked.elapsed().as_micros() as u64, "the engine confirmed the exit status");
+        }
         Ok(Ok(status)) => tracing::error!(
             container = %id,
             shown,
@@ -141,7 +146,11 @@ async fn supervise(
                 "program over"
             );
             let found = run.post_mortem().await;
-            run.release().await?;
+            // The result is known (the kernel showed it, the output ended with PID 1's token):
+            // a PID 1 that cannot be released exits by itself after `park`.
+            if let Err(error) = run.release().await {
+                tracing::warn!(container = %id, %error, "releasing PID 1; it exits by itself");
+            }
             tracing::debug!(
                 released_us = run.started.elapsed().as_micros() as u64,
                 "post-mortem done"
@@ -155,26 +164,27 @@ async fn supervise(
             // sits unread in the stream would wait for a reader that never comes.
             writer.abort();
             drop(output);
-            docker::signal(exec.engine, id, "SIGKILL").await?;
+            // The violation is what the kernel's counters or the clock showed: it stands even if
+            // the engine cannot be reached to kill (PID 1's own net kills at wall + grace).
+            kill(exec, id).await;
             Ok(Ended::killed(violation))
         }
-        Ending::StreamFailed(error) => {
+        Ending::Lost(reason) => {
             writer.abort();
             drop(output);
-            docker::signal(exec.engine, id, "SIGKILL").await?;
-            Err(exec.engine.err("read the container's output", error))
-        }
-        Ending::Stuck => {
-            writer.abort();
-            drop(output);
-            docker::signal(exec.engine, id, "SIGKILL").await?;
-            Err(SandboxError::Stuck {
-                container: id.to_owned(),
-            })
+            kill(exec, id).await;
+            Err(run.interrupted(reason))
         }
     };
     writer.abort();
     Ok((run.report(ended?), shown))
+}
+
+/// Kills a container whose run ended, as far as the engine can be reached.
+async fn kill(exec: &Execution<'_>, id: &str) {
+    if let Err(error) = docker::signal(exec.engine, id, "SIGKILL").await {
+        tracing::warn!(container = %id, %error, "killing a sandbox container; it is removed later");
+    }
 }
 
 /// Writes the frame and the program's stdin, then closes stdin; its own task, so that a program
@@ -199,14 +209,14 @@ enum Ending {
     /// Every process of the program is gone and all of its output was read; PID 1 waits,
     /// parked, to be released. The program's exit status, as PID 1 showed it.
     ProgramOver(i64),
-    /// The engine ended the attach stream: the container stopped (PID 1 exited or was killed).
+    /// The engine ended the attach stream: the container stopped (PID 1 exited or was killed),
+    /// or the stream was lost; [`Run::stopped`] tells which.
     ContainerStopped,
     /// A limit was crossed; the container must be killed.
     Violation(Violation),
-    /// The engine's attach stream failed.
-    StreamFailed(bollard::errors::Error),
-    /// PID 1 showed the program was over but did not end its output when asked.
-    Stuck,
+    /// The run can no longer be followed (the engine's stream failed, the end PID 1 showed
+    /// never came through it, the job was never acknowledged): why.
+    Lost(String),
 }
 
 /// What the post-mortem found while PID 1 was parked.
@@ -251,7 +261,7 @@ enum Flow {
     More,
     Over(Violation),
     Ended,
-    Failed(bollard::errors::Error),
+    Failed(String),
 }
 
 /// The state of one run across its phases.
@@ -262,8 +272,10 @@ struct Run<'a> {
     observer: Observer,
     tally: Tally,
     out: Output,
-    /// Once PID 1 showed the program is over: where stdout and stderr end.
-    ends: Option<[EndWatch; 2]>,
+    /// PID 1's acknowledgement of the job, at the head of stdout.
+    start: StartWatch,
+    /// Where stdout and stderr end.
+    ends: [StreamEnd; 2],
     processes: activity::Processes,
     started: Instant,
     wall: Duration,
@@ -302,7 +314,8 @@ impl<'a> Run<'a> {
             observer,
             tally,
             out: Output::new(exec.limits.output_bytes),
-            ends: None,
+            start: StartWatch::default(),
+            ends: Default::default(),
             processes,
             started: Instant::now(),
             wall: Duration::ZERO,
@@ -333,9 +346,11 @@ impl<'a> Run<'a> {
                     Flow::More => {}
                     Flow::Over(violation) => return Ending::Violation(violation),
                     Flow::Ended => return Ending::ContainerStopped,
-                    Flow::Failed(error) => return Ending::StreamFailed(error),
+                    Flow::Failed(error) => {
+                        return Ending::Lost(format!("the engine's output stream failed: {error}"));
+                    }
                 },
-                _ = &mut deadline, if over.is_none() => return Ending::Violation(self.timeout()),
+                _ = &mut deadline, if over.is_none() => return self.deadline().await,
                 _ = counters.tick() => {
                     if let Some(violation) = self.sample(&mut next_sample, sample_every).await {
                         return Ending::Violation(violation);
@@ -351,12 +366,13 @@ impl<'a> Run<'a> {
                     }
                 }
                 _ = tokio::time::sleep_until(over.map_or(next_end_check, |(_, by)| by)), if over.is_some() => {
-                    return Ending::Stuck;
+                    return Ending::Lost(
+                        "PID 1 showed the program was over, but the end of its output never came through the engine's stream".into(),
+                    );
                 }
             }
-            if let (Some((exit_code, _)), Some([stdout, stderr])) = (over, &self.ends)
-                && stdout.seen
-                && stderr.seen
+            if let Some((exit_code, _)) = over
+                && self.ends.iter().all(|end| end.seen)
             {
                 return Ending::ProgramOver(exit_code);
             }
@@ -366,8 +382,9 @@ impl<'a> Run<'a> {
     /// Asks PID 1 (which showed the program is over) to write the end marker on both streams;
     /// returns by when they must have ended.
     async fn end_output(&mut self, finished: &Finished) -> tokio::time::Instant {
-        let marker = [END_PREFIX, finished.token.as_bytes()].concat();
-        self.ends = Some([EndWatch::new(&marker), EndWatch::new(&marker)]);
+        for end in &mut self.ends {
+            end.expect(&finished.token);
+        }
         if !self.observer.signal_init(libc::SIGUSR2)
             && let Err(error) = docker::signal(self.exec.engine, self.id, "SIGUSR2").await
         {
@@ -384,25 +401,65 @@ impl<'a> Run<'a> {
             }
             Some(Ok(LogOutput::StdErr { message })) => (OutputStream::Stderr, message),
             Some(Ok(LogOutput::StdIn { .. })) => return Flow::More,
-            Some(Err(error)) => return Flow::Failed(error),
-            None => return Flow::Ended,
+            Some(Err(error)) => return Flow::Failed(error.to_string()),
+            None => {
+                // What was held back as a possible marker is the program's after all, unless
+                // it ends the stream.
+                for (stream, end) in [OutputStream::Stdout, OutputStream::Stderr].into_iter().zip(0..2) {
+                    let rest = self.ends[end].finish();
+                    if self.keep(stream, &rest) {
+                        return Flow::Over(output_violation(&self.out));
+                    }
+                }
+                return Flow::Ended;
+            }
         };
-        let data = match &mut self.ends {
-            Some([stdout, stderr]) => match stream {
-                OutputStream::Stdout => stdout.feed(&data),
-                OutputStream::Stderr => stderr.feed(&data),
-            },
-            None => data.to_vec(),
+        let data = match stream {
+            OutputStream::Stdout => {
+                let program = self.start.feed(&data);
+                self.ends[0].feed(&program)
+            }
+            OutputStream::Stderr => self.ends[1].feed(&data),
         };
-        let (chunk, over) = self.out.push(stream, &data);
-        if let Some(chunk) = chunk {
-            self.events.send(SandboxEvent::Output(chunk));
-        }
-        if over {
+        if self.keep(stream, &data) {
             Flow::Over(output_violation(&self.out))
         } else {
             Flow::More
         }
+    }
+
+    /// The program's output under the cap, published as it comes; whether the cap was hit.
+    fn keep(&mut self, stream: OutputStream, data: &[u8]) -> bool {
+        if data.is_empty() {
+            return false;
+        }
+        let (chunk, over) = self.out.push(stream, data);
+        if let Some(chunk) = chunk {
+            self.events.send(SandboxEvent::Output(chunk));
+        }
+        over
+    }
+
+    /// The run as interrupted, with why.
+    fn interrupted(&self, reason: String) -> SandboxError {
+        tracing::warn!(request = self.exec.request_id, container = %self.id, %reason, "run interrupted");
+        SandboxError::Interrupted {
+            container: self.id.to_owned(),
+            reason,
+        }
+    }
+
+    /// The wall time ran out before the end was seen: a timeout of the program's, unless the
+    /// job was never acknowledged or (not watched from the host) the container had stopped
+    /// without the engine's stream saying so.
+    async fn deadline(&self) -> Ending {
+        if !self.start.seen {
+            return Ending::Lost("the container never acknowledged its job".into());
+        }
+        if !self.observer.is_host() && !docker::is_running(self.exec.engine, self.id).await {
+            return Ending::Lost("the container stopped, and the engine's output stream never said so".into());
+        }
+        Ending::Violation(self.timeout())
     }
 
     /// One look at the kernel's counters: a violation, or a usage sample when one is due.
@@ -469,11 +526,29 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Phase 3 when the container stopped by itself (PID 1 exited: not watched from the host,
-    /// its safety net, or killed by the OOM killer): the exit status from the engine.
+    /// Phase 3 when the engine's stream ended without the end seen from the host (not watched
+    /// from the host, PID 1's safety net, an OOM kill of PID 1, or a lost stream): the exit
+    /// status is the engine's (`docker wait`), and it is the program's only when the job was
+    /// acknowledged and both output streams ended with PID 1's end marker. A container still
+    /// running when its stream ended lost its stream; it is killed.
     async fn stopped(&mut self) -> Result<Ended, SandboxError> {
         let (engine, id) = (self.exec.engine, self.id);
-        let status = docker::exit_status(engine, id).await?;
+        let status = match tokio::time::timeout(STOP_GRACE, docker::exit_status(engine, id)).await {
+            Ok(Ok(status)) => status,
+            Ok(Err(error)) => {
+                kill(self.exec, id).await;
+                return Err(self.interrupted(format!(
+                    "the engine's output stream ended and the container's exit could not be confirmed: {error}"
+                )));
+            }
+            Err(_) => {
+                kill(self.exec, id).await;
+                return Err(self.interrupted(
+                    "the engine's output stream ended while the container was still running: the stream was lost"
+                        .into(),
+                ));
+            }
+        };
         let mut violation = None;
         // An OOM kill of PID 1 itself ends the container before any counter shows it.
         if status == 137 && docker::oom_killed(engine, id).await {
@@ -484,6 +559,15 @@ impl<'a> Run<'a> {
                 limit: Some(limit),
                 measured: Some(self.tally.peak_memory),
             });
+        } else if !self.start.seen {
+            return Err(self.interrupted(
+                "the container stopped without acknowledging its job: its input was lost before the job reached it"
+                    .into(),
+            ));
+        } else if !self.ends.iter().all(|end| end.seen) {
+            return Err(self.interrupted(format!(
+                "the container stopped (status {status}), but its output did not end with PID 1's end marker: the engine's stream lost its end"
+            )));
         }
         Ok(Ended {
             exit_code: violation.is_none().then_some(status),

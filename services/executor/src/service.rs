@@ -440,7 +440,12 @@ impl Executor {
             Ok(report) => self.terminal_of(&authorized, report),
             Err(e) => {
                 let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
-                terminal.reason = Some(format!("the sandbox failed: {e}"));
+                terminal.reason = Some(if e.may_have_run() {
+                    self.counters.incr("interrupted");
+                    e.to_string()
+                } else {
+                    format!("the sandbox failed: {e}")
+                });
                 terminal
             }
         };

@@ -56,44 +56,126 @@ impl Output {
     }
 }
 
+/// What PID 1 writes on stdout once the whole job is in, before the program exists
+/// (`START_MARKER` in `bootstrap.py`).
+pub(crate) const START_MARKER: &[u8] = b"\0airlock-start\0";
+/// What PID 1 writes at the end of each output stream, before the token (`END_PREFIX` in
+/// `bootstrap.py`).
+pub(crate) const END_PREFIX: &[u8] = b"\0airlock-end-";
+/// The token's length and alphabet (`_park` in `bootstrap.py`).
+const TOKEN_LEN: usize = 11;
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)
+}
+
+/// Finds the start marker at the head of stdout and keeps it out of the program's output. It is
+/// PID 1's acknowledgement that the job reached the container: without it nothing the stream
+/// or the engine says is the program's.
+#[derive(Default)]
+pub(crate) struct StartWatch {
+    got: Vec<u8>,
+    pub(crate) seen: bool,
+    /// Stdout began with something else: the stream is not what PID 1 writes.
+    pub(crate) broken: bool,
+}
+
+impl StartWatch {
+    /// The program's bytes in `data` (stdout).
+    pub(crate) fn feed(&mut self, data: &[u8]) -> Vec<u8> {
+        if self.seen || self.broken {
+            return data.to_vec();
+        }
+        let wanted = START_MARKER.len() - self.got.len();
+        let (head, rest) = data.split_at(data.len().min(wanted));
+        self.got.extend_from_slice(head);
+        if !START_MARKER.starts_with(&self.got) {
+            self.broken = true;
+            let mut all = std::mem::take(&mut self.got);
+            all.extend_from_slice(rest);
+            return all;
+        }
+        if self.got.len() == START_MARKER.len() {
+            self.seen = true;
+        }
+        rest.to_vec()
+    }
+}
+
 /// Finds the end marker in one output stream, across chunk boundaries, and keeps it out of the
-/// program's output. The marker carries a token drawn after the program's last process died,
-/// so the first occurrence is PID 1's, written behind everything the program wrote.
-pub(crate) struct EndWatch {
-    marker: Vec<u8>,
-    /// The tail of what was read that could be the start of the marker.
+/// program's output.
+///
+/// Once PID 1 showed its token from the host ([`StreamEnd::expect`]), the marker is that exact
+/// token: drawn after the program's last process died, so its first occurrence is PID 1's,
+/// written behind everything the program wrote. Until then (and always when the executor
+/// cannot see the host) a marker of any token counts only as the very last bytes of the stream
+/// ([`StreamEnd::finish`]): at the end of the stream nothing of the program is alive to write
+/// after PID 1.
+#[derive(Default)]
+pub(crate) struct StreamEnd {
+    /// PID 1's own marker, once known.
+    exact: Option<Vec<u8>>,
+    /// The tail of what was read that could be the start of a marker.
     held: Vec<u8>,
     pub(crate) seen: bool,
 }
 
-impl EndWatch {
-    pub(crate) fn new(marker: &[u8]) -> Self {
-        Self {
-            marker: marker.to_vec(),
-            held: Vec::new(),
-            seen: false,
+impl StreamEnd {
+    /// From now on, the end is this token's marker.
+    pub(crate) fn expect(&mut self, token: &str) {
+        self.exact = Some([END_PREFIX, token.as_bytes()].concat());
+    }
+
+    /// Whether `bytes` could begin a marker (of PID 1's exact token, or of any token).
+    fn could_begin(&self, bytes: &[u8]) -> bool {
+        if let Some(exact) = &self.exact {
+            return exact.starts_with(bytes);
         }
+        if bytes.len() <= END_PREFIX.len() {
+            return END_PREFIX.starts_with(bytes);
+        }
+        bytes.starts_with(END_PREFIX)
+            && bytes.len() <= END_PREFIX.len() + TOKEN_LEN
+            && bytes[END_PREFIX.len()..].iter().all(|b| is_token_byte(*b))
     }
 
     /// The program's bytes in `data`: everything before the marker, less a held-back tail that
-    /// may be the marker's beginning.
+    /// may be a marker's beginning.
     pub(crate) fn feed(&mut self, data: &[u8]) -> Vec<u8> {
         if self.seen {
             return Vec::new();
         }
         let mut buf = std::mem::take(&mut self.held);
         buf.extend_from_slice(data);
-        if let Some(at) = buf.windows(self.marker.len()).position(|w| w == self.marker.as_slice()) {
+        if let Some(exact) = &self.exact
+            && let Some(at) = buf.windows(exact.len()).position(|w| w == exact.as_slice())
+        {
             self.seen = true;
             buf.truncate(at);
             return buf;
         }
-        let keep = (1..self.marker.len().min(buf.len() + 1))
-            .rev()
-            .find(|&n| buf.ends_with(&self.marker[..n]))
-            .unwrap_or(0);
+        let longest = END_PREFIX.len() + TOKEN_LEN;
+        let keep = (buf.len().saturating_sub(longest)..buf.len())
+            .find(|&at| self.could_begin(&buf[at..]))
+            .map_or(0, |at| buf.len() - at);
         self.held = buf.split_off(buf.len() - keep);
         buf
+    }
+
+    /// The stream ended: whether its last bytes were a marker (then it is seen and dropped);
+    /// returns the program's bytes still held back.
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
+        let held = std::mem::take(&mut self.held);
+        let complete = held.len() == END_PREFIX.len() + TOKEN_LEN && held.starts_with(END_PREFIX);
+        let is_marker = match &self.exact {
+            Some(exact) => held == *exact,
+            None => complete && self.could_begin(&held),
+        };
+        if is_marker {
+            self.seen = true;
+            return Vec::new();
+        }
+        held
     }
 }
 
@@ -197,29 +279,78 @@ mod tests {
 
     #[test]
     fn the_end_marker_is_found_across_chunks_and_kept_out_of_the_output() {
-        let marker = b"\n\0airlock-end-abcdefgh234";
-        let mut watch = EndWatch::new(marker);
-        let mut got = watch.feed(b"hello\n");
-        got.extend(watch.feed(&marker[..5]));
-        assert!(!watch.seen);
-        got.extend(watch.feed(&marker[5..]));
-        assert!(watch.seen);
+        let token = "abcdefgh234";
+        let marker = [END_PREFIX, token.as_bytes()].concat();
+        let mut end = StreamEnd::default();
+        end.expect(token);
+        let mut got = end.feed(b"hello\n");
+        got.extend(end.feed(&marker[..5]));
+        assert!(!end.seen);
+        got.extend(end.feed(&marker[5..]));
+        assert!(end.seen);
         assert_eq!(got, b"hello\n");
-        assert!(watch.feed(b"after").is_empty());
+        assert!(end.feed(b"after").is_empty());
 
         // A prefix of the marker that turns out not to be it is output after all.
-        let mut watch = EndWatch::new(marker);
-        let mut got = watch.feed(&marker[..3]);
-        got.extend(watch.feed(b"xyz"));
+        let mut end = StreamEnd::default();
+        end.expect(token);
+        let mut got = end.feed(&marker[..3]);
+        got.extend(end.feed(b"xyz"));
         assert_eq!(got, [&marker[..3], b"xyz"].concat());
-        assert!(!watch.seen);
-        // Another token is not the marker.
-        let mut watch = EndWatch::new(marker);
-        assert_eq!(
-            watch.feed(b"\n\0airlock-end-zzzzzzzz234 more"),
-            b"\n\0airlock-end-zzzzzzzz234 more"
-        );
-        assert!(!watch.seen);
+        assert!(!end.seen);
+        // Another token is not PID 1's marker, not even at the end.
+        let mut end = StreamEnd::default();
+        end.expect(token);
+        let forged = [END_PREFIX, b"zzzzzzzz234"].concat();
+        let mut got = end.feed(&forged);
+        got.extend(end.finish());
+        assert_eq!(got, forged);
+        assert!(!end.seen);
+    }
+
+    #[test]
+    fn without_the_token_only_the_last_bytes_of_a_stream_can_end_it() {
+        let marker = [END_PREFIX, b"qrstuvwxyz2"].concat();
+        // The end of the stream, split anywhere.
+        for cut in 0..marker.len() {
+            let mut end = StreamEnd::default();
+            let mut got = end.feed(&[b"out\n", &marker[..cut]].concat());
+            got.extend(end.feed(&marker[cut..]));
+            assert!(!end.seen, "seen before the stream ended");
+            got.extend(end.finish());
+            assert!(end.seen, "cut at {cut}");
+            assert_eq!(got, b"out\n");
+        }
+        // A marker followed by more output is the program's output.
+        let mut end = StreamEnd::default();
+        let mut got = end.feed(&[&marker[..], b" and more"].concat());
+        got.extend(end.finish());
+        assert!(!end.seen);
+        assert_eq!(got, [&marker[..], b" and more"].concat());
+        // A stream cut short inside the marker, or ending in a bad token, did not end.
+        for tail in [&marker[..marker.len() - 1], &[END_PREFIX, b"ABCDEFGH234"].concat()[..]] {
+            let mut end = StreamEnd::default();
+            let mut got = end.feed(tail);
+            got.extend(end.finish());
+            assert!(!end.seen);
+            assert_eq!(got, tail);
+        }
+        // Ordinary output is held back only where it could begin a marker.
+        let mut end = StreamEnd::default();
+        assert_eq!(end.feed(b"line\n"), b"line\n");
+        assert_eq!(end.feed(b"x\0air"), b"x");
+    }
+
+    #[test]
+    fn the_start_marker_must_open_stdout() {
+        let mut start = StartWatch::default();
+        assert!(start.feed(&START_MARKER[..4]).is_empty());
+        assert_eq!(start.feed(&[&START_MARKER[4..], b"hi"].concat()), b"hi");
+        assert!(start.seen && !start.broken);
+        assert_eq!(start.feed(START_MARKER), START_MARKER, "later, it is output");
+        let mut start = StartWatch::default();
+        assert_eq!(start.feed(b"\0airlock-stop"), b"\0airlock-stop");
+        assert!(start.broken && !start.seen);
     }
 
     #[test]

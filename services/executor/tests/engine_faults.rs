@@ -23,10 +23,6 @@ fn engine_socket() -> String {
 }
 
 fn proxied(test: &str) -> (SandboxConfig, EngineProxy) {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
     let proxy = EngineProxy::start(Path::new(&engine_socket())).expect("the forwarding socket");
     let mut config = config(test);
     config.docker_host = Some(proxy.docker_host());

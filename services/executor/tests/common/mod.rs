@@ -20,7 +20,12 @@ pub fn config(test: &str) -> SandboxConfig {
 }
 
 /// Starts the sandbox; a missing engine or image fails the test with the fix in the message.
+/// `RUST_LOG` shows the sandbox's logs.
 pub async fn start(config: SandboxConfig) -> (Sandbox, Leaks) {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let leaks = Leaks {
         instance: config.instance.clone(),
     };
