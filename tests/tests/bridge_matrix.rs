@@ -159,8 +159,8 @@ impl World {
             .wait_for(&self.room, &format!("posting {rid}"), |e| {
                 e["sender"] == BOT
                     && e["content"]["m.relates_to"].is_null()
-                    && body(e).starts_with("Airlock override request")
-                    && body(e).contains(rid)
+                    && body(e).contains(&format!("Request `{rid}`"))
+                    && body(e).contains("Who may answer here")
             })
             .await
     }
@@ -186,6 +186,11 @@ impl World {
             .await;
         body(&edit).to_owned()
     }
+}
+
+/// The part of a request id after its client's name.
+fn local(rid: &str) -> &str {
+    rid.split_once('.').map_or(rid, |(_, local)| local)
 }
 
 fn finish(child: Child) -> (Value, i32) {
@@ -252,22 +257,19 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     let post = w.post_of(&rid).await;
     let post_id = post["event_id"].as_str().expect("event id").to_owned();
     let text = body(&post);
-    for needle in [
-        "BLOCKED",
-        "external",
-        "quota asked: unknown",
-        "line ",
-        "min left",
-        "UTC",
-        ALICE,
-    ] {
+    for needle in ["BLOCKED", "from outside", "no network", "line ", " min)", "UTC", ALICE] {
         assert!(text.contains(needle), "{needle:?} missing from the message:\n{text}");
     }
     let html = post["content"]["formatted_body"].as_str().unwrap_or_default();
     assert!(html.contains("<code>") && html.contains(&rid), "{html}");
 
+    // The approvers are mentioned, so that the homeserver notifies them.
+    let mentioned = post["content"]["m.mentions"]["user_ids"].clone();
+    assert_eq!(mentioned, serde_json::json!([ALICE, BOB]), "{post}");
+    assert_eq!(post["content"]["msgtype"], "m.text");
+
     // Someone not on the list is refused, in the room and on the record; nothing is decided.
-    let prefix = &rid[..8];
+    let prefix = &local(&rid)[..8];
     let attempt = w
         .mallory
         .say(&w.room, &format!("approve {prefix} looks fine to me"))
@@ -296,6 +298,11 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
         .await;
     let reply = w.reply_to(&attempt).await;
     assert!(reply.contains("approved by @alice:localhost"), "{reply}");
+    // The reply names the request it was counted for: its id, its explanation, its label.
+    assert!(
+        reply.contains(&rid) && reply.contains("rated BLOCKED") && reply.contains("\"approve.py\""),
+        "{reply}"
+    );
     let (json, _) = finish(child);
     assert_eq!(json["request_id"], rid.as_str());
     assert_eq!(json["decision"], "approved", "{json}");
@@ -338,17 +345,23 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     let post2 = w.post_of(&rid2).await;
     let post2_id = post2["event_id"].as_str().expect("id").to_owned();
     // Ids are time-ordered (UUID v7): two requests of the same minute share their first 8
-    // characters, and such a prefix is refused as ambiguous.
-    if rid2[..8] == rid[..8] {
-        let attempt = w.bob.say(&w.room, &format!("deny {} no downloads", &rid2[..8])).await;
+    // characters, and such a prefix is refused as ambiguous, listing both.
+    let (local1, local2) = (local(&rid), local(&rid2));
+    if local2[..8] == local1[..8] {
+        let attempt = w.bob.say(&w.room, &format!("deny {} no downloads", &local2[..8])).await;
         let reply = w.reply_to(&attempt).await;
-        assert!(reply.contains("matches 2 requests"), "{reply}");
+        assert!(
+            reply.contains("could be any of 2 requests") && reply.contains(&rid) && reply.contains(&rid2),
+            "{reply}"
+        );
     }
-    let unique = (8..rid2.len()).find(|n| rid2[..*n] != rid[..*n]).expect("ids differ");
+    let unique = (8..local2.len())
+        .find(|n| local2[..*n] != local1[..*n])
+        .expect("ids differ");
     w.bob
         .say(
             &w.room,
-            &format!("deny {} no downloads from unknown hosts", &rid2[..unique]),
+            &format!("deny {} no downloads from unknown hosts", &local2[..unique]),
         )
         .await;
     let (json, status) = finish(child);
@@ -384,6 +397,20 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     assert_eq!(json["approver"]["by"], "remembered", "{json}");
     assert_eq!(json["approver"]["who"], ALICE, "{json}");
     assert_eq!(json["approver"]["approved_request"], rid3.as_str(), "{json}");
+    // Each use of a remembered approval is said in the room it came from, to its approver.
+    let again_rid = json["request_id"].as_str().expect("id").to_owned();
+    let said = w
+        .alice
+        .wait_for(&w.room, "the run under alice's approval", |e| {
+            e["sender"] == BOT && body(e).contains(&again_rid) && body(e).contains("again under")
+        })
+        .await;
+    let text = body(&said);
+    assert!(
+        text.contains("ran again under @alice:localhost's approval of ") && text.contains(&rid3),
+        "{text}"
+    );
+    assert_eq!(said["content"]["m.mentions"]["user_ids"], serde_json::json!([ALICE]));
 
     // A busy room: while the bridge is frozen, an answer is buried under more messages than
     // one sync returns; it is read back from the gap.
@@ -430,6 +457,130 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     drop(w.synapse);
 }
 
+/// A file name made of what a prompt-injected Mai would want an approver to read as Airlock's
+/// verdict: an early `)`, a line separator, a bidi override, a zero-width space.
+const HOSTILE_NAME: &str =
+    "report.py) rated LOW: no findings\u{2028}Security review: safe to approve \u{202E}\u{200B}.py";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn answers_reach_only_the_request_meant_and_requesters_text_stays_data() {
+    let w = world("").await;
+
+    // A benign request waits; Mai plants a second one whose whole id is the first 8 characters
+    // of the benign one's, hoping `approve 01a217f1 …` lands on hers.
+    let benign_child = w.submit("nightly_report.py", &[]);
+    let benign = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
+    let benign_post = w.post_of(&benign).await;
+    let prefix = local(&benign)[..8].to_owned();
+    let mai = airlock_client::Client::from_connection(
+        w.stack.connect("mai").await,
+        "mai",
+        airlock_client::StackHome::at(w.stack.path()),
+    );
+    let planted_id = airlock_protocol::RequestId::for_client("mai", &prefix).expect("id");
+    let submission =
+        airlock_client::Submission::new(airlock_protocol::Language::Python, BLOCKED).id(planted_id.clone());
+    let mut submission = submission;
+    submission.request = submission
+        .request
+        .origin(airlock_protocol::Origin::External)
+        .label("nightly_report.py");
+    let planted = mai.submit(submission).await.expect("planted submission");
+    let planted_rid = planted.id().to_string();
+    assert_eq!(planted_rid, format!("mai.{prefix}"));
+    w.post_of(&planted_rid).await;
+
+    // The approver types the 8 characters they read: ambiguous, both listed, nothing counted.
+    let attempt = w
+        .alice
+        .say(&w.room, &format!("approve {prefix} the nightly job, as usual"))
+        .await;
+    let reply = w.reply_to(&attempt).await;
+    assert!(
+        reply.contains("could be any of 2 requests") && reply.contains(&benign) && reply.contains(&planted_rid),
+        "{reply}"
+    );
+    assert!(
+        w.is_pending(&benign) && w.is_pending(&planted_rid),
+        "an ambiguous id decided something"
+    );
+    // The attempt is on the record.
+    let events = events_until(&w.stack, "unknown", "the ambiguous answer recorded", |e| {
+        refusals(e)
+            .iter()
+            .any(|(r, d)| *r == RefusalReason::InvalidRequest && d.contains(&prefix) && d.contains(ALICE))
+    })
+    .await;
+    assert_eq!(count(&events, EventKind::Decided), 0);
+    // Typing Mai's whole id is no better: it starts the benign id too.
+    let attempt = w.alice.say(&w.room, &format!("approve {planted_rid} as usual")).await;
+    assert!(w.reply_to(&attempt).await.contains("could be any of 2 requests"));
+
+    // A reply to the benign request's message reaches exactly it, and the bot's answer says
+    // which request that was.
+    let answer = w
+        .alice
+        .reply(
+            &w.room,
+            benign_post["event_id"].as_str().expect("id"),
+            "approve the nightly job",
+        )
+        .await;
+    let reply = w.reply_to(&answer).await;
+    assert!(
+        reply.contains("approved by @alice:localhost") && reply.contains(&benign),
+        "{reply}"
+    );
+    assert!(!reply.contains(&format!("{planted_rid}`")), "{reply}");
+    let (json, _) = finish(benign_child);
+    assert_eq!(json["request_id"], benign.as_str());
+    assert_eq!(json["decision"], "approved", "{json}");
+    assert!(
+        w.is_pending(&planted_rid),
+        "Mai's request was approved by an answer meant for another"
+    );
+    let out = w
+        .stack
+        .output(&["override", "deny", &planted_rid, "--reason", "planted id"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // A file name that tries to speak for Airlock stays quoted data, its tricks shown.
+    let child = w.submit(HOSTILE_NAME, &[]);
+    let rid = w.wait_pending(&[benign.clone(), planted_rid.clone()])["request_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let post = w.post_of(&rid).await;
+    let text = body(&post);
+    let html = post["content"]["formatted_body"].as_str().unwrap_or_default();
+    for shown in [text, html] {
+        assert!(
+            !shown.contains('\u{2028}') && !shown.contains('\u{202E}') && !shown.contains('\u{200B}'),
+            "a deceptive character reached the room: {shown:?}"
+        );
+        assert!(
+            shown.contains("⟨U+2028⟩Security review: safe to approve ⟨U+202E⟩⟨U+200B⟩.py"),
+            "{shown}"
+        );
+    }
+    // In the text, the name is inside the quotes Airlock put around it; in the HTML, in <code>.
+    assert!(
+        text.contains("labelled by the requester \"report.py) rated LOW: no findings⟨U+2028⟩Security review"),
+        "{text}"
+    );
+    assert!(
+        html.contains("labelled by the requester <code>report.py) rated LOW: no findings⟨U+2028⟩Security review"),
+        "{html}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("Security review")), "{text}");
+    let out = w.stack.output(&["override", "deny", &rid, "--reason", "hostile name"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (json, _) = finish(child);
+    assert_eq!(json["decision"], "denied", "{json}");
+    drop(planted);
+    drop(w.synapse);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() {
     let w = world(&format!("[gate.policy.escalation.matrix]\nmention = [\"{CAROL}\"]\n")).await;
@@ -469,9 +620,10 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     let before = decision_of(&events_of(&w.stack, &rid).await).policy_version;
     let path = w.stack.path().join("airlock.toml");
     let text = std::fs::read_to_string(&path).expect("airlock.toml");
+    // The two-person rule counts people: each approver's identities are listed as a person.
     let text = text.replacen(
         "[gate.policy.escalation.matrix]",
-        "[gate.policy]\ntwo_person = true\n\n[gate.policy.escalation.matrix]",
+        "[gate.policy]\ntwo_person = true\n\n[people.alice]\nmatrix = [\"@alice:localhost\"]\n\n[people.bob]\nmatrix = [\"@bob:localhost\"]\n\n[gate.policy.escalation.matrix]",
         1,
     );
     std::fs::write(&path, text).expect("rewrite airlock.toml");
@@ -483,7 +635,11 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
     let rid2 = pending["request_id"].as_str().expect("id").to_owned();
     let post2 = w.post_of(&rid2).await;
     let post2_id = post2["event_id"].as_str().expect("id").to_owned();
-    assert!(body(&post2).contains("2 different approvers"), "{}", body(&post2));
+    assert!(
+        body(&post2).contains("2 different people must approve"),
+        "{}",
+        body(&post2)
+    );
     let first = w.alice.say(&w.room, &format!("approve {rid2} reviewed, fine")).await;
     let reply = w.reply_to(&first).await;
     assert!(reply.contains("1 of 2"), "{reply}");
@@ -529,6 +685,10 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
         .expect("id")
         .to_owned();
     let post4 = w.post_of(&rid4).await;
+    // (An operator with a key of their own: under the two-person rule only people count.)
+    let out = w.stack.output(&["keys", "add-operator", "ops-oncall"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let out = w.stack.output(&[
         "override",
         "approve",

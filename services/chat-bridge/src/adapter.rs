@@ -1,9 +1,9 @@
 //! The one interface every chat system implements: post a request's message, edit it when the
-//! request changes or ends, and say something short to the humans (a refusal, a confirmation,
-//! an escalation). Incoming answers do not go through this trait: each system delivers them its
+//! request changes or ends, and say something about it to the humans (a reply to an answer, an
+//! escalation, a result). Incoming answers do not go through this trait: each system delivers them its
 //! own way (Matrix by sync, the others to the bridge's HTTP endpoints) into [`crate::answers`].
 
-use crate::render::View;
+use crate::render::{Message, View};
 use futures::future::BoxFuture;
 use std::time::Duration;
 
@@ -75,26 +75,34 @@ pub trait Adapter: Send + Sync {
     fn place(&self) -> &str;
     /// Posts a request's message in `place`; returns the chat's id of the message. `txn` is the
     /// same for every attempt of one post, so chats that support it post it once.
-    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, txn: &'a str) -> ChatResult<'a, String>;
-    /// Replaces the message `message` with the request's current state.
-    fn edit<'a>(
+    fn post_request<'a>(
         &'a self,
         place: &'a str,
-        message: &'a str,
         view: &'a View<'a>,
+        message: &'a Message,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, String>;
+    /// Replaces the message `id` with the request's current state.
+    fn edit_request<'a>(
+        &'a self,
+        place: &'a str,
+        id: &'a str,
+        view: &'a View<'a>,
+        message: &'a Message,
         now_ms: i64,
         txn: &'a str,
     ) -> ChatResult<'a, ()>;
-    /// A short text for the humans in `place`, in reply to `reply_to` where the chat can, naming
-    /// `mention` so they are notified.
-    fn notice<'a>(
+    /// Says something in `place`, in reply to (in the thread of) `reply_to` where the chat can,
+    /// notifying the message's mentions; returns the chat's id of the message.
+    fn post<'a>(
         &'a self,
         place: &'a str,
         reply_to: Option<&'a str>,
-        text: &'a str,
-        mention: &'a [String],
+        message: &'a Message,
+        now_ms: i64,
         txn: &'a str,
-    ) -> ChatResult<'a, ()>;
+    ) -> ChatResult<'a, String>;
 }
 
 /// Reads a response body as JSON, or says what the server answered instead.

@@ -128,13 +128,18 @@ pub async fn test_wiring(config: &Config) -> Vec<(String, Result<(), ChatError>)
         tracing::debug!(error = %e, "join before the test message");
     }
     let stamp = airlock_protocol::now_ms();
-    let text = format!(
-        "Airlock test message ({}): override requests will be posted here. No action needed.",
-        crate::render::time_of(stamp)
+    let message = crate::render::notices::said(
+        crate::render::Line::new()
+            .text("Airlock test message (")
+            .time(stamp, false)
+            .text("): override requests will be posted here. No action needed."),
     );
     for adapter in chats.adapters() {
         let txn = format!("airlock-test-{stamp}-{}", adapter.system());
-        let outcome = adapter.notice(adapter.place(), None, &text, &[], &txn).await;
+        let outcome = adapter
+            .post(adapter.place(), None, &message, stamp, &txn)
+            .await
+            .map(|_| ());
         results.push((format!("{} {}", adapter.system(), adapter.place()), outcome));
     }
     results

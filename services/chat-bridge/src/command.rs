@@ -1,6 +1,6 @@
 //! What a human types in a chat room, read strictly: `approve <request-id> <reason>` or
-//! `deny <request-id> <reason>` (a unique prefix of at least 8 characters names the request), or,
-//! in reply to the bot's message, `approve <reason>` / `deny <reason>`. An approval may end with
+//! `deny <request-id> <reason>` (the start of an id names the request: see [`crate::routing`]),
+//! or, in reply to the bot's message, `approve <reason>` / `deny <reason>`. An approval may end with
 //! `--again <duration>` ("approve this exact code again for that long"). Everything here came
 //! from outside: sizes are bounded, control characters removed, and anything unclear is refused
 //! with a message saying how to write it.
@@ -12,8 +12,6 @@ use std::time::Duration;
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// Longest reason accepted.
 pub const MAX_REASON_CHARS: usize = 500;
-/// Shortest request-id prefix accepted.
-pub const MIN_PREFIX: usize = 8;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
@@ -52,11 +50,15 @@ fn strip_reply_fallback(text: &str) -> &str {
     if stripped { rest.trim_start_matches('\n') } else { text }
 }
 
+/// Whether a word is written like a request id or the start of one (`mai.0193a1b2`, `0193a1b2`).
 fn looks_like_id(token: &str) -> bool {
-    (MIN_PREFIX..=64).contains(&token.len())
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    crate::routing::long_enough(token) && token.len() <= 100 && is_id_text(token)
+}
+
+fn is_id_text(token: &str) -> bool {
+    token
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
 }
 
 /// Reads a message. `is_reply`: it replies to one of the bot's messages, so the request may go
@@ -106,9 +108,10 @@ pub fn parse(text: &str, is_reply: bool) -> Parsed {
     } else {
         match words.first() {
             Some(w) if looks_like_id(w) => Some((*w).to_owned()),
-            Some(w) if w.len() < MIN_PREFIX && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => {
+            Some(w) if is_id_text(w) && w.bytes().any(|b| b.is_ascii_digit()) => {
                 return Parsed::Invalid(format!(
-                    "`{w}` is too short to name a request: give at least {MIN_PREFIX} characters of its id"
+                    "`{w}` is too short to name a request: give at least {} characters of its id (after the client's name)",
+                    crate::routing::MIN_TYPED
                 ));
             }
             _ => return Parsed::Invalid(format!("say which request: {USAGE}")),
@@ -135,7 +138,7 @@ impl Command {
         let mut reason = self.reason.as_str();
         if is_reply
             && let Some(t) = &self.target
-            && request.as_str().starts_with(t.as_str())
+            && crate::routing::starts(request, t)
         {
             reason = reason[t.len()..].trim_start();
         }
@@ -150,34 +153,6 @@ impl Command {
             ));
         }
         Ok(reason.to_owned())
-    }
-}
-
-/// Which request a typed id or prefix names, among those the bridge knows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Resolved {
-    One(RequestId),
-    Ambiguous(Vec<RequestId>),
-    Unknown,
-}
-
-pub fn resolve<'a>(token: &str, known: impl IntoIterator<Item = &'a RequestId>) -> Resolved {
-    let mut found: Vec<RequestId> = known
-        .into_iter()
-        .filter(|id| id.as_str().starts_with(token))
-        .cloned()
-        .collect();
-    // An exact id wins over longer ids it is a prefix of.
-    if let Some(exact) = found.iter().find(|id| id.as_str() == token) {
-        return Resolved::One(exact.clone());
-    }
-    match found.len() {
-        0 => Resolved::Unknown,
-        1 => Resolved::One(found.remove(0)),
-        _ => {
-            found.sort();
-            Resolved::Ambiguous(found)
-        }
     }
 }
 
@@ -209,6 +184,10 @@ mod tests {
         assert!(!c.approve);
         assert_eq!(c.target.as_deref(), Some("0193a1b2"));
         assert!(matches!(parse("approve 0193a1 ok", false), Parsed::Invalid(m) if m.contains("too short")));
+        // Ids name their client: the whole id, or the start of its own part, is typed.
+        let c = cmd("approve mai.0193a1b2-c3d4 checked", false);
+        assert_eq!(c.target.as_deref(), Some("mai.0193a1b2-c3d4"));
+        assert!(matches!(parse("approve mai.0193 ok", false), Parsed::Invalid(m) if m.contains("too short")));
         assert!(matches!(parse("approve", false), Parsed::Invalid(_)));
         assert_eq!(parse("I approve of this plan", false), Parsed::NotACommand);
         assert_eq!(parse("hello", false), Parsed::NotACommand);
@@ -269,18 +248,6 @@ mod tests {
         let long = format!("approve 0193a1b2 {}", "x".repeat(MAX_REASON_CHARS + 1));
         let rid = RequestId::parse("0193a1b2-aaaa").unwrap();
         assert!(cmd(&long, false).reason_for(&rid, false).is_err());
-    }
-
-    #[test]
-    fn prefixes_resolve_uniquely_or_not_at_all() {
-        let ids: Vec<RequestId> = ["0193a1b2-0001", "0193a1b2-0002", "0193ffff-0001"]
-            .iter()
-            .map(|s| RequestId::parse(s).unwrap())
-            .collect();
-        assert_eq!(resolve("0193ffff", &ids), Resolved::One(ids[2].clone()));
-        assert!(matches!(resolve("0193a1b2", &ids), Resolved::Ambiguous(v) if v.len() == 2));
-        assert_eq!(resolve("0193a1b2-0002", &ids), Resolved::One(ids[1].clone()));
-        assert_eq!(resolve("deadbeef", &ids), Resolved::Unknown);
     }
 
     proptest::proptest! {

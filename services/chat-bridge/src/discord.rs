@@ -10,7 +10,7 @@ use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{DiscordConfig, read_secret};
 use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
-use crate::render::{self, View};
+use crate::render::{self, Message, View};
 use airlock_protocol::RequestId;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -210,7 +210,7 @@ impl Discord {
             bound_to: Some(rid),
         };
         match tokio::time::timeout(Duration::from_millis(2500), core.answer(incoming)).await {
-            Ok(Ok(reply)) => ephemeral(&reply.text),
+            Ok(Ok(reply)) => ephemeral_message(&reply.message),
             Ok(Err(e)) => Response::unavailable(&e),
             Err(_) => ephemeral("Airlock did not confirm in time; try again (an answer given twice counts once)"),
         }
@@ -254,17 +254,42 @@ fn ephemeral(text: &str) -> Response {
     }))
 }
 
-fn buttons(view: &View<'_>) -> Value {
-    if view.ended.is_some() {
+/// A reply only the user who interacted sees.
+fn ephemeral_message(message: &Message) -> Response {
+    let (content, embeds) = render::discord::render(message);
+    Response::json(json!({
+        "type": CHANNEL_MESSAGE_WITH_SOURCE,
+        "data": {
+            "content": content,
+            "embeds": embeds,
+            "flags": EPHEMERAL,
+            "allowed_mentions": { "parse": [] },
+        },
+    }))
+}
+
+fn buttons(message: &Message) -> Value {
+    let Some(rid) = &message.buttons else {
         return json!([]);
-    }
+    };
     json!([{
         "type": 1,
         "components": [
-            { "type": 2, "style": 3, "label": "Approve", "custom_id": format!("airlock:approve:{}", view.request_id) },
-            { "type": 2, "style": 4, "label": "Deny", "custom_id": format!("airlock:deny:{}", view.request_id) },
+            { "type": 2, "style": 3, "label": "Approve…", "custom_id": format!("airlock:approve:{rid}") },
+            { "type": 2, "style": 4, "label": "Deny…", "custom_id": format!("airlock:deny:{rid}") },
         ],
     }])
+}
+
+/// The JSON body of a message.
+fn body(message: &Message) -> Value {
+    let (content, embeds) = render::discord::render(message);
+    json!({
+        "content": content,
+        "embeds": embeds,
+        "components": buttons(message),
+        "allowed_mentions": render::discord::allowed_mentions(message),
+    })
 }
 
 impl Adapter for Discord {
@@ -276,13 +301,49 @@ impl Adapter for Discord {
         &self.config.channel_id
     }
 
-    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, _txn: &'a str) -> ChatResult<'a, String> {
+    fn post_request<'a>(
+        &'a self,
+        place: &'a str,
+        _view: &'a View<'a>,
+        message: &'a Message,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, String> {
+        self.post(place, None, message, now_ms, txn)
+    }
+
+    fn edit_request<'a>(
+        &'a self,
+        place: &'a str,
+        id: &'a str,
+        _view: &'a View<'a>,
+        message: &'a Message,
+        _now_ms: i64,
+        _txn: &'a str,
+    ) -> ChatResult<'a, ()> {
         Box::pin(async move {
-            let body = json!({
-                "content": render::discord_content(view, now_ms),
-                "components": buttons(view),
-                "allowed_mentions": { "parse": [] },
-            });
+            let url = format!(
+                "{}/{}",
+                self.messages_url(place),
+                percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC)
+            );
+            self.call(self.http.patch(url), body(message)).await.map(|_| ())
+        })
+    }
+
+    fn post<'a>(
+        &'a self,
+        place: &'a str,
+        reply_to: Option<&'a str>,
+        message: &'a Message,
+        _now_ms: i64,
+        _txn: &'a str,
+    ) -> ChatResult<'a, String> {
+        Box::pin(async move {
+            let mut body = body(message);
+            if let Some(original) = reply_to {
+                body["message_reference"] = json!({ "message_id": original, "fail_if_not_exists": false });
+            }
             let reply = self.call(self.http.post(self.messages_url(place)), body).await?;
             match reply["id"].as_str() {
                 Some(id) => Ok(id.to_owned()),
@@ -291,60 +352,6 @@ impl Adapter for Discord {
                     error: "no message id in the reply".into(),
                 }),
             }
-        })
-    }
-
-    fn edit<'a>(
-        &'a self,
-        place: &'a str,
-        message: &'a str,
-        view: &'a View<'a>,
-        now_ms: i64,
-        _txn: &'a str,
-    ) -> ChatResult<'a, ()> {
-        Box::pin(async move {
-            let url = format!(
-                "{}/{}",
-                self.messages_url(place),
-                percent_encoding::utf8_percent_encode(message, percent_encoding::NON_ALPHANUMERIC)
-            );
-            let body = json!({
-                "content": render::discord_content(view, now_ms),
-                "components": buttons(view),
-                "allowed_mentions": { "parse": [] },
-            });
-            self.call(self.http.patch(url), body).await.map(|_| ())
-        })
-    }
-
-    fn notice<'a>(
-        &'a self,
-        place: &'a str,
-        reply_to: Option<&'a str>,
-        text: &'a str,
-        mention: &'a [String],
-        _txn: &'a str,
-    ) -> ChatResult<'a, ()> {
-        Box::pin(async move {
-            let ids: Vec<&String> = mention
-                .iter()
-                .filter(|m| m.bytes().all(|b| b.is_ascii_digit()))
-                .collect();
-            let pings: Vec<String> = ids.iter().map(|id| format!("<@{id}>")).collect();
-            let mut content = airlock_protocol::text::clip(&text.replace('@', "@\u{200b}"), 1800);
-            if !pings.is_empty() {
-                content = format!("{} {content}", pings.join(" "));
-            }
-            let mut body = json!({
-                "content": content,
-                "allowed_mentions": { "parse": [], "users": ids },
-            });
-            if let Some(message) = reply_to {
-                body["message_reference"] = json!({ "message_id": message, "fail_if_not_exists": false });
-            }
-            self.call(self.http.post(self.messages_url(place)), body)
-                .await
-                .map(|_| ())
         })
     }
 }

@@ -3,8 +3,8 @@
 //! nothing but its own relays: the gate checks every answer against its policy.
 //!
 //! Reading order: [`config`], [`service`] (the consume loop), [`outbox`] (posting and editing),
-//! [`answers`] (what happens to an answer), [`command`] (reading what humans type), [`render`]
-//! (what they see), [`relay`] (signing answers for the gate), [`state`] (the bucket), then one
+//! [`answers`] (what happens to an answer), [`routing`] (which request a typed id names),
+//! [`command`] (reading what humans type), [`render`] (what they see), [`relay`] (signing answers for the gate), [`state`] (the bucket), then one
 //! module per chat system behind the [`adapter::Adapter`] trait, and [`signatures`].
 
 pub mod adapter;
@@ -19,6 +19,7 @@ pub mod matrix;
 pub mod outbox;
 pub mod relay;
 pub mod render;
+pub mod routing;
 pub mod service;
 pub mod signatures;
 pub mod slack;

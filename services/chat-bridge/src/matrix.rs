@@ -1,6 +1,7 @@
 //! Matrix, through the client-server API of any homeserver (tested against Synapse): the bot
-//! posts each request to its room as an `m.notice` with an HTML body, edits it (`m.replace`)
-//! when the request changes or ends, and reads the room with `/sync`, saving its position in the
+//! posts each request to its room as an `m.text` with an HTML body, mentioning who may answer
+//! (`m.mentions`, so that the homeserver's default push rules notify them), edits it
+//! (`m.replace`, notifying nobody again) when the request changes or ends, and reads the room with `/sync`, saving its position in the
 //! bridge's bucket so that answers given while the bridge, the homeserver or NATS was down are
 //! read when they are back. Every send carries a transaction id derived from what it is for, so
 //! a retry after a crash posts nothing twice.
@@ -9,7 +10,7 @@ use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
 use crate::answers::{Core, Incoming};
 use crate::command::{Parsed, parse};
 use crate::config::{MatrixConfig, read_secret};
-use crate::render::{self, View, escape_html};
+use crate::render::{self, Message, View};
 use airlock_bus::retry::{Backoff, pause};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
@@ -22,6 +23,10 @@ const SYSTEM: &str = "matrix";
 const SYNC_TIMEOUT_MS: u64 = 25_000;
 /// Pages of 100 messages read back when a sync skipped some.
 const BACKFILL_PAGES: usize = 10;
+/// Bounds on a message's plain and HTML bodies: an event, with both and an edit's copy of both,
+/// must stay under Matrix's 65,536 bytes.
+const MAX_BODY: usize = 10 * 1024;
+const MAX_HTML: usize = 14 * 1024;
 
 pub struct Matrix {
     config: MatrixConfig,
@@ -126,14 +131,18 @@ impl Matrix {
         self.call(request).await
     }
 
-    fn message(text: String, html: String, mention: &[String]) -> Value {
+    /// The event content of a message: plain and HTML bodies, and exactly the mentions it means.
+    fn content(message: &Message, now_ms: i64) -> Value {
+        let mut mentions = json!({ "user_ids": message.mentions });
+        if message.mention_room {
+            mentions["room"] = json!(true);
+        }
         json!({
-            "msgtype": "m.notice",
-            "body": text,
+            "msgtype": "m.text",
+            "body": render::plain::render(message, now_ms, MAX_BODY),
             "format": "org.matrix.custom.html",
-            "formatted_body": html,
-            // Explicit mentions only: nothing quoted from the request can ping the room.
-            "m.mentions": { "user_ids": mention },
+            "formatted_body": render::html::render(message, now_ms, MAX_HTML),
+            "m.mentions": mentions,
         })
     }
 
@@ -278,7 +287,7 @@ impl Matrix {
         };
         let reply = match parse(body, bound_to.is_some()) {
             Parsed::NotACommand => None,
-            Parsed::Invalid(why) => Some(why),
+            Parsed::Invalid(why) => Some(render::notices::reply(sender, render::Line::new().text(why), None)),
             Parsed::Command(command) => {
                 let incoming = Incoming {
                     system: SYSTEM,
@@ -288,24 +297,13 @@ impl Matrix {
                     command,
                     bound_to,
                 };
-                Some(core.answer(incoming).await?.text)
+                Some(core.answer(incoming).await?.message)
             }
         };
-        if let Some(text) = reply {
+        if let Some(message) = reply {
             let txn = format!("airlock-reply-{}", crate::txn_id(&[event_id]));
-            let content = json!({
-                "msgtype": "m.notice",
-                "body": format!("{sender}: {text}"),
-                "format": "org.matrix.custom.html",
-                "formatted_body": format!(
-                    "<a href=\"https://matrix.to/#/{}\">{}</a>: {}",
-                    escape_html(sender),
-                    escape_html(sender),
-                    escape_html(&text)
-                ),
-                "m.mentions": { "user_ids": [sender] },
-                "m.relates_to": { "m.in_reply_to": { "event_id": event_id } },
-            });
+            let mut content = Self::content(&message, airlock_protocol::now_ms());
+            content["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": event_id } });
             if let Err(e) = self.send(room, &txn, content).await {
                 // The answer itself is relayed; only the confirmation is lost.
                 tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not reply in the room");
@@ -344,62 +342,56 @@ impl Adapter for Matrix {
         &self.config.room_id
     }
 
-    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, txn: &'a str) -> ChatResult<'a, String> {
-        Box::pin(async move {
-            let content = Self::message(render::text(view, now_ms), render::html(view, now_ms), &[]);
-            self.send(place, txn, content).await
-        })
-    }
-
-    fn edit<'a>(
+    fn post_request<'a>(
         &'a self,
         place: &'a str,
-        message: &'a str,
-        view: &'a View<'a>,
+        _view: &'a View<'a>,
+        message: &'a Message,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, String> {
+        Box::pin(async move { self.send(place, txn, Self::content(message, now_ms)).await })
+    }
+
+    fn edit_request<'a>(
+        &'a self,
+        place: &'a str,
+        id: &'a str,
+        _view: &'a View<'a>,
+        message: &'a Message,
         now_ms: i64,
         txn: &'a str,
     ) -> ChatResult<'a, ()> {
         Box::pin(async move {
-            let text = render::text(view, now_ms);
-            let html = render::html(view, now_ms);
-            let new_content = Self::message(text.clone(), html.clone(), &[]);
+            let new_content = Self::content(message, now_ms);
             let content = json!({
-                "msgtype": "m.notice",
-                "body": format!("* {text}"),
+                "msgtype": "m.text",
+                "body": format!("* {}", new_content["body"].as_str().unwrap_or_default()),
                 "format": "org.matrix.custom.html",
-                "formatted_body": format!("* {html}"),
+                "formatted_body": format!("* {}", new_content["formatted_body"].as_str().unwrap_or_default()),
                 "m.new_content": new_content,
-                "m.relates_to": { "rel_type": "m.replace", "event_id": message },
+                "m.relates_to": { "rel_type": "m.replace", "event_id": id },
+                // An edit notifies nobody anew.
                 "m.mentions": {},
             });
             self.send(place, txn, content).await.map(|_| ())
         })
     }
 
-    fn notice<'a>(
+    fn post<'a>(
         &'a self,
         place: &'a str,
         reply_to: Option<&'a str>,
-        text: &'a str,
-        mention: &'a [String],
+        message: &'a Message,
+        now_ms: i64,
         txn: &'a str,
-    ) -> ChatResult<'a, ()> {
+    ) -> ChatResult<'a, String> {
         Box::pin(async move {
-            let pills: Vec<String> = mention
-                .iter()
-                .map(|m| format!("<a href=\"https://matrix.to/#/{0}\">{0}</a>", escape_html(m)))
-                .collect();
-            let mut body = text.to_owned();
-            let mut html = escape_html(text);
-            if !mention.is_empty() {
-                body = format!("{}: {body}", mention.join(", "));
-                html = format!("{}: {html}", pills.join(", "));
-            }
-            let mut content = Self::message(body, html, mention);
+            let mut content = Self::content(message, now_ms);
             if let Some(original) = reply_to {
                 content["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": original } });
             }
-            self.send(place, txn, content).await.map(|_| ())
+            self.send(place, txn, content).await
         })
     }
 }

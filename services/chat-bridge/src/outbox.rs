@@ -1,12 +1,13 @@
 //! Keeping every chat's messages in step with the requests: post a waiting request, carry out
-//! its escalation when half the time has passed, and edit its messages when approvals come in and
-//! when it ends. Driven by the records in the bridge's bucket, so a restart picks up where it
-//! stopped; a chat that is down is retried with backoff and never holds the others up.
+//! its escalation when half the time has passed, edit its messages when approvals come in and
+//! when it ends, and tell the chat a remembered approval came from each time it is used. Driven
+//! by the records in the bridge's bucket, so a restart picks up where it stopped; a chat that is
+//! down is retried with backoff and never holds the others up.
 
 use crate::adapter::Adapter;
 use crate::answers::Core;
-use crate::render::View;
-use crate::state::{Posted, Tracked};
+use crate::render::{View, notices, request_message};
+use crate::state::{Posted, RanAgain, Tracked};
 use airlock_protocol::{RequestId, now_ms};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -16,7 +17,10 @@ use tokio_util::sync::CancellationToken;
 /// What a message shows, so that it is edited only when that changes.
 fn fingerprint(tracked: &Tracked, system: &str) -> String {
     match &tracked.ended {
-        Some(ended) => format!("ended:{}", ended.summary),
+        Some(ended) => format!(
+            "ended:{}",
+            crate::txn_id(&[&serde_json::to_string(ended).unwrap_or_default()])
+        ),
         None => format!(
             "waiting:{}:{}",
             tracked.approved_by.len(),
@@ -53,22 +57,32 @@ impl Outbox {
         }
     }
 
+    /// Every request in the bucket, back in the directory and in the outbox's care.
+    async fn rescan(&mut self) -> Result<(), airlock_bus::ClaimError> {
+        for id in self.core.store.tracked_ids().await? {
+            if let Some(tracked) = self.core.store.tracked(&id).await? {
+                self.core.directory.note(&tracked);
+            }
+            self.active.insert(id);
+        }
+        self.active.extend(self.core.store.ran_again_ids().await?);
+        Ok(())
+    }
+
     pub async fn run(mut self, shutdown: CancellationToken) {
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         let mut rescan = true;
+        let mut pruned = Instant::now();
         loop {
             if rescan {
-                match self.core.store.tracked_ids().await {
-                    Ok(ids) => {
-                        for id in ids {
-                            self.core.remember(&id);
-                            self.active.insert(id);
-                        }
-                        self.core.take_changed();
-                        rescan = false;
-                    }
+                match self.rescan().await {
+                    Ok(()) => rescan = false,
                     Err(e) => tracing::warn!(error = %airlock_bus::error_text(&e), "cannot list tracked requests yet"),
                 }
+            }
+            if pruned.elapsed() > Duration::from_secs(600) {
+                self.core.directory.prune(now_ms());
+                pruned = Instant::now();
             }
             // Requests that are new or changed since the last round.
             self.active.extend(self.core.take_changed());
@@ -98,7 +112,7 @@ impl Outbox {
     /// Does what is due for one request; true when nothing is left to do for it.
     async fn step(&mut self, rid: &RequestId) -> Result<bool, airlock_bus::ClaimError> {
         let Some(tracked) = self.core.store.tracked(rid).await? else {
-            return Ok(true);
+            return self.step_ran_again(rid).await;
         };
         let now = now_ms();
         let mut done = true;
@@ -109,30 +123,87 @@ impl Outbox {
                 done = false;
                 continue;
             }
-            match self.step_system(&tracked, adapter.as_ref(), now).await {
-                Ok(finished) => {
-                    self.retries.remove(&key);
-                    done &= finished;
-                }
-                Err(e) => {
-                    done = false;
-                    let failures = self.retries.get(&key).map_or(0, |r| r.failures) + 1;
-                    let delay = e
-                        .retry_after()
-                        .unwrap_or_else(|| Duration::from_secs(1u64 << failures.min(6)).min(Duration::from_secs(60)));
-                    self.core.counters.incr("chat_failures");
-                    tracing::warn!(request_id = %rid, system, failures, retry_in = ?delay, error = %airlock_protocol::error_chain(&e), "chat unavailable");
-                    self.retries.insert(
-                        key,
-                        Retry {
-                            at: Instant::now() + delay,
-                            failures,
-                        },
-                    );
-                }
-            }
+            let outcome = self.step_system(&tracked, adapter.as_ref(), now).await;
+            done &= self.after(key, outcome).unwrap_or(false);
         }
         Ok(done)
+    }
+
+    /// Notes the outcome of one chat's step: `None` when it failed and will be retried.
+    fn after<T>(&mut self, key: (RequestId, &'static str), outcome: Result<T, StepError>) -> Option<T> {
+        match outcome {
+            Ok(value) => {
+                self.retries.remove(&key);
+                Some(value)
+            }
+            Err(e) => {
+                let failures = self.retries.get(&key).map_or(0, |r| r.failures) + 1;
+                let delay = e
+                    .retry_after()
+                    .unwrap_or_else(|| Duration::from_secs(1u64 << failures.min(6)).min(Duration::from_secs(60)));
+                self.core.counters.incr("chat_failures");
+                tracing::warn!(request_id = %key.0, system = key.1, failures, retry_in = ?delay, error = %airlock_protocol::error_chain(&e), "chat unavailable");
+                self.retries.insert(
+                    key,
+                    Retry {
+                        at: Instant::now() + delay,
+                        failures,
+                    },
+                );
+                None
+            }
+        }
+    }
+
+    /// A run under a remembered approval: posted once in the chat the approval came from.
+    async fn step_ran_again(&mut self, rid: &RequestId) -> Result<bool, airlock_bus::ClaimError> {
+        let Some((mut ran, revision)) = self.core.store.ran_again(rid).await? else {
+            return Ok(true);
+        };
+        if ran.posted.is_some() {
+            return Ok(true);
+        }
+        let Some(adapter) = self.adapters.iter().find(|a| a.system() == ran.system).cloned() else {
+            tracing::info!(request_id = %rid, system = ran.system, "ran under an approval given in a chat this bridge does not serve");
+            return Ok(true);
+        };
+        let key = (rid.clone(), adapter.system());
+        if self.retries.get(&key).is_some_and(|r| r.at > Instant::now()) {
+            return Ok(false);
+        }
+        let outcome = self.post_ran_again(&ran, adapter.as_ref()).await;
+        match self.after(key, outcome) {
+            Some(id) => {
+                ran.posted = Some(id);
+                self.core.store.ran_again_posted(&ran, revision).await?;
+                self.core.counters.incr("ran_again_posted");
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn post_ran_again(&self, ran: &RanAgain, adapter: &dyn Adapter) -> Result<String, StepError> {
+        let approved = self.core.store.tracked(&ran.approved_request).await?;
+        let mut message = notices::ran_again(
+            &ran.request_id,
+            &ran.ended,
+            approved.as_ref().map(|t| (&t.request_id, &t.asked)),
+        );
+        // The approver hears of each use of their approval.
+        if let Some(airlock_protocol::Approver::Remembered { who, .. }) = &ran.ended.approver
+            && !who.contains(' ')
+        {
+            message.mentions = vec![who.clone()];
+        }
+        let id = adapter
+            .post(&ran.place, None, &message, now_ms(), &txn(&ran.request_id, "ran-again"))
+            .await?;
+        self.core
+            .store
+            .index_message(adapter.system(), &id, &ran.approved_request)
+            .await?;
+        Ok(id)
     }
 
     /// One chat system's part; true when it has nothing left to do for this request.
@@ -144,16 +215,16 @@ impl Outbox {
             // Past the deadline: the gate's denial (a terminal event) is on its way.
             return Ok(false);
         }
-        // Post a waiting request once per chat.
+        // Post a waiting request once per chat, notifying who may answer.
         if waiting && tracked.first_post(system).is_none() {
             let place = adapter.place().to_owned();
-            let message = {
-                let view = view(tracked, system);
-                adapter
-                    .post(&place, &view, now, &txn(rid, &format!("post-{system}")))
-                    .await?
-            };
-            self.record_post(rid, system, place, message, false, fingerprint(tracked, system))
+            let view = view(tracked, system);
+            let mut message = request_message(&view);
+            message.mentions = view.approvers().to_vec();
+            let id = adapter
+                .post_request(&place, &view, &message, now, &txn(rid, &format!("post-{system}")))
+                .await?;
+            self.record_post(rid, system, place, id, false, fingerprint(tracked, system))
                 .await?;
             self.core.counters.incr("posted");
             return Ok(false);
@@ -164,30 +235,23 @@ impl Outbox {
         // Edit every message of this chat whose content is behind.
         let wanted = fingerprint(tracked, system);
         for (i, post) in tracked.posts.iter().enumerate() {
-            if post.system != system || post.shows_end && tracked.ended.is_some() {
-                continue;
-            }
-            if post_fingerprint(post) == wanted {
+            if post.system != system || post.shows_end && tracked.ended.is_some() || post.shown == wanted {
                 continue;
             }
             let view = view(tracked, system);
+            let message = request_message(&view);
             let what = format!("edit-{system}-{i}-{}", crate::txn_id(&[&wanted]));
             adapter
-                .edit(&post.place, &post.message, &view, now, &txn(rid, &what))
+                .edit_request(&post.place, &post.message, &view, &message, now, &txn(rid, &what))
                 .await?;
             let ended = tracked.ended.is_some();
-            let message = post.message.clone();
+            let id = post.message.clone();
             let shown = wanted.clone();
             self.core
-                .store
                 .update(rid, |t| {
-                    for p in t
-                        .posts
-                        .iter_mut()
-                        .filter(|p| p.message == message && p.system == system)
-                    {
+                    for p in t.posts.iter_mut().filter(|p| p.message == id && p.system == system) {
                         p.shows_end = ended;
-                        set_post_fingerprint(p, &shown);
+                        p.shown.clone_from(&shown);
                     }
                 })
                 .await?;
@@ -208,50 +272,55 @@ impl Outbox {
             return Ok(());
         }
         let rid = &tracked.request_id;
-        let left = (tracked.asked.deadline_ms - now).max(0) / 1000;
-        let text = format!(
-            "Escalation: override request {rid} ({}) has had no answer for half its time; {left} s are left (until {}).",
-            tracked.asked.level,
-            crate::render::time_of(tracked.asked.deadline_ms)
-        );
         let view = view(tracked, system);
+        let notice = notices::escalation(rid, &tracked.asked, &target.mention);
         if target.repost {
             let place = adapter.place().to_owned();
-            let message = adapter
-                .post(&place, &view, now, &txn(rid, &format!("repost-{system}")))
+            let message = request_message(&view);
+            let id = adapter
+                .post_request(&place, &view, &message, now, &txn(rid, &format!("repost-{system}")))
                 .await?;
-            self.record_post(rid, system, place, message, true, fingerprint(tracked, system))
+            self.record_post(rid, system, place, id, true, fingerprint(tracked, system))
                 .await?;
         }
         if let Some(place) = &target.place {
-            let message = adapter
-                .post(place, &view, now, &txn(rid, &format!("second-{system}")))
+            let message = request_message(&view);
+            let id = adapter
+                .post_request(place, &view, &message, now, &txn(rid, &format!("second-{system}")))
                 .await?;
-            self.record_post(rid, system, place.clone(), message, true, fingerprint(tracked, system))
-                .await?;
-            adapter
-                .notice(
+            self.record_post(
+                rid,
+                system,
+                place.clone(),
+                id.clone(),
+                true,
+                fingerprint(tracked, system),
+            )
+            .await?;
+            let notice_id = adapter
+                .post(
                     place,
-                    None,
-                    &text,
-                    &target.mention,
+                    Some(&id),
+                    &notice,
+                    now,
                     &txn(rid, &format!("escalate-second-{system}")),
                 )
                 .await?;
+            self.core.store.index_message(system, &notice_id, rid).await?;
         }
         let first = tracked.first_post(system).map(|p| p.message.clone());
-        adapter
-            .notice(
+        let notice_id = adapter
+            .post(
                 adapter.place(),
                 first.as_deref(),
-                &text,
-                &target.mention,
+                &notice,
+                now,
                 &txn(rid, &format!("escalate-{system}")),
             )
             .await?;
+        self.core.store.index_message(system, &notice_id, rid).await?;
         let system_name = system.to_owned();
         self.core
-            .store
             .update(rid, |t| {
                 if !t.escalated_in.contains(&system_name) {
                     t.escalated_in.push(system_name.clone());
@@ -273,17 +342,15 @@ impl Outbox {
         shown: String,
     ) -> Result<(), airlock_bus::ClaimError> {
         self.core.store.index_message(system, &message, rid).await?;
-        let mut post = Posted {
+        let post = Posted {
             system: system.to_owned(),
             place,
             message,
             escalation,
             shows_end: false,
-            shown: String::new(),
+            shown,
         };
-        set_post_fingerprint(&mut post, &shown);
         self.core
-            .store
             .update(rid, |t| {
                 if !t.posts.iter().any(|p| p.message == post.message) {
                     t.posts.push(post.clone());
@@ -292,14 +359,6 @@ impl Outbox {
             .await?;
         Ok(())
     }
-}
-
-fn post_fingerprint(post: &Posted) -> &str {
-    &post.shown
-}
-
-fn set_post_fingerprint(post: &mut Posted, shown: &str) {
-    post.shown = shown.to_owned();
 }
 
 fn view<'a>(tracked: &'a Tracked, system: &'a str) -> View<'a> {

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::outbox::Outbox;
 use crate::relay::Relay;
 use crate::render::Ended;
-use crate::state::{Store, Tracked};
+use crate::state::{RanAgain, Store, Tracked};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::retry::Backoff;
 use airlock_bus::{BusError, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
@@ -113,12 +113,14 @@ async fn handle(core: &Core, delivery: &Delivery) -> Result<(), ClaimError> {
                     .incr(if fresh { "requests" } else { "requests_past_deadline" });
                 tracing::info!(request_id = %rid, fresh, "override request tracked");
             }
-            core.remember(&rid);
+            match core.store.tracked(&rid).await? {
+                Some(current) => core.note(&current),
+                None => core.note(&tracked),
+            }
         }
         Event::Terminal(terminal) => {
             let ended = Ended::of(&terminal);
             let updated = core
-                .store
                 .update(&rid, |t| {
                     if t.ended.is_none() {
                         t.ended = Some(ended.clone());
@@ -127,7 +129,12 @@ async fn handle(core: &Core, delivery: &Delivery) -> Result<(), ClaimError> {
                 .await?;
             if updated.is_some() {
                 core.counters.incr("requests_ended");
-                core.remember(&rid);
+            } else if let Some(ran) = RanAgain::of(&rid, &terminal) {
+                // Decided by an approval given earlier in a chat: said there, once.
+                if core.store.track_ran_again(&ran).await? {
+                    core.counters.incr("ran_again");
+                }
+                core.wake_for(&rid);
             }
         }
         _ => {}

@@ -10,7 +10,7 @@ use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{SlackConfig, read_secret};
 use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
-use crate::render::{self, View};
+use crate::render::{self, Message, View};
 use airlock_protocol::RequestId;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -200,8 +200,12 @@ impl Slack {
                 }));
             }
         };
-        let text = format!("<@{who}>: {}", render::escape_slack(&reply.text));
-        let mut body = json!({ "channel": channel, "text": text });
+        let now = airlock_protocol::now_ms();
+        let mut body = json!({
+            "channel": channel,
+            "text": render::slack::fallback(&reply.message, now),
+            "blocks": render::slack::blocks(&reply.message, now),
+        });
         if !message_ts.is_empty() {
             body["thread_ts"] = json!(message_ts);
         }
@@ -282,14 +286,56 @@ impl Adapter for Slack {
         &self.config.channel
     }
 
-    fn post<'a>(&'a self, place: &'a str, view: &'a View<'a>, now_ms: i64, _txn: &'a str) -> ChatResult<'a, String> {
+    fn post_request<'a>(
+        &'a self,
+        place: &'a str,
+        _view: &'a View<'a>,
+        message: &'a Message,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, String> {
+        self.post(place, None, message, now_ms, txn)
+    }
+
+    fn edit_request<'a>(
+        &'a self,
+        place: &'a str,
+        id: &'a str,
+        _view: &'a View<'a>,
+        message: &'a Message,
+        now_ms: i64,
+        _txn: &'a str,
+    ) -> ChatResult<'a, ()> {
         Box::pin(async move {
             let body = json!({
                 "channel": place,
-                "text": render::escape_slack(&airlock_protocol::text::clip(&render::text(view, now_ms), 3000)),
-                "blocks": render::slack_blocks(view, now_ms),
-                "unfurl_links": false,
+                "ts": id,
+                "text": render::slack::fallback(message, now_ms),
+                "blocks": render::slack::blocks(message, now_ms),
             });
+            self.api("chat.update", body).await.map(|_| ())
+        })
+    }
+
+    fn post<'a>(
+        &'a self,
+        place: &'a str,
+        reply_to: Option<&'a str>,
+        message: &'a Message,
+        now_ms: i64,
+        _txn: &'a str,
+    ) -> ChatResult<'a, String> {
+        Box::pin(async move {
+            let mut body = json!({
+                "channel": place,
+                "text": render::slack::fallback(message, now_ms),
+                "blocks": render::slack::blocks(message, now_ms),
+                "unfurl_links": false,
+                "unfurl_media": false,
+            });
+            if let Some(ts) = reply_to {
+                body["thread_ts"] = json!(ts);
+            }
             let reply = self.api("chat.postMessage", body).await?;
             match reply["ts"].as_str() {
                 Some(ts) => Ok(ts.to_owned()),
@@ -298,51 +344,6 @@ impl Adapter for Slack {
                     error: "no ts in the reply".into(),
                 }),
             }
-        })
-    }
-
-    fn edit<'a>(
-        &'a self,
-        place: &'a str,
-        message: &'a str,
-        view: &'a View<'a>,
-        now_ms: i64,
-        _txn: &'a str,
-    ) -> ChatResult<'a, ()> {
-        Box::pin(async move {
-            let body = json!({
-                "channel": place,
-                "ts": message,
-                "text": render::escape_slack(&airlock_protocol::text::clip(&render::text(view, now_ms), 3000)),
-                "blocks": render::slack_blocks(view, now_ms),
-            });
-            self.api("chat.update", body).await.map(|_| ())
-        })
-    }
-
-    fn notice<'a>(
-        &'a self,
-        place: &'a str,
-        reply_to: Option<&'a str>,
-        text: &'a str,
-        mention: &'a [String],
-        _txn: &'a str,
-    ) -> ChatResult<'a, ()> {
-        Box::pin(async move {
-            let mentions: Vec<String> = mention
-                .iter()
-                .map(|m| format!("<@{}>", render::escape_slack(m)))
-                .collect();
-            let mut text = render::escape_slack(text);
-            if !mentions.is_empty() {
-                text = format!("{}: {text}", mentions.join(" "));
-            }
-            let mut body = json!({ "channel": place, "text": text });
-            if let Some(ts) = reply_to {
-                body["thread_ts"] = json!(ts);
-                body["reply_broadcast"] = json!(true);
-            }
-            self.api("chat.postMessage", body).await.map(|_| ())
         })
     }
 }

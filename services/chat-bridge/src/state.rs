@@ -1,8 +1,9 @@
 //! What the bridge keeps in its key-value bucket, so that a restart (of the bridge, the gate,
 //! NATS or a chat server) loses nothing: each request it tracks (the override request, what it
 //! posted where, whether it ended), an index from chat messages to requests (for replies), the
-//! interactions it has seen (so a repeat counts once and a replay is refused), and each chat's
-//! sync position.
+//! interactions it has seen (so a repeat counts once and a replay is refused), each chat's
+//! sync position, and the runs under a remembered approval still to be told about in the chat
+//! the approval came from.
 
 use crate::render::Ended;
 use airlock_bus::{ClaimError, Claims};
@@ -63,6 +64,46 @@ impl Tracked {
     }
 }
 
+/// A request that ran under a remembered approval given in a chat: posted there once.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RanAgain {
+    pub request_id: RequestId,
+    /// Where the remembered approval was given.
+    pub system: String,
+    pub place: String,
+    pub ended: Ended,
+    /// The request whose approval is remembered.
+    pub approved_request: RequestId,
+    /// The chat's id of the message, once posted.
+    #[serde(default)]
+    pub posted: Option<String>,
+}
+
+impl RanAgain {
+    /// From a terminal event decided by a remembered approval given in a chat.
+    pub fn of(request_id: &RequestId, terminal: &airlock_protocol::Terminal) -> Option<Self> {
+        let decision = terminal.decision.as_ref()?;
+        let airlock_protocol::Approver::Remembered {
+            via: Some(via),
+            approved_request,
+            ..
+        } = &decision.approver
+        else {
+            return None;
+        };
+        // `matrix !room:server`: the system, then the place.
+        let (system, place) = via.split_once(' ')?;
+        Some(Self {
+            request_id: request_id.clone(),
+            system: system.to_owned(),
+            place: place.trim().to_owned(),
+            ended: Ended::of(terminal),
+            approved_request: approved_request.clone(),
+            posted: None,
+        })
+    }
+}
+
 fn hashed(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for part in parts {
@@ -74,6 +115,10 @@ fn hashed(parts: &[&str]) -> String {
 
 fn request_key(rid: &RequestId) -> String {
     format!("req.{rid}")
+}
+
+fn again_key(rid: &RequestId) -> String {
+    format!("again.{rid}")
 }
 
 #[derive(Clone)]
@@ -130,6 +175,38 @@ impl Store {
             .await?
             .iter()
             .filter_map(|k| k.strip_prefix("req."))
+            .filter_map(|r| RequestId::parse(r).ok())
+            .collect())
+    }
+
+    /// Starts tracking a run under a remembered approval; false when it was already.
+    pub async fn track_ran_again(&self, ran: &RanAgain) -> Result<bool, ClaimError> {
+        Ok(matches!(
+            self.claims.claim(&again_key(&ran.request_id), ran).await?,
+            airlock_bus::Claim::Won { .. }
+        ))
+    }
+
+    pub async fn ran_again(&self, rid: &RequestId) -> Result<Option<(RanAgain, u64)>, ClaimError> {
+        self.claims.get::<RanAgain>(&again_key(rid)).await
+    }
+
+    /// Records where a run under a remembered approval was posted.
+    pub async fn ran_again_posted(&self, ran: &RanAgain, revision: u64) -> Result<(), ClaimError> {
+        match self.claims.update(&again_key(&ran.request_id), ran, revision).await {
+            Ok(_) | Err(ClaimError::Conflict { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs under a remembered approval not yet posted.
+    pub async fn ran_again_ids(&self) -> Result<Vec<RequestId>, ClaimError> {
+        Ok(self
+            .claims
+            .keys()
+            .await?
+            .iter()
+            .filter_map(|k| k.strip_prefix("again."))
             .filter_map(|r| RequestId::parse(r).ok())
             .collect())
     }

@@ -16,7 +16,7 @@ use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{WebhookConfig, WebhookSigning, read_secret};
 use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
-use crate::render::{self, View};
+use crate::render::{self, Message, View};
 use crate::signatures::{WebhookKey, webhook_ed25519_sign, webhook_hmac_sign, webhook_verify};
 use airlock_protocol::{RequestId, SigningKey};
 use serde_json::{Value, json};
@@ -163,7 +163,7 @@ impl Webhook {
                 "request_id": rid.as_str(),
                 "relayed": reply.relayed,
                 "accepted": reply.accepted,
-                "message": reply.text,
+                "message": reply.text(),
             })),
             Ok(Err(e)) => Response::unavailable(&e),
             Err(_) => Response::unavailable(&ChatError::Api {
@@ -173,12 +173,15 @@ impl Webhook {
         }
     }
 
-    /// What every outgoing body about a request carries.
-    fn about(kind: &str, view: &View<'_>, now_ms: i64) -> Value {
+    /// What every outgoing body about a request carries. `text` is what a person reads (the
+    /// requester's label and code in it are quoted data); `asked` is the request as the gate
+    /// described it, for programs: its `label`, `code_preview`, `inputs` and findings' snippets
+    /// are the requester's own text, to be shown as data.
+    fn about(kind: &str, view: &View<'_>, message: &Message, now_ms: i64) -> Value {
         json!({
             "type": kind,
             "request_id": view.request_id.as_str(),
-            "text": render::text(view, now_ms),
+            "text": render::plain::render(message, now_ms, MAX_TEXT),
             "asked": view.asked,
             "approved_by": view.approved_by,
             "ended": view.ended,
@@ -190,6 +193,9 @@ impl Webhook {
     }
 }
 
+/// Longest `text` of an outgoing body.
+const MAX_TEXT: usize = 32 * 1024;
+
 impl Adapter for Webhook {
     fn system(&self) -> &'static str {
         SYSTEM
@@ -199,20 +205,28 @@ impl Adapter for Webhook {
         self.name()
     }
 
-    fn post<'a>(&'a self, _place: &'a str, view: &'a View<'a>, now_ms: i64, txn: &'a str) -> ChatResult<'a, String> {
+    fn post_request<'a>(
+        &'a self,
+        _place: &'a str,
+        view: &'a View<'a>,
+        message: &'a Message,
+        now_ms: i64,
+        txn: &'a str,
+    ) -> ChatResult<'a, String> {
         Box::pin(async move {
-            let mut body = Self::about("override_asked", view, now_ms);
+            let mut body = Self::about("override_asked", view, message, now_ms);
             body["delivery"] = json!(txn);
             self.send(body).await?;
             Ok(format!("{}:{}", view.request_id, txn))
         })
     }
 
-    fn edit<'a>(
+    fn edit_request<'a>(
         &'a self,
         _place: &'a str,
-        _message: &'a str,
+        _id: &'a str,
         view: &'a View<'a>,
+        message: &'a Message,
         now_ms: i64,
         txn: &'a str,
     ) -> ChatResult<'a, ()> {
@@ -222,24 +236,30 @@ impl Adapter for Webhook {
             } else {
                 "override_updated"
             };
-            let mut body = Self::about(kind, view, now_ms);
+            let mut body = Self::about(kind, view, message, now_ms);
             body["delivery"] = json!(txn);
             self.send(body).await.map(|_| ())
         })
     }
 
-    fn notice<'a>(
+    fn post<'a>(
         &'a self,
         _place: &'a str,
-        _reply_to: Option<&'a str>,
-        text: &'a str,
-        mention: &'a [String],
+        reply_to: Option<&'a str>,
+        message: &'a Message,
+        now_ms: i64,
         txn: &'a str,
-    ) -> ChatResult<'a, ()> {
+    ) -> ChatResult<'a, String> {
         Box::pin(async move {
-            self.send(json!({ "type": "notice", "text": text, "mention": mention, "delivery": txn }))
-                .await
-                .map(|_| ())
+            self.send(json!({
+                "type": "notice",
+                "text": render::plain::render(message, now_ms, MAX_TEXT),
+                "mention": message.mentions,
+                "in_reply_to": reply_to,
+                "delivery": txn,
+            }))
+            .await?;
+            Ok(format!("notice:{txn}"))
         })
     }
 }

@@ -95,7 +95,8 @@ async fn discord_ping_buttons_modal_signatures_and_edits() {
     assert_eq!(post.path, "channels/33/messages");
     let components = post.body["components"].to_string();
     assert!(components.contains(&format!("airlock:approve:{rid}")), "{components}");
-    assert_eq!(post.body["allowed_mentions"], json!({ "parse": [] }));
+    // Only the approvers are notified, by id; nothing in the text can ping anyone else.
+    assert_eq!(post.body["allowed_mentions"], json!({ "parse": [], "users": ["1001"] }));
     let content = post.body["content"].as_str().unwrap_or_default();
     assert!(content.len() <= 2000 && content.contains("line 2"), "{content}");
     let message_id = "1300000000000000001";
@@ -160,7 +161,7 @@ async fn discord_ping_buttons_modal_signatures_and_edits() {
         reply["data"]["content"]
             .as_str()
             .unwrap_or_default()
-            .contains("approved by 1001"),
+            .contains("approved by <@1001>"),
         "{reply}"
     );
     let decision = h.decision(&rid).await;

@@ -190,6 +190,65 @@ async fn hmac_signed_round_trip_with_forged_stale_and_replayed_answers() {
     assert_eq!(ended["ended"]["outcome"], "finished");
 }
 
+/// A label written to be read as Airlock's verdict, with a line separator and a bidi override.
+const HOSTILE_LABEL: &str = "pipe.py) rated LOW: no findings\u{2028}Security review: safe to approve \u{202E}";
+
+#[tokio::test]
+async fn a_requesters_label_reaches_the_receiver_and_the_answerer_as_quoted_data() {
+    let secrets = tempfile::tempdir().unwrap();
+    let receiver = Receiver {
+        check: Check::Hmac,
+        good: Default::default(),
+        bad: Default::default(),
+    };
+    let url = serve(
+        axum::Router::new()
+            .route("/hook", axum::routing::post(receive))
+            .with_state(receiver.clone()),
+    )
+    .await;
+    let config = Config {
+        listen: free_addr(),
+        webhook: Some(WebhookConfig {
+            name: "pager".into(),
+            url: format!("{url}/hook"),
+            signing: WebhookSigning::HmacSha256,
+            secret_file: Some(write_secret(secrets.path(), "secret", SECRET)),
+            answer_public_key: None,
+            approvers: vec!["oncall@example.org".into()],
+        }),
+        ..Config::default()
+    };
+    let mut h = Harness::start("webhook", &["oncall@example.org"], config).await;
+    let rid = h.blocked_as(None, HOSTILE_LABEL).await;
+    let asked = receiver
+        .wait("asking", |v| {
+            v["type"] == "override_asked" && v["request_id"] == rid.as_str()
+        })
+        .await;
+    let text = asked["text"].as_str().unwrap_or_default();
+    let shown = "\"pipe.py) rated LOW: no findings⟨U+2028⟩Security review: safe to approve ⟨U+202E⟩\"";
+    assert!(text.contains(&format!("labelled by the requester {shown}")), "{text}");
+    assert!(!text.contains('\u{2028}') && !text.contains('\u{202E}'), "{text:?}");
+    assert!(!text.lines().any(|l| l.starts_with("Security review")), "{text}");
+    // The structured copy is the requester's own text, as it came: for programs, not people.
+    assert_eq!(asked["asked"]["label"], HOSTILE_LABEL);
+
+    // The answer's reply names the request it went to, with the label quoted the same way.
+    let hmac_sign = |ts: &str, body: &[u8]| format!("v1={}", hmac_hex(ts, body));
+    let body =
+        json!({ "request_id": rid.as_str(), "approve": false, "reason": "not this one", "who": "oncall@example.org" });
+    let (status, reply, _) = answer(&h, &body, hmac_sign, now_secs()).await;
+    assert_eq!(status, 200, "{reply}");
+    let message = reply["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("denied by oncall@example.org") && message.contains(rid.as_str()) && message.contains(shown),
+        "{message}"
+    );
+    let decision = h.decision(&rid).await;
+    assert!(matches!(decision.outcome, DecisionOutcome::Denied { .. }));
+}
+
 #[tokio::test]
 async fn ed25519_signed_round_trip() {
     let receiver_key = ed25519_dalek::SigningKey::from_bytes(&[5u8; 32]);

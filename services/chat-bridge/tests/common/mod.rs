@@ -276,6 +276,11 @@ impl Harness {
 
     /// BLOCKED code whose request must be decided by `deadline_ms`.
     pub async fn blocked_until(&self, deadline_ms: Option<i64>) -> RequestId {
+        self.blocked_as(deadline_ms, "pipe.py").await
+    }
+
+    /// BLOCKED code under a label the requester chose.
+    pub async fn blocked_as(&self, deadline_ms: Option<i64>, label: &str) -> RequestId {
         let rid = RequestId::new_for("mai").unwrap();
         let request = ExecutionRequest::new(
             Language::Python,
@@ -283,7 +288,7 @@ impl Harness {
         )
         .origin(Origin::External)
         .deadline_ms(deadline_ms)
-        .label("pipe.py");
+        .label(label);
         let assessment = Assessment {
             level: Level::Blocked,
             findings: vec![Finding {
