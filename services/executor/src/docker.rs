@@ -4,7 +4,7 @@
 
 use crate::config::SandboxConfig;
 use crate::error::{SandboxError, from_docker};
-use airlock_protocol::Limits;
+use airlock_protocol::{Limits, Runtime};
 use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
 use std::collections::HashMap;
@@ -110,6 +110,8 @@ pub struct ContainerSpec {
     pub read_only_binds: Vec<(String, String)>,
     pub tmpfs_noexec: bool,
     pub shm_bytes: u64,
+    /// The runtime it runs under (its seccomp profile follows).
+    pub runtime: Runtime,
 }
 
 /// The container definition, API 1.41 fields only. Each line is one of the limits the kernel or
@@ -135,7 +137,11 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         dns,
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".to_owned()]),
-        security_opt: Some(vec!["no-new-privileges".to_owned()]),
+        // Airlock's own seccomp profile (src/seccomp.rs), never the engine's default.
+        security_opt: Some(vec![
+            "no-new-privileges".to_owned(),
+            crate::seccomp::security_opt(spec.runtime),
+        ]),
         privileged: Some(false),
         pids_limit: Some(i64::from(limits.pids.max(1))),
         memory: Some(as_i64(limits.memory_bytes)),
@@ -166,6 +172,8 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         }),
         init: Some(false),
         auto_remove: Some(false),
+        // Named even for runc: an engine whose default runtime is another must not choose.
+        runtime: Some(spec.runtime.as_str().to_owned()),
         ..Default::default()
     };
     ContainerCreateBody {

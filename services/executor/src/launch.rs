@@ -8,7 +8,7 @@
 use crate::config::{HostConfig, SandboxConfig};
 use crate::docker::{self, ContainerSpec, Engine, NetworkMode};
 use crate::error::SandboxError;
-use airlock_protocol::{Inputs, Language, Limits};
+use airlock_protocol::{Inputs, Language, Limits, Runtime};
 use bollard::container::AttachContainerResults;
 use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
 use serde::{Deserialize, Serialize};
@@ -89,6 +89,7 @@ pub async fn launch(
         read_only_binds: request.read_only_binds,
         tmpfs_noexec: config.limits.tmpfs_noexec,
         shm_bytes: config.limits.shm_bytes,
+        runtime: Runtime::Runc,
     });
     let created = engine
         .docker

@@ -33,6 +33,7 @@ pub mod packages;
 pub mod pool;
 pub mod run;
 pub mod sandbox;
+pub mod seccomp;
 pub mod service;
 mod tally;
 

@@ -223,6 +223,7 @@ impl Installer {
             read_only_binds: vec![],
             tmpfs_noexec: true,
             shm_bytes: 0,
+            runtime: airlock_protocol::Runtime::Runc,
         });
         let created = self
             .engine

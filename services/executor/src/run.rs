@@ -295,6 +295,8 @@ impl<'a> Run<'a> {
             image: image.to_owned(),
             limits: exec.limits,
             warm: exec.warm,
+            runtime: airlock_protocol::Runtime::Runc,
+            seccomp: Some(crate::seccomp::digest(airlock_protocol::Runtime::Runc)),
         }));
         let observer = Observer::for_container(&exec.config.host, exec.engine, id, host_pid);
         // A warm container's idle interpreter does not count towards the job's peak.

@@ -5,7 +5,7 @@ mod common;
 
 use airlock_executor::docker::{LABEL_EXECUTOR, LABEL_REQUEST};
 use airlock_executor::{SandboxConfig, SandboxError, SandboxEvent};
-use airlock_protocol::{Language, Limits, OutputStream, ViolationKind};
+use airlock_protocol::{Language, Limits, OutputStream, Runtime, ViolationKind};
 use common::{config, job, run_ok, start, started, text};
 use std::time::Duration;
 
@@ -26,6 +26,12 @@ async fn hello_in_python_and_bash_on_warm_containers() {
     assert!(report.violation.is_none() && report.stderr.is_empty());
     assert!(started(&events).warm, "a warm container was ready and must be used");
     assert_eq!(started(&events).limits, quota());
+    assert_eq!(started(&events).runtime, Runtime::Runc);
+    assert_eq!(
+        started(&events).seccomp,
+        Some(airlock_executor::seccomp::digest(Runtime::Runc)),
+        "the run's record names the seccomp profile it ran under"
+    );
     assert!(report.usage.peak_memory_bytes > 1024 * 1024, "{:?}", report.usage);
     assert_eq!(report.usage.stdout_bytes, 6);
 
@@ -190,7 +196,15 @@ async fn cold_path_works_without_a_pool_and_labels_the_request() {
     assert_eq!(host.network_mode.as_deref(), Some("none"));
     assert_eq!(host.readonly_rootfs, Some(true));
     assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
-    assert_eq!(host.security_opt, Some(vec!["no-new-privileges".to_owned()]));
+    assert_eq!(
+        host.security_opt,
+        Some(vec![
+            "no-new-privileges".to_owned(),
+            format!("seccomp={}", airlock_executor::seccomp::profile(Runtime::Runc))
+        ]),
+        "no new privileges, and Airlock's seccomp profile rather than the engine's"
+    );
+    assert_eq!(host.runtime.as_deref(), Some("runc"));
     assert_eq!(host.privileged, Some(false));
     assert_eq!(host.pids_limit, Some(i64::from(limits.pids)));
     assert_eq!(host.memory, Some(limits.memory_bytes as i64));

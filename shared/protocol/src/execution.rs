@@ -2,6 +2,8 @@
 
 use crate::assessment::{Finding, Level};
 use crate::decision::{DecisionSummary, Limits};
+use crate::digest::Runtime;
+use crate::ids::CodeDigest;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +16,13 @@ pub struct ExecStarted {
     pub limits: Limits,
     /// Whether a pre-started container was used.
     pub warm: bool,
+    /// The container runtime that ran it (runc, or gVisor's runsc).
+    #[serde(default)]
+    pub runtime: Runtime,
+    /// SHA-256 of the seccomp profile the container was started with (the executor's
+    /// `services/executor/seccomp/<runtime>.json`); absent from executors that set none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seccomp: Option<CodeDigest>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
