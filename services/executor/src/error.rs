@@ -25,7 +25,9 @@ pub enum SandboxError {
         source: bollard::errors::Error,
     },
     /// The sandbox image is not there; `airlock image build` (or [`crate::ensure_image`]) makes it.
-    #[error("the sandbox image {image} is missing; build it with `airlock image build`")]
+    #[error(
+        "the sandbox image {image} is missing; `airlock image build` builds airlock-sandbox images, an image of your own is yours to build (docs/sandbox.md)"
+    )]
     ImageMissing { image: String },
     /// The image recipe failed, or its result is not what it should be.
     #[error("building the sandbox image failed: {detail}")]

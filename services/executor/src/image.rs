@@ -1,6 +1,11 @@
 //! The sandbox image: built offline from Debian packages by `image/recipe.sh` (mmdebstrap, no
 //! registry), imported with the recipe's hash in a label, and rebuilt only when that hash
 //! changes.
+//!
+//! Only images of the recipe's repository (`airlock-sandbox:<tag>`) are Airlock's to build. An
+//! image an operator names in `[executor.images]` under any other name is theirs (built `FROM
+//! airlock-sandbox:latest` with more in it, say: docs/sandbox.md): it must exist, and is never
+//! rebuilt or replaced.
 
 use crate::config::SandboxConfig;
 use crate::docker::Engine;
@@ -14,6 +19,18 @@ use std::collections::BTreeSet;
 pub const RECIPE: &str = include_str!("../image/recipe.sh");
 /// Label holding the recipe's hash.
 pub const RECIPE_LABEL: &str = "airlock.recipe";
+/// The repository of the images the recipe builds.
+pub const RECIPE_REPOSITORY: &str = "airlock-sandbox";
+
+/// Whether `image` is one the recipe builds (`airlock-sandbox` with any tag), rather than an
+/// operator's own.
+pub fn built_by_recipe(image: &str) -> bool {
+    let repository = match image.rsplit_once(':') {
+        Some((repository, tag)) if !tag.contains('/') => repository,
+        _ => image,
+    };
+    repository == RECIPE_REPOSITORY
+}
 
 pub fn recipe_hash() -> String {
     hex::encode(Sha256::digest(RECIPE.as_bytes()))
@@ -28,9 +45,10 @@ pub struct ImageStatus {
     pub built: Vec<String>,
 }
 
-/// Builds each configured image that is missing or was built from another recipe. Needs root
-/// and `mmdebstrap` (`ops/install-deps` installs it) and Debian's package mirror; takes a minute
-/// or two when it builds, milliseconds when it does not.
+/// Builds each configured image of the recipe's repository that is missing or was built from
+/// another recipe, and checks that an operator's own images exist. Needs root and `mmdebstrap`
+/// (`ops/install-deps` installs it) and Debian's package mirror; takes a minute or two when it
+/// builds, milliseconds when it does not.
 pub async fn ensure_image(config: &SandboxConfig) -> Result<ImageStatus, SandboxError> {
     let engine = Engine::connect(config).await?;
     let names: BTreeSet<&str> = [config.images.python.as_str(), config.images.bash.as_str()].into();
@@ -40,6 +58,11 @@ pub async fn ensure_image(config: &SandboxConfig) -> Result<ImageStatus, Sandbox
     };
     let wanted = recipe_hash();
     for name in names {
+        if !built_by_recipe(name) {
+            check_image(&engine, name).await?;
+            status.up_to_date.push(name.to_owned());
+            continue;
+        }
         if recipe_of(&engine, name).await?.as_deref() == Some(wanted.as_str()) {
             status.up_to_date.push(name.to_owned());
             continue;
@@ -64,8 +87,8 @@ pub async fn recipe_of(engine: &Engine, name: &str) -> Result<Option<String>, Sa
     }
 }
 
-/// Fails with [`SandboxError::ImageMissing`] when the image is not there; warns when it was
-/// built from an older recipe (it still runs).
+/// Fails with [`SandboxError::ImageMissing`] when the image is not there; warns when an image
+/// of the recipe's repository was built from an older recipe (it still runs).
 pub async fn check_image(engine: &Engine, name: &str) -> Result<(), SandboxError> {
     match engine.docker.inspect_image(name).await {
         Ok(image) => {
@@ -73,7 +96,7 @@ pub async fn check_image(engine: &Engine, name: &str) -> Result<(), SandboxError
                 .config
                 .and_then(|c| c.labels)
                 .and_then(|mut l| l.remove(RECIPE_LABEL));
-            if label.as_deref() != Some(recipe_hash().as_str()) {
+            if built_by_recipe(name) && label.as_deref() != Some(recipe_hash().as_str()) {
                 tracing::warn!(
                     image = name,
                     "the sandbox image was not built from the current recipe; `airlock image build` rebuilds it"
@@ -165,8 +188,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn recipe_carries_both_languages_and_pip() {
+    fn only_the_recipes_repository_is_built_by_it() {
+        assert!(built_by_recipe("airlock-sandbox:latest"));
+        assert!(built_by_recipe("airlock-sandbox"));
+        assert!(built_by_recipe(crate::config::DEFAULT_IMAGE));
+        assert!(!built_by_recipe("airlock-sandbox-data:1"));
+        assert!(!built_by_recipe("registry.local:5000/airlock-sandbox"));
+        assert!(!built_by_recipe("ours/data-science:2026"));
+    }
+
+    #[test]
+    fn recipe_carries_both_languages_pip_and_the_data_stacks_libraries() {
         assert!(RECIPE.contains("--include=python3,python3-pip"));
+        for library in ["libstdc++6", "libgomp1", "libgfortran5", "zlib1g", "fonts-dejavu-core"] {
+            assert!(RECIPE.contains(library), "{library}");
+        }
         assert!(
             RECIPE.contains("--variant=essential"),
             "bash and coreutils come with the essential set"
