@@ -134,6 +134,7 @@ fn probes() -> Vec<String> {
             format!("airlock.audit.entry.{rid}"),
             format!("airlock.audit.receipt.{rid}"),
             format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.{rid}"),
+            format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.progress.{rid}"),
             format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.exec.output.{rid}"),
             format!("$JS.API.DIRECT.GET.AIRLOCK_AUDIT.airlock.audit.receipt.{rid}"),
         ]);
@@ -280,6 +281,11 @@ fn each_client_reads_only_its_own_results() {
                 gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.{rid}")),
                 allowed,
                 "{me}: {owner}'s terminal by direct get"
+            );
+            assert_eq!(
+                gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.progress.{rid}")),
+                allowed,
+                "{me}: {owner}'s latest stage by direct get"
             );
             assert_eq!(
                 gets(&EventKind::Submitted.subject(&rid)),

@@ -44,7 +44,7 @@ async def capture() -> dict[str, Any]:
     client = await AsyncClient.connect()
     cases = {}
     for name, case in CASES.items():
-        request: AsyncRequest = await client.submit(case["code"], env=case.get("env"))
+        request: AsyncRequest = await client.submit(case["code"], env=case.get("env") or {})
         try:
             await request.result(60)
         except RequestError:

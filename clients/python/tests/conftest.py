@@ -12,6 +12,7 @@ import base64
 import hashlib
 import io
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from airlock_client import Client, Operator
+
 REPO = Path(__file__).resolve().parents[3]
 SCHEMAS = REPO / "schemas"
 MERKLE_VECTORS = REPO / "shared" / "auditlog" / "testdata" / "merkle-vectors"
@@ -38,6 +41,8 @@ OVERRIDE_TIMEOUT_SECS = 10
 
 #: A client user besides mai, with Mai's rights under its own name.
 EXTRA_CLIENT = "pyclient"
+#: The client user `airlock mcp` submits as.
+MCP_CLIENT = "mcp"
 
 #: An external script the assessor rates BLOCKED (decoded code reaching exec) that is harmless
 #: when it runs: it prints "decoded".
@@ -105,15 +110,48 @@ def _wheel(name: str, version: str, module_source: bytes) -> tuple[str, bytes]:
     return f"{name}-{version}-py3-none-any.whl", buffer.getvalue()
 
 
+def wheelhouse() -> Path:
+    """Where ops/install-deps downloaded the data-stack wheels (`data/data-stack.txt`)."""
+    return Path(os.environ.get("AIRLOCK_WHEELHOUSE", "/var/cache/airlock/wheelhouse"))
+
+
+def data_stack_pins() -> dict[str, str]:
+    """`data/data-stack.txt` as {"numpy==2.4.6": sha256, ...}."""
+    pins = {}
+    for line in (DATA / "data-stack.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            spec, _, digest = line.partition(" --hash=sha256:")
+            pins[spec.strip()] = digest.strip()
+    return pins
+
+
+def _project(filename: str) -> str:
+    """A wheel's PEP 503 normalised project name."""
+    return re.sub(r"[-_.]+", "-", filename.split("-")[0]).lower()
+
+
 def _write_index(root: Path) -> None:
-    """A PEP 503 simple index with one project, `airlock-client-probe 1.0`."""
+    """A PEP 503 simple index: `airlock-client-probe 1.0`, made here, and the wheelhouse's real
+    wheels (linked, not copied)."""
+    files = root / "files"
+    files.mkdir(parents=True)
     filename, wheel = _wheel("airlock_client_probe", "1.0", b"VALUE = 'probe from the local index'\n")
-    (root / "files").mkdir(parents=True)
-    (root / "files" / filename).write_bytes(wheel)
-    project = root / "simple" / "airlock-client-probe"
-    project.mkdir(parents=True)
-    link = f"../../files/{filename}#sha256={hashlib.sha256(wheel).hexdigest()}"
-    (project / "index.html").write_text(f'<!DOCTYPE html><html><body><a href="{link}">{filename}</a></body></html>\n')
+    (files / filename).write_bytes(wheel)
+    known = {digest for digest in data_stack_pins().values()}
+    for path in sorted(wheelhouse().glob("*.whl")):
+        if hashlib.sha256(path.read_bytes()).hexdigest() in known:
+            (files / path.name).symlink_to(path)
+    projects: dict[str, list[str]] = {}
+    for path in sorted(files.iterdir()):
+        projects.setdefault(_project(path.name), []).append(path.name)
+    for name, filenames in projects.items():
+        project = root / "simple" / name
+        project.mkdir(parents=True)
+        links = "".join(
+            f'<a href="../../files/{f}#sha256={hashlib.sha256((files / f).read_bytes()).hexdigest()}">{f}</a>\n'
+            for f in filenames
+        )
+        (project / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -148,7 +186,7 @@ def _configure(config_file: Path, index_url: str) -> None:
     lines += [
         "",
         "[clients]",
-        f'extra_users = ["{EXTRA_CLIENT}"]',
+        f'extra_users = ["{EXTRA_CLIENT}", "{MCP_CLIENT}"]',
         "",
         "[executor.egress]",
         'allow_hosts = ["index.test"]',
@@ -162,7 +200,7 @@ def _configure(config_file: Path, index_url: str) -> None:
     written = tomllib.loads(config_file.read_text())
     assert written["gate"]["override_timeout_secs"] == OVERRIDE_TIMEOUT_SECS
     assert written["executor"]["egress"]["pinned"]["index.test"] == index_url
-    assert written["clients"]["extra_users"] == [EXTRA_CLIENT]
+    assert written["clients"]["extra_users"] == [EXTRA_CLIENT, MCP_CLIENT]
 
 
 @pytest.fixture(scope="session")
@@ -199,3 +237,17 @@ def stack(package_index: str) -> Iterator[Stack]:
             up.wait()
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def client(stack: Stack) -> Iterator[Client]:
+    """Mai's blocking client on the session's stack."""
+    with Client.connect(home=stack.home) as connected:
+        yield connected
+
+
+@pytest.fixture(scope="session")
+def operator(stack: Stack) -> Iterator[Operator]:
+    """The operator's blocking client on the session's stack."""
+    with Operator.connect(home=stack.home) as connected:
+        yield connected

@@ -16,7 +16,7 @@ from airlock_client import (
     Result,
     ViolationError,
 )
-from airlock_client.aio import _raise_for_outcome
+from airlock_client.request import raise_for_outcome
 
 APPROVED = {"decision": "approved", "approver": {"by": "policy", "rule": "LOW"}, "quota": "unknown", "limits": None}
 
@@ -29,7 +29,7 @@ def terminal(outcome: str, **fields: Any) -> dict[str, Any]:
 
 def outcome_of(data: dict[str, Any]) -> type[RequestError] | None:
     try:
-        _raise_for_outcome(Result.from_terminal("r1", data, None))
+        raise_for_outcome(Result.from_terminal("r1", data, None))
     except RequestError as error:
         assert error.result.request_id == "r1" and error.reason
         return type(error)
@@ -64,7 +64,42 @@ def test_every_other_end_raises_its_typed_error(data: dict[str, Any], error: typ
 
 def test_a_refusal_code_is_kept() -> None:
     with pytest.raises(RefusedError) as raised:
-        _raise_for_outcome(Result.from_terminal("r1", terminal("failed", refusal="duplicate_request",
+        raise_for_outcome(Result.from_terminal("r1", terminal("failed", refusal="duplicate_request",
                                                                reason="the request was refused (duplicate_request): x"), None))
     assert raised.value.refusal == "duplicate_request"
     assert "duplicate_request" in raised.value.reason
+
+
+def test_a_refusal_that_means_not_now_is_retryable_with_a_hint() -> None:
+    for code in ("rate_limited", "too_many_in_flight"):
+        with pytest.raises(RefusedError) as raised:
+            raise_for_outcome(Result.from_terminal("r1", terminal("failed", level=None, refusal=code,
+                                                                  reason=f"the request was refused ({code}): x"), None))
+        assert raised.value.retryable is True
+        assert raised.value.hint is not None and "again" in raised.value.hint
+        assert raised.value.hint in raised.value.reason, "the hint is said with the reason"
+    with pytest.raises(RefusedError) as raised:
+        raise_for_outcome(Result.from_terminal("r1", terminal("failed", level=None, refusal="invalid_request",
+                                                              reason="the request was refused (invalid_request): x"), None))
+    assert raised.value.retryable is False and raised.value.hint is None
+
+
+def test_values_this_client_does_not_know_are_refused_as_wire_errors() -> None:
+    from airlock_client import WireError
+
+    for field, value in (("outcome", "exploded"), ("level", "CRITICAL")):
+        with pytest.raises(WireError, match=field):
+            Result.from_terminal("r1", {**terminal("finished"), field: value}, None)
+    with pytest.raises(WireError, match="approver"):
+        Result.from_terminal("r1", terminal("denied", decision={"decision": "denied", "approver": {"by": "vibes"}}), None)
+
+
+def test_the_approver_is_typed_and_kept_as_it_arrived() -> None:
+    human = {"by": "human", "who": "alice", "reason": "fine", "key": "approver+1",
+             "seconded_by": [{"who": "bob", "reason": "also fine"}]}
+    result = Result.from_terminal("r1", terminal("finished", exit_code=0, decision={
+        "decision": "approved", "approver": human, "quota": "untrusted"}), None)
+    assert result.approver is not None and result.approver.by == "human" and result.approver.who == "alice"
+    assert result.approver.seconded_by[0].who == "bob"
+    assert result.quota == "untrusted" and result.decision == "approved"
+    assert result.to_json()["approver"] == human

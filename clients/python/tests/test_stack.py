@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import nats
 import pytest
@@ -27,6 +27,7 @@ from airlock_client import (
     ExpiredError,
     Operator,
     OverrideError,
+    PermissionDeniedError,
     RefusedError,
     UnavailableError,
     ViolationError,
@@ -38,18 +39,6 @@ from airlock_client.wire import Envelope, execution_request, request_id_for, uui
 
 from .conftest import BLOCKED_SCRIPT, EXTRA_CLIENT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
 from .tampering import check_every_alteration_is_refused
-
-
-@pytest.fixture(scope="module")
-def client(stack: Stack) -> Iterator[Client]:
-    with Client.connect(home=stack.home) as connected:
-        yield connected
-
-
-@pytest.fixture(scope="module")
-def operator(stack: Stack) -> Iterator[Operator]:
-    with Operator.connect(home=stack.home) as connected:
-        yield connected
 
 
 def test_hello_world_runs_and_its_receipt_verifies_in_python(stack: Stack, client: Client) -> None:
@@ -175,7 +164,7 @@ def test_requests_outside_the_contracts_bounds_are_refused(client: Client, field
 
 def test_packages_install_from_the_local_index(client: Client) -> None:
     code = "import airlock_client_probe\nprint(airlock_client_probe.VALUE)\n"
-    result = client.run(code, packages=["airlock-client-probe==1.0"], timeout=300)
+    result = client.run(code, packages=["airlock-client-probe==1.0"], wait=300)
     assert result.outcome == "finished", result.to_json()
     assert result.stdout == "probe from the local index\n"
     without = client.run(code)
@@ -204,8 +193,8 @@ def test_a_blocked_request_denied_through_the_operator_functions(client: Client,
         request.result(60)
     result = raised.value.result
     assert result.decision == "denied" and result.verdict == "BLOCKED"
-    assert result.approver is not None and result.approver.get("who") == "pytest"
-    assert result.approver.get("reason") == "decoded payloads are not run here"
+    assert result.approver is not None and result.approver.by == "human" and result.approver.who == "pytest"
+    assert result.approver.reason == "decoded payloads are not run here"
     assert verify_receipt(result, _auditor_keys(client))
     with pytest.raises(OverrideError, match="not waiting"):
         operator.approve(request.request_id, "too late")
@@ -223,11 +212,12 @@ def test_a_blocked_request_approved_through_the_operator_functions_runs(client: 
 def test_an_unanswered_request_expires(client: Client) -> None:
     started = time.monotonic()
     with pytest.raises(ExpiredError) as raised:
-        client.run(BLOCKED_SCRIPT, origin="external", timeout=OVERRIDE_TIMEOUT_SECS + 60)
+        client.run(BLOCKED_SCRIPT, origin="external", wait=OVERRIDE_TIMEOUT_SECS + 60)
     assert time.monotonic() - started >= OVERRIDE_TIMEOUT_SECS - 1
     result = raised.value.result
     assert result.outcome == "denied" and result.decision == "denied", "the gate denies what nobody answered"
-    assert result.approver == {"by": "deadline"}
+    assert result.approver is not None and result.approver.by == "deadline"
+    assert result.to_json()["approver"] == {"by": "deadline"}
     assert result.exit_code is None and "deadline" in raised.value.reason
     assert verify_receipt(result, _auditor_keys(client))
 
@@ -235,7 +225,7 @@ def test_an_unanswered_request_expires(client: Client) -> None:
 def test_a_request_past_its_own_deadline_expires(client: Client, operator: Operator) -> None:
     """A request whose own deadline passes while it waits for a human ends as expired."""
     with pytest.raises(ExpiredError) as raised:
-        client.run(BLOCKED_SCRIPT, origin="external", deadline=2, timeout=60)
+        client.run(BLOCKED_SCRIPT, origin="external", deadline=2, wait=60)
     assert raised.value.result.verdict == "BLOCKED"
 
 
@@ -264,8 +254,20 @@ def test_no_stack_no_credentials_and_the_wrong_user_are_unavailable(stack: Stack
         Client.connect(home=tmp_path, url=info["nats_url"])
     # The operator may not submit: the server refuses the publish, and the client says so.
     with Client.connect(home=stack.home, user="operator") as wrong_user:
-        with pytest.raises(UnavailableError, match="ermissions"):
-            wrong_user.run("print(1)\n", timeout=60)
+        started = time.monotonic()
+        with pytest.raises(PermissionDeniedError, match="ermissions"):
+            wrong_user.run("print(1)\n", wait=60)
+        assert time.monotonic() - started < 5, "a refusal is said at once, not after the publish times out"
+
+
+def test_a_client_seed_used_for_operator_calls_is_a_permission_error(stack: Stack) -> None:
+    """Mai's credentials where the operator's belong: the server refuses them the gate's
+    endpoint, and the client says so at once instead of timing out."""
+    with Operator.connect(home=stack.home, creds=stack.home / "creds" / "mai.nk") as impostor:
+        started = time.monotonic()
+        with pytest.raises(PermissionDeniedError, match="refused user operator"):
+            impostor.list_overrides()
+        assert time.monotonic() - started < 5
 
 
 def test_another_client_user_submits_under_its_own_name(stack: Stack) -> None:
@@ -284,7 +286,7 @@ def test_mai_may_submit_only_under_its_own_name(stack: Stack) -> None:
             for rid in (request_id_for(EXTRA_CLIENT, uuid7()), uuid7()):
                 subject = subjects.submit_subject(rid)
                 envelope = Envelope.new(rid, "mai", "submitted", _trivial_request())
-                with pytest.raises(UnavailableError, match="ermissions"):
+                with pytest.raises(PermissionDeniedError, match="ermissions"):
                     await mai._connection.publish(subject, envelope.encode(), {"Nats-Msg-Id": envelope.id}, first=True)
 
     asyncio.run(scenario())
@@ -417,3 +419,17 @@ def test_a_result_published_while_disconnected_is_read_back_after_reconnecting(
 
     asyncio.run(scenario())
     assert any("read back from the stream" in r.getMessage() for r in caplog.records), "the catch-up was not needed"
+
+
+def test_the_asyncio_example_in_the_readme_runs(stack: Stack, capfd: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """clients/python/README.md's asyncio example, exactly as written there, against the stack."""
+    text = (REPO / "clients" / "python" / "README.md").read_text()
+    match = re.search(r"## asyncio.*?```python\n(.*?)```", text, re.S)
+    assert match, "the README has no asyncio example"
+    monkeypatch.setenv("AIRLOCK_HOME", str(stack.home))
+    monkeypatch.delenv("AIRLOCK_NATS_URL", raising=False)
+    exec(compile(match.group(1), "README.md", "exec"), {"__name__": "readme_example"})
+    out = capfd.readouterr().out
+    assert "['0\\n', '1\\n', '4\\n']" in out
+    assert "live: 0" in out and "live: 2" in out

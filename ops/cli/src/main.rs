@@ -11,7 +11,10 @@ mod cluster;
 mod config;
 mod home;
 mod image;
+mod init;
 mod keys;
+mod mcp;
+mod mcp_tools;
 mod nats_auth;
 mod overrides;
 mod run;
@@ -56,6 +59,9 @@ enum Command {
     Up(up::UpArgs),
     /// Submit a program as Mai and wait for its result.
     Run(run::RunArgs),
+    /// Serve the Model Context Protocol (stdio, or streamable HTTP on a loopback port): MCP
+    /// clients run code through Airlock as client user `mcp`.
+    Mcp(mcp::McpArgs),
     /// Rate files with the assessor's engine, without the pipeline.
     Assess(assess::AssessArgs),
     /// Read, verify and prove the audit log.
@@ -145,7 +151,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         .with_nats(cli.nats)
         .with_overrides(&cli.set)?;
     match cli.command {
-        Command::Init(args) => cluster::init(&home, &args),
+        Command::Init(args) => init::run(&home, &args),
         Command::Setup(args) => cluster::setup(&home, &args).await,
         Command::Up(args) => up::run(&home, args).await,
         Command::Run(args) => run::run(&home, args).await,
@@ -160,5 +166,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         #[cfg(feature = "bench")]
         Command::Bench(command) => bench::run(&home, command).await,
         Command::Image(command) => image::run(&home, command).await,
+        Command::Mcp(args) => mcp::run(&home, args).await,
     }
 }

@@ -114,13 +114,16 @@ pub fn client(user: &str) -> Permissions {
     let mut p = Permissions::default();
     p.subscribe([inbox(user)])
         .publish([client_submit_filter(user)])
-        .publish([
-            format!(
-                "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.{user}.*",
-                EventKind::Terminal.subject_prefix()
-            ),
-            format!("$JS.API.DIRECT.GET.{AUDIT_STREAM}.{}", client_receipt_filter(user)),
-        ])
+        // Reading back its own terminal event and latest stage (after a reconnect, or when
+        // following a request submitted elsewhere) and its receipts.
+        .publish(
+            [EventKind::Terminal, EventKind::Progress]
+                .map(|kind| format!("$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.{user}.*", kind.subject_prefix())),
+        )
+        .publish([format!(
+            "$JS.API.DIRECT.GET.{AUDIT_STREAM}.{}",
+            client_receipt_filter(user)
+        )])
         .subscribe(own.map(|kind| kind.client_filter(user)))
         .subscribe([client_receipt_filter(user)]);
     p
@@ -209,6 +212,11 @@ mod tests {
                 .any(|s| s.contains("decision") || s.contains("override"))
         );
         assert!(client("batch").publish.contains(&"airlock.submit.batch.*".to_owned()));
+        assert!(
+            p.publish
+                .contains(&"$JS.API.DIRECT.GET.AIRLOCK.airlock.progress.mai.*".to_owned()),
+            "a client reads its request's latest stage back from the stream"
+        );
     }
 
     #[test]

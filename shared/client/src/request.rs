@@ -111,6 +111,37 @@ impl Client {
     pub async fn submit(&self, submission: Submission) -> Result<Request, ClientError> {
         submission.request.validate()?;
         let id = self.request_id(submission.request_id)?;
+        // Subscribed before the submission, so nothing about it can slip past.
+        let request = self.follow(id).await?;
+        let envelope = Envelope::new(request.id.clone(), Producer::Mai, Event::Submitted(submission.request));
+        let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
+        Publisher::new(
+            request.js.clone(),
+            Producer::Mai,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .with_patience(Duration::from_secs(30))
+        .submit(submit_subject(&request.id), payload.into(), envelope.dedup_id())
+        .await
+        .map_err(ClientError::Submit)?;
+        Ok(request)
+    }
+
+    /// Follows a request submitted earlier (by this process or another, such as an MCP call
+    /// being looked up again): its last stage and, when it has ended, its terminal event are
+    /// read back from the stream.
+    pub async fn attach(&self, id: RequestId) -> Result<Request, ClientError> {
+        let mut request = self.follow(id).await?;
+        request.terminal = terminal_in_stream(&request.js, &request.id).await;
+        if let Some(progress) = last_progress_in_stream(&request.js, &request.id).await {
+            request.stages.push(progress);
+        }
+        Ok(request)
+    }
+
+    /// Subscriptions to everything about request `id`, in place on the server when this
+    /// returns.
+    async fn follow(&self, id: RequestId) -> Result<Request, ClientError> {
         let subscribe = |subject: String| async move {
             self.nats
                 .subscribe(subject)
@@ -121,17 +152,13 @@ impl Client {
         let receipts = subscribe(audit_receipt_subject(id.as_str())).await?;
         let outputs = subscribe(EventKind::Output.subject(&id)).await?;
         let progress = subscribe(EventKind::Progress.subject(&id)).await?;
-        let js = async_nats::jetstream::new(self.nats.clone());
-        let envelope = Envelope::new(id.clone(), Producer::Mai, Event::Submitted(submission.request));
-        let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
-        Publisher::new(js.clone(), Producer::Mai, tokio_util::sync::CancellationToken::new())
-            .with_patience(Duration::from_secs(30))
-            .submit(submit_subject(&id), payload.into(), envelope.dedup_id())
+        self.nats
+            .flush()
             .await
-            .map_err(ClientError::Submit)?;
+            .map_err(|e| ClientError::nats("subscribing to the result", e))?;
         Ok(Request {
             id,
-            js,
+            js: async_nats::jetstream::new(self.nats.clone()),
             terminals,
             receipts,
             outputs,
@@ -325,6 +352,20 @@ fn decode_output(message: &async_nats::Message) -> Option<OutputChunk> {
             event: Event::Output(chunk),
             ..
         }) => Some(chunk),
+        _ => None,
+    }
+}
+
+/// The request's latest stage, read from the events stream (direct get by subject).
+async fn last_progress_in_stream(js: &async_nats::jetstream::Context, request_id: &RequestId) -> Option<Progress> {
+    let subject = EventKind::Progress.subject(request_id);
+    let stream = js.get_stream_no_info(EVENTS_STREAM).await.ok()?;
+    let message = stream.direct_get_last_for_subject(subject.clone()).await.ok()?;
+    match Envelope::decode_on(&subject, &message.payload) {
+        Ok(Envelope {
+            event: Event::Progress(progress),
+            ..
+        }) => Some(progress),
         _ => None,
     }
 }

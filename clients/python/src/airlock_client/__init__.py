@@ -1,5 +1,5 @@
-"""Airlock's Python client: Mai submits code, reads its output and result, and verifies the audit
-receipt offline; operators answer override requests.
+"""Airlock's Python client: Mai submits code, follows its status and output, reads its result
+and verifies the audit receipt offline; operators answer override requests.
 
     from airlock_client import Client
 
@@ -12,13 +12,14 @@ receipt offline; operators answer override requests.
 `docs/clients.md` of the Airlock repository.
 """
 
-from .aio import AsyncClient, AsyncOperator, AsyncRequest, verify_receipt
+from .aio import AsyncClient, verify_receipt
 from .errors import (
     AirlockError,
     DeniedError,
     ExecutionFailedError,
     ExpiredError,
     OverrideError,
+    PermissionDeniedError,
     ReceiptError,
     RefusedError,
     RequestError,
@@ -27,23 +28,45 @@ from .errors import (
     WireError,
 )
 from .keys import SigningKey, VerifierKey
-from .results import Finding, OutputChunk, PendingOverride, Receipt, Result, Usage, Violation
+from .operator import AsyncOperator
+from .request import AsyncRequest
+from .results import (
+    Approver,
+    CoApprover,
+    Finding,
+    OutputChunk,
+    PendingOverride,
+    Receipt,
+    Result,
+    Usage,
+    Violation,
+)
+from .status import Status
+from .submission import Submission, SubmissionFields
 from .sync import Client, Operator, Request, approve_override, deny_override, list_overrides
+from .types import Decision, Language, Origin, Outcome, Stage, Trust, Verdict, ViolationKind
 
 __all__ = [
     "AirlockError",
+    "Approver",
     "AsyncClient",
     "AsyncOperator",
     "AsyncRequest",
     "Client",
+    "CoApprover",
+    "Decision",
     "DeniedError",
     "ExecutionFailedError",
     "ExpiredError",
     "Finding",
+    "Language",
     "Operator",
+    "Origin",
+    "Outcome",
     "OutputChunk",
     "OverrideError",
     "PendingOverride",
+    "PermissionDeniedError",
     "Receipt",
     "ReceiptError",
     "RefusedError",
@@ -51,11 +74,18 @@ __all__ = [
     "RequestError",
     "Result",
     "SigningKey",
+    "Stage",
+    "Status",
+    "Submission",
+    "SubmissionFields",
+    "Trust",
     "UnavailableError",
     "Usage",
+    "Verdict",
     "VerifierKey",
     "Violation",
     "ViolationError",
+    "ViolationKind",
     "WireError",
     "approve_override",
     "deny_override",

@@ -9,6 +9,17 @@ if TYPE_CHECKING:
     from .results import Result, Violation
 
 
+#: Refusals that say "not now" rather than "not this": the same submission may succeed later.
+RETRYABLE_REFUSALS: dict[str, str] = {
+    "rate_limited": "this client submits faster than its rate limit ([clients] rate_per_second, burst); "
+    "wait about a second and submit again",
+    "too_many_in_flight": "this client has as many requests in flight as it may ([clients] max_in_flight); "
+    "submit again once one of them has ended",
+    "dead_lettered": "a service failed to handle the request repeatedly and set it aside; "
+    "submitting it again (under a new id) may succeed once the service recovers",
+}
+
+
 class AirlockError(Exception):
     """Anything the client reports; `reason` is the human-readable cause."""
 
@@ -27,6 +38,12 @@ class UnavailableError(AirlockError):
     def __init__(self, reason: str, request_id: str | None = None) -> None:
         super().__init__(reason)
         self.request_id = request_id
+
+
+class PermissionDeniedError(AirlockError):
+    """The server refused this NATS user what it asked: credentials of the wrong user (a client's
+    seed used for operator calls, say), or a call outside the user's role. Retrying cannot help;
+    `docs/clients.md` lists what each user may do."""
 
 
 class RequestError(AirlockError):
@@ -61,12 +78,23 @@ class RefusedError(RequestError):
 
     `reason` is the services' text and `refusal` its code when the stack gives one
     (`invalid_request`, `rate_limited`, `duplicate_request`, `dead_lettered`, ...); codes this
-    client does not know are refusals too.
+    client does not know are refusals too. `retryable` says whether the same submission may
+    succeed later (`rate_limited`, `too_many_in_flight`, `dead_lettered`), and `hint` what to do.
     """
 
     @property
     def refusal(self) -> str | None:
         return self.result.refusal
+
+    @property
+    def retryable(self) -> bool:
+        """True when the refusal means "not now" rather than "not this"."""
+        return self.refusal in RETRYABLE_REFUSALS
+
+    @property
+    def hint(self) -> str | None:
+        """What to do about a retryable refusal (None for the others: fix the request)."""
+        return RETRYABLE_REFUSALS.get(self.refusal or "")
 
 
 class ExecutionFailedError(RequestError):

@@ -3,11 +3,38 @@ chunks, the audit receipt, and the requests waiting for a human."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .errors import WireError
+from .types import (
+    APPROVER_KINDS,
+    DECISIONS,
+    OUTCOMES,
+    STREAMS,
+    VERDICTS,
+    VIOLATION_KINDS,
+    ApproverKind,
+    Decision,
+    Language,
+    Origin,
+    LANGUAGES,
+    ORIGINS,
+    Outcome,
+    Stream,
+    Trust,
+    TRUST_LEVELS,
+    Verdict,
+    ViolationKind,
+    one_of,
+)
 from .wire import unpack
+
+Confidence = Literal["LOW", "MEDIUM", "HIGH"]
+Category = Literal["vulnerability", "privileged_access", "malicious_intent", "known_threat", "input"]
+CONFIDENCES: tuple[Confidence, ...] = get_args(Confidence)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 
 @dataclass(frozen=True)
@@ -15,9 +42,10 @@ class Finding:
     """One thing the assessor found (see `Finding` in `schemas/envelope.schema.json`)."""
 
     rule_id: str
-    category: str
-    severity: str
-    confidence: str
+    category: Category
+    #: The level this finding alone would rate the code.
+    severity: Verdict
+    confidence: Confidence
     line: int
     column: int
     snippet: str
@@ -29,9 +57,9 @@ class Finding:
         data = _map(value, "finding")
         return cls(
             rule_id=_str(data, "rule_id"),
-            category=_str(data, "category"),
-            severity=_str(data, "severity"),
-            confidence=_str(data, "confidence"),
+            category=one_of("category", data.get("category"), CATEGORIES),
+            severity=one_of("severity", data.get("severity"), VERDICTS),
+            confidence=one_of("confidence", data.get("confidence"), CONFIDENCES),
             line=_int(data, "line"),
             column=_int(data, "column"),
             snippet=_str(data, "snippet"),
@@ -42,9 +70,10 @@ class Finding:
 
 @dataclass(frozen=True)
 class Violation:
-    """A limit the code hit: `kind` is timeout, memory, pids, output, cpu or disk."""
+    """A limit the code hit, and by how much (`limit` and `measured` in the kind's unit: bytes,
+    milliseconds, processes)."""
 
-    kind: str
+    kind: ViolationKind
     detail: str
     limit: int | None = None
     measured: int | None = None
@@ -66,7 +95,7 @@ class Usage:
 class OutputChunk:
     """A piece of the program's output as it happened; `seq` orders a request's chunks."""
 
-    stream: str
+    stream: Stream
     seq: int
     data: bytes
 
@@ -80,7 +109,7 @@ class OutputChunk:
         chunk = data.get("data")
         if not isinstance(chunk, bytes):
             raise WireError("output chunk: data is not bytes")
-        return cls(stream=_str(data, "stream"), seq=_int(data, "seq"), data=chunk)
+        return cls(stream=one_of("stream", data.get("stream"), STREAMS), seq=_int(data, "seq"), data=chunk)
 
 
 @dataclass(frozen=True)
@@ -111,22 +140,83 @@ class Receipt:
 
 
 @dataclass(frozen=True)
+class CoApprover:
+    """A second approver under the two-person rule."""
+
+    who: str
+    reason: str
+    via: str | None = None
+
+
+@dataclass(frozen=True)
+class Approver:
+    """Who decided, and on what grounds; which fields are set depends on `by`:
+
+    - `policy`: the gate's policy for the assessed level (`rule` names it);
+    - `human`: a person answered (`who`, `reason`, `key` they signed with, `via` the chat they
+      answered in, `seconded_by` under the two-person rule);
+    - `remembered`: a person approved this exact execution earlier and chose to approve it again
+      (`who`, `reason`, `approved_request`, `until_ms`, `remembered` its id);
+    - `deadline`: nobody answered before the deadline (a denial).
+    """
+
+    by: ApproverKind
+    rule: str | None = None
+    who: str | None = None
+    reason: str | None = None
+    key: str | None = None
+    via: str | None = None
+    seconded_by: tuple[CoApprover, ...] = ()
+    approved_request: str | None = None
+    until_ms: int | None = None
+    remembered: str | None = None
+    approved_at_ms: int | None = None
+    #: The map as it arrived (what `airlock run --json` prints).
+    raw: dict[str, Any] = field(repr=False, default_factory=dict, compare=False)
+
+    @classmethod
+    def from_wire(cls, value: Any) -> Approver:
+        data = _map(value, "approver")
+        seconded = data.get("seconded_by") or []
+        if not isinstance(seconded, list):
+            raise WireError("approver: seconded_by is not a list")
+        return cls(
+            by=one_of("approver.by", data.get("by"), APPROVER_KINDS),
+            rule=_opt_str(data, "rule"),
+            who=_opt_str(data, "who"),
+            reason=_opt_str(data, "reason"),
+            key=_opt_str(data, "key"),
+            via=_opt_str(data, "via"),
+            seconded_by=tuple(
+                CoApprover(who=_str(c, "who"), reason=_str(c, "reason"), via=_opt_str(c, "via"))
+                for c in (_map(c, "co-approver") for c in seconded)
+            ),
+            approved_request=_opt_str(data, "approved_request"),
+            until_ms=_opt_int(data, "until_ms"),
+            remembered=_opt_str(data, "remembered"),
+            approved_at_ms=_opt_int(data, "approved_at_ms"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
 class Result:
     """A request's end, with the fields and meaning of `airlock run --json`, plus `receipt`.
 
-    `outcome` is finished, failed, denied or expired; `verdict` the assessed level (LOW, MEDIUM,
-    HIGH, BLOCKED) or None when the request was refused before assessment; `decision` approved,
-    denied or expired; `audit` the request's entry numbers in the audit log and `checkpoint` the
-    signed checkpoint covering them (both from the receipt, empty without one).
+    `verdict` is None when the request was refused before assessment; `decision` None when no
+    decision was made; `audit` the request's entry numbers in the audit log and `checkpoint` the
+    signed checkpoint covering them (both from the receipt, empty without one). When the
+    receipt did not come in time, `receipt_pending` says why and how to fetch it later.
     """
 
     request_id: str
-    outcome: str
-    verdict: str | None
+    outcome: Outcome
+    verdict: Verdict | None
     findings: list[Finding]
-    decision: str | None
-    approver: dict[str, Any] | None
-    quota: str | None
+    decision: Decision | None
+    approver: Approver | None
+    #: The quota class granted.
+    quota: Trust | None
     exit_code: int | None
     stdout: str
     stderr: str
@@ -143,13 +233,27 @@ class Result:
     terminal: dict[str, Any] = field(repr=False, default_factory=dict)
     traceparent: str | None = None
     #: Why a service refused the request (`invalid_request`, `rate_limited`, `duplicate_request`,
-    #: ...), when it did and the stack says so; `reason` has the words.
+    #: ...), when it did and the stack says so; `reason` has the words. A str, not a Literal:
+    #: the services may add codes (`types.RefusalCode` lists those known).
     refusal: str | None = None
+    #: Why `receipt` is None although it was asked for, and how to get it later
+    #: (`client.fetch_receipt(result)`); None when the receipt is there or was not asked for.
+    receipt_pending: str | None = None
 
     @property
     def ok(self) -> bool:
         """The code ran and exited 0."""
         return self.outcome == "finished" and self.exit_code == 0
+
+    def with_receipt(self, receipt: Receipt) -> Result:
+        """This result with `receipt` (fetched later), its entries and checkpoint."""
+        return dataclasses.replace(
+            self,
+            receipt=receipt,
+            audit=list(receipt.entries),
+            checkpoint=receipt.checkpoint,
+            receipt_pending=None,
+        )
 
     @classmethod
     def from_terminal(
@@ -158,17 +262,19 @@ class Result:
         terminal: Any,
         receipt: Receipt | None,
         traceparent: str | None = None,
+        receipt_pending: str | None = None,
     ) -> Result:
         data = _map(terminal, "terminal event")
-        outcome = _str(data, "outcome")
+        outcome = one_of("outcome", data.get("outcome"), OUTCOMES)
         summary = data.get("decision")
         summary = summary if isinstance(summary, dict) else None
         # The same rule as `airlock run --json`: an expired request says so whatever the
         # decision before it was.
+        decision: Decision | None
         if outcome == "expired":
-            decision: str | None = "expired"
+            decision = "expired"
         elif summary is not None:
-            decision = _opt_str(summary, "decision")
+            decision = one_of("decision", summary.get("decision"), DECISIONS)
         elif outcome == "denied":
             decision = "denied"
         else:
@@ -181,7 +287,7 @@ class Result:
         violation = None
         if isinstance(violation_data, dict):
             violation = Violation(
-                kind=_str(violation_data, "kind"),
+                kind=one_of("violation.kind", violation_data.get("kind"), VIOLATION_KINDS),
                 detail=_str(violation_data, "detail"),
                 limit=_opt_int(violation_data, "limit"),
                 measured=_opt_int(violation_data, "measured"),
@@ -191,14 +297,16 @@ class Result:
         if isinstance(usage_data, dict):
             usage = Usage(**{name: _int(usage_data, name) for name in Usage.__dataclass_fields__})
         approver = summary.get("approver") if summary is not None else None
+        quota = summary.get("quota") if summary is not None else None
+        level = data.get("level")
         return cls(
             request_id=request_id,
             outcome=outcome,
-            verdict=_opt_str(data, "level"),
+            verdict=one_of("level", level, VERDICTS) if level is not None else None,
             findings=[Finding.from_wire(f) for f in data.get("findings") or []],
             decision=decision,
-            approver=approver if isinstance(approver, dict) else None,
-            quota=_opt_str(summary, "quota") if summary is not None else None,
+            approver=Approver.from_wire(approver) if approver is not None else None,
+            quota=one_of("quota", quota, TRUST_LEVELS) if quota is not None else None,
             exit_code=_opt_int(data, "exit_code"),
             stdout=stdout.decode("utf-8", errors="replace"),
             stderr=stderr.decode("utf-8", errors="replace"),
@@ -213,6 +321,7 @@ class Result:
             terminal=data,
             traceparent=traceparent,
             refusal=_opt_str(data, "refusal"),
+            receipt_pending=receipt_pending if receipt is None else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -223,7 +332,7 @@ class Result:
             "verdict": self.verdict,
             "findings": [asdict(f) for f in self.findings],
             "decision": self.decision,
-            "approver": self.approver,
+            "approver": self.approver.raw if self.approver is not None else None,
             "quota": self.quota,
             "exit_code": self.exit_code,
             "stdout": self.stdout,
@@ -244,15 +353,16 @@ class PendingOverride:
 
     request_id: str
     label: str | None
-    level: str
+    level: Verdict
     explanation: str
     findings: list[Finding]
     #: What an answer approves: the code, its inputs, packages, client and what approval grants.
     execution_digest: str
     code_digest: str
-    language: str
-    origin: str
+    language: Language
+    origin: Origin
     code_preview: str
+    #: No answer by then (Unix milliseconds) is a denial.
     deadline_ms: int
 
     @classmethod
@@ -261,13 +371,13 @@ class PendingOverride:
         return cls(
             request_id=_str(data, "request_id"),
             label=_opt_str(data, "label"),
-            level=_str(data, "level"),
+            level=one_of("level", data.get("level"), VERDICTS),
             explanation=_str(data, "explanation"),
             findings=[Finding.from_wire(f) for f in data.get("findings") or []],
             execution_digest=_str(data, "execution_digest"),
             code_digest=_str(data, "code_digest"),
-            language=_str(data, "language"),
-            origin=_str(data, "origin"),
+            language=one_of("language", data.get("language"), LANGUAGES),
+            origin=one_of("origin", data.get("origin"), ORIGINS),
             code_preview=_str(data, "code_preview"),
             deadline_ms=_int(data, "deadline_ms"),
         )

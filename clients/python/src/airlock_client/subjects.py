@@ -99,6 +99,11 @@ def output_subject(request_id: str) -> str:
     return event_subject("output", request_id)
 
 
+def progress_subject(request_id: str) -> str:
+    """The request's stages (`progress` events), readable only by the client that submitted it."""
+    return event_subject("progress", request_id)
+
+
 def receipt_subject(request_id: str) -> str:
     """Published by the auditor on the audit stream once the terminal entry is signed."""
     return f"{AUDIT_RECEIPT_PREFIX}.{request_id}"

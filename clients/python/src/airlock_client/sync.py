@@ -7,12 +7,16 @@ import asyncio
 import os
 import threading
 from concurrent.futures import Future
-from typing import Any, AsyncIterator, Coroutine, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, AsyncIterator, Coroutine, Iterator, Sequence, TypeVar, Unpack
 
 from . import subjects
-from .aio import DEFAULT_TIMEOUT, AsyncClient, AsyncOperator, AsyncRequest, verify_receipt
+from .aio import AsyncClient, verify_receipt
 from .keys import VerifierKey
+from .operator import AsyncOperator
+from .request import RECEIPT_WAIT, AsyncRequest, resolve_wait
 from .results import OutputChunk, PendingOverride, Result
+from .status import Status, StatusCallback
+from .submission import Submission, SubmissionFields
 
 T = TypeVar("T")
 
@@ -38,8 +42,13 @@ class _LoopThread:
 
 
 class Client:
-    """Mai's side of Airlock, blocking: `run` code and get its `Result`, or `submit` it and read
-    its output as it happens. See `AsyncClient` for the meaning of each argument."""
+    """Mai's side of Airlock, blocking: `run` code and get its `Result`, or `submit` it and
+    follow its status and output as they happen.
+
+        with Client.connect() as client:
+            result = client.run("print('hello')")
+            client.verify_receipt(result)
+    """
 
     def __init__(self, runner: _LoopThread, client: AsyncClient) -> None:
         self._runner = runner
@@ -55,6 +64,11 @@ class Client:
         user: str = subjects.DEFAULT_USER,
         audit_keys: Sequence[str | VerifierKey] | None = None,
     ) -> Client:
+        """Connects as client `user` (default `mai`) to the stack of `home` (default
+        `$AIRLOCK_HOME`, as the `airlock` command finds it), or to `url` with the nkey seed file
+        `creds`. Receipts are checked against `audit_keys` (default `keys/auditor.pub` of the
+        home). UnavailableError when no stack answers; PermissionDeniedError when the server
+        refuses the credentials."""
         runner = _LoopThread()
         try:
             client = runner.call(AsyncClient.connect(home, url, creds, user=user, audit_keys=audit_keys))
@@ -64,6 +78,7 @@ class Client:
         return cls(runner, client)
 
     def close(self) -> None:
+        """Closes the connection; requests still running go on without this client."""
         try:
             self._runner.call(self._client.close())
         finally:
@@ -75,81 +90,68 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def user(self) -> str:
+        """The client user this connection submits as."""
+        return self._client.user
+
     def run(
         self,
-        code: str | bytes,
-        language: str = "python",
-        origin: str = "generated",
-        trust: str = "unknown",
-        packages: Sequence[str] = (),
-        args: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        stdin: str | bytes | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        code: str | bytes | Submission,
+        /,
         *,
-        label: str | None = None,
-        revises: str | None = None,
-        deadline: float | None = None,
+        wait: float | None = None,
         receipt: bool = True,
         traceparent: str | None = None,
+        on_status: StatusCallback | None = None,
+        timeout: float | None = None,
+        **fields: Unpack[SubmissionFields],
     ) -> Result:
+        """Submits `code` (or a `Submission`) and waits for its result and audit receipt.
+
+        `fields` are the Submission's fields (language, origin, trust, packages, args, env,
+        stdin, label, revises, deadline). Waits at most `wait` seconds (default an hour: a human
+        may have to answer first; `timeout` is its deprecated name). `on_status` is called, on
+        the client's own thread, with each stage the request reaches.
+
+        Returns the Result when the program ran and exited (any exit code). Raises DeniedError,
+        ExpiredError, RefusedError (`retryable` says whether to try again), ViolationError or
+        ExecutionFailedError, each carrying the Result; UnavailableError when the stack cannot
+        be reached or nothing came within `wait`; PermissionDeniedError when this user may not
+        submit.
+        """
+        wait = resolve_wait(wait, timeout)
         return self._runner.call(
-            self._client.run(
-                code,
-                language,
-                origin,
-                trust,
-                packages,
-                args,
-                env,
-                stdin,
-                timeout,
-                label=label,
-                revises=revises,
-                deadline=deadline,
-                receipt=receipt,
-                traceparent=traceparent,
-            )
+            self._client.run(code, wait=wait, receipt=receipt, traceparent=traceparent, on_status=on_status, **fields)
         )
 
     def submit(
         self,
-        code: str | bytes,
-        language: str = "python",
-        origin: str = "generated",
-        trust: str = "unknown",
-        packages: Sequence[str] = (),
-        args: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        stdin: str | bytes | None = None,
+        code: str | bytes | Submission,
+        /,
         *,
-        label: str | None = None,
-        revises: str | None = None,
-        deadline: float | None = None,
         receipt: bool = True,
         traceparent: str | None = None,
+        on_status: StatusCallback | None = None,
+        **fields: Unpack[SubmissionFields],
     ) -> Request:
+        """Submits `code` (or a `Submission`) and returns at once with the `Request`, to follow
+        its status and output and then wait for its result. Arguments as for `run`."""
         request = self._runner.call(
-            self._client.submit(
-                code,
-                language,
-                origin,
-                trust,
-                packages,
-                args,
-                env,
-                stdin,
-                label=label,
-                revises=revises,
-                deadline=deadline,
-                receipt=receipt,
-                traceparent=traceparent,
-            )
+            self._client.submit(code, receipt=receipt, traceparent=traceparent, on_status=on_status, **fields)
         )
         return Request(self._runner, request)
 
-    def attach(self, request_id: str, *, receipt: bool = True) -> Request:
-        return Request(self._runner, self._runner.call(self._client.attach(request_id, receipt=receipt)))
+    def attach(self, request_id: str, *, receipt: bool = True, on_status: StatusCallback | None = None) -> Request:
+        """Follows a request submitted earlier, by this process or another (its result is read
+        back from the streams if it has already ended)."""
+        return Request(self._runner, self._runner.call(self._client.attach(request_id, receipt=receipt, on_status=on_status)))
+
+    def fetch_receipt(self, result: Result, wait: float = RECEIPT_WAIT) -> Result:
+        """`result` with its audit receipt, for a result that came back without one
+        (`result.receipt_pending` says why). UnavailableError when it is still not there after
+        `wait` seconds."""
+        return self._runner.call(self._client.fetch_receipt(result, wait))
 
     @property
     def audit_keys(self) -> list[str | VerifierKey]:
@@ -157,13 +159,14 @@ class Client:
         return self._client.audit_keys
 
     def verify_receipt(self, result: Result, keys: Sequence[str | VerifierKey] | None = None) -> bool:
-        """True when the receipt is valid; raises ReceiptError otherwise (no I/O)."""
+        """True when the receipt proves the result is in the audit log, signed by the auditor;
+        raises ReceiptError otherwise. Offline: no I/O."""
         return verify_receipt(result, keys if keys is not None else self._client.audit_keys)
 
 
 class Request:
-    """A submitted request, blocking: `output()` yields chunks as they are produced, `result()`
-    waits for the end."""
+    """A submitted request, blocking: `status()` says where it is, `output()` yields chunks as
+    they are produced, `result()` waits for the end."""
 
     def __init__(self, runner: _LoopThread, request: AsyncRequest) -> None:
         self._runner = runner
@@ -171,13 +174,26 @@ class Request:
 
     @property
     def request_id(self) -> str:
+        """`<client>.<local>`: how the audit log, `airlock` commands and `attach` name it."""
         return self._request.request_id
 
     @property
     def traceparent(self) -> str | None:
+        """The W3C trace context the submission carried (None for an attached request)."""
         return self._request.traceparent
 
+    def status(self) -> Status:
+        """Where the request is now: the last stage seen (`submitted` before any)."""
+        return self._request.status()
+
+    @property
+    def statuses(self) -> list[Status]:
+        """Every stage seen so far, in order."""
+        return self._request.statuses
+
     def output(self) -> Iterator[OutputChunk]:
+        """The program's output chunks (stdout and stderr, in order) as they are produced; ends
+        when the request ends."""
         chunks: AsyncIterator[OutputChunk] = self._request.output()
         while True:
             try:
@@ -185,8 +201,12 @@ class Request:
             except StopAsyncIteration:
                 return
 
-    def result(self, timeout: float = DEFAULT_TIMEOUT) -> Result:
-        return self._runner.call(self._request.result(timeout))
+    def result(self, wait: float | None = None, *, timeout: float | None = None) -> Result:
+        """Waits (at most `wait` seconds, default an hour) for the end and returns the Result,
+        or raises the typed error of how it ended (see `Client.run`). `timeout` is the
+        deprecated name of `wait`."""
+        wait = resolve_wait(wait, timeout)
+        return self._runner.call(self._request.result(wait))
 
 
 async def _next(chunks: AsyncIterator[OutputChunk]) -> OutputChunk:
@@ -209,6 +229,7 @@ class Operator:
         *,
         approver_key: str | os.PathLike[str] | None = None,
     ) -> Operator:
+        """Connects as the `operator` user (see `AsyncOperator.connect`)."""
         runner = _LoopThread()
         try:
             operator = runner.call(AsyncOperator.connect(home, url, creds, approver_key=approver_key))
@@ -230,12 +251,16 @@ class Operator:
         self.close()
 
     def list_overrides(self) -> list[PendingOverride]:
+        """Requests waiting for a human, as the override-gate shows them to an approver."""
         return self._runner.call(self._operator.list_overrides())
 
     def approve(self, request_id: str, reason: str, who: str | None = None) -> None:
+        """Lets a waiting request run; `reason` is recorded in the decision and the audit log.
+        OverrideError when it is not waiting or the gate refuses the answer."""
         self._runner.call(self._operator.approve(request_id, reason, who))
 
     def deny(self, request_id: str, reason: str, who: str | None = None) -> None:
+        """Refuses a waiting request (it ends as denied); `reason` is recorded."""
         self._runner.call(self._operator.deny(request_id, reason, who))
 
 

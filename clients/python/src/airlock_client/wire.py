@@ -19,6 +19,7 @@ import msgpack
 
 from . import subjects
 from .errors import WireError
+from .types import LANGUAGES, ORIGINS, TRUST_LEVELS, check_argument
 
 #: The schema version this client speaks; a message of any other version is refused.
 SCHEMA_VERSION = 1
@@ -28,10 +29,6 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 #: The producer of every submission: the services learn which client submitted from the
 #: subject, never from the body.
 SUBMISSION_PRODUCER = "mai"
-
-LANGUAGES = ("python", "bash")
-ORIGINS = ("generated", "external")
-TRUST_LEVELS = ("untrusted", "unknown", "trusted")
 
 
 def now_ms() -> int:
@@ -227,9 +224,9 @@ def execution_request(
     everything else, and a request they refuse ends with a `RefusedError` carrying their reason,
     so the rules live in one place.
     """
-    _one_of("language", language, LANGUAGES)
-    _one_of("origin", origin, ORIGINS)
-    _one_of("trust", trust, TRUST_LEVELS)
+    check_argument("language", language, LANGUAGES)
+    check_argument("origin", origin, ORIGINS)
+    check_argument("trust", trust, TRUST_LEVELS)
     if not isinstance(code, bytes):
         raise TypeError("code must be bytes or str")
     if isinstance(args, str) or not all(isinstance(a, str) for a in args):
@@ -258,8 +255,3 @@ def execution_request(
         "deadline_ms": deadline_ms,
         "label": label,
     }
-
-
-def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")

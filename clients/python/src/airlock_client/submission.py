@@ -1,0 +1,116 @@
+"""What to run: a `Submission`, the one description of a request that `run`, `submit`, a
+`Session` and Airlock's MCP tools all take.
+
+    from airlock_client import Submission
+
+    job = Submission("import pandas\\n...", packages=["pandas==3.1.1"], label="step 1")
+    result = client.run(job)
+    again = client.run(job.replace(args=["--full"]))
+
+`client.run(code, **fields)` builds one from keyword arguments (`SubmissionFields` lists them),
+so both spellings say the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from .types import LANGUAGES, ORIGINS, TRUST_LEVELS, Language, Origin, Trust, check_argument
+from .wire import execution_request, is_request_id, now_ms
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A program and everything said about it. Only the shape is checked here (names of the
+    enumerations, types); the services check every bound and refuse what exceeds one with a
+    `RefusedError` that says which (`docs/clients.md` lists the bounds)."""
+
+    #: The program's source (str is encoded as UTF-8; bytes are sent as they are).
+    code: str | bytes
+    language: Language = "python"
+    #: `generated` (Mai wrote it) or `external` (fetched or pasted: rated more strictly).
+    origin: Origin = "generated"
+    #: The quota class asked for (the gate may grant less).
+    trust: Trust = "unknown"
+    #: Python packages to install first, `NAME` or `NAME==VERSION`.
+    packages: Sequence[str] = ()
+    #: The program's arguments (`sys.argv[1:]`, `$@`).
+    args: Sequence[str] = ()
+    #: Extra environment variables (those that change how an interpreter starts are refused).
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: Bytes (or UTF-8 text) on the program's standard input.
+    stdin: str | bytes | None = None
+    #: A label shown to the approver, such as a file name (one line, at most 256 characters).
+    label: str | None = None
+    #: The id of an earlier request this one revises (the audit log can then show the diff).
+    revises: str | None = None
+    #: Seconds from submission after which the request must not start (it ends `expired`).
+    deadline: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, (str, bytes)):
+            raise TypeError("code must be str or bytes")
+        check_argument("language", self.language, LANGUAGES)
+        check_argument("origin", self.origin, ORIGINS)
+        check_argument("trust", self.trust, TRUST_LEVELS)
+        for name in ("packages", "args"):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)) or not all(isinstance(item, str) for item in value):
+                raise TypeError(f"{name} must be a sequence of str")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
+            raise TypeError("env must map str to str")
+        if self.stdin is not None and not isinstance(self.stdin, (str, bytes)):
+            raise TypeError("stdin must be str, bytes or None")
+        if self.revises is not None and not is_request_id(self.revises):
+            raise ValueError(f"revises {self.revises!r} is not a request id")
+        if self.deadline is not None and not self.deadline > 0:
+            raise ValueError("deadline is seconds from now and must be positive")
+
+    @classmethod
+    def of(cls, code: str | bytes | Submission, fields: Mapping[str, Any]) -> Submission:
+        """`code` with `fields`, or a Submission with `fields` replaced."""
+        if isinstance(code, Submission):
+            return code.replace(**fields) if fields else code
+        return cls(code, **fields)
+
+    def replace(self, **fields: Any) -> Submission:
+        """A copy with `fields` changed."""
+        return dataclasses.replace(self, **fields)
+
+    @property
+    def code_bytes(self) -> bytes:
+        return self.code.encode() if isinstance(self.code, str) else self.code
+
+    def to_wire(self) -> dict[str, Any]:
+        """The `submitted` event's data (`ExecutionRequest`), with the deadline counted from now."""
+        return execution_request(
+            self.code_bytes,
+            language=self.language,
+            origin=self.origin,
+            trust=self.trust,
+            args=list(self.args),
+            env=self.env,
+            stdin=self.stdin.encode() if isinstance(self.stdin, str) else self.stdin,
+            packages=list(self.packages),
+            revises=self.revises,
+            deadline_ms=now_ms() + int(self.deadline * 1000) if self.deadline is not None else None,
+            label=self.label,
+        )
+
+
+class SubmissionFields(TypedDict, total=False):
+    """The fields of a `Submission` but `code`, as keyword arguments of `run` and `submit`."""
+
+    language: Language
+    origin: Origin
+    trust: Trust
+    packages: Sequence[str]
+    args: Sequence[str]
+    env: Mapping[str, str]
+    stdin: str | bytes | None
+    label: str | None
+    revises: str | None
+    deadline: float | None

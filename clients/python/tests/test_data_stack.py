@@ -1,0 +1,49 @@
+"""The scientific stack in the sandbox: numpy, pandas, scipy and matplotlib installed by
+`packages=` from a local index of real manylinux wheels (ops/install-deps downloads them), then
+imported and used in one run. It fails when the image lacks a system library the wheels need
+(`libstdc++.so.6: cannot open shared object file` before the image carried the C++ runtime)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from airlock_client import Client
+
+from .conftest import data_stack_pins, wheelhouse
+
+ANALYSIS = """
+import numpy, pandas, scipy, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from scipy import stats
+
+frame = pandas.DataFrame({"x": numpy.arange(20, dtype=float)})
+frame["y"] = 3 * frame.x + 2
+slope = stats.linregress(frame.x, frame.y).slope
+figure, axes = plt.subplots()
+axes.plot(frame.x, frame.y)
+axes.set_title("a line")  # text: needs a font
+figure.savefig("/tmp/line.png")
+with open("/tmp/line.png", "rb") as png:
+    print("png", png.read(8) == b"\\x89PNG\\r\\n\\x1a\\n")
+print("sum", int(frame.y.sum()), "slope", round(float(slope), 6))
+print("versions", numpy.__version__, pandas.__version__, scipy.__version__, matplotlib.__version__)
+"""
+
+
+def test_numpy_pandas_scipy_and_matplotlib_install_and_run(client: Client) -> None:
+    pins = data_stack_pins()
+    present = {hashlib.sha256(p.read_bytes()).hexdigest() for p in wheelhouse().glob("*.whl")}
+    missing = [spec for spec, digest in pins.items() if digest not in present]
+    if missing:
+        pytest.fail(f"the wheelhouse {wheelhouse()} lacks {missing}: run ops/install-deps")
+    top = [spec for spec in pins if spec.split("==")[0] in ("numpy", "pandas", "scipy", "matplotlib")]
+    result = client.run(ANALYSIS, packages=top, trust="trusted", wait=900)
+    assert result.ok, result.to_json()
+    assert "png True" in result.stdout
+    assert "sum 610 slope 3.0" in result.stdout
+    versions = {spec.split("==")[0]: spec.split("==")[1] for spec in top}
+    assert f"versions {versions['numpy']} {versions['pandas']} {versions['scipy']} {versions['matplotlib']}" in result.stdout
+    assert client.verify_receipt(result)
