@@ -14,6 +14,7 @@ const ALLOWED: &[(&str, Option<&[&str]>)] = &[
     ("airlock-auditlog", Some(&["airlock-protocol"])),
     ("airlock-bus", Some(&["airlock-protocol", "airlock-telemetry"])),
     ("airlock-egress", Some(&["airlock-protocol"])),
+    ("airlock-approvals", Some(&["airlock-protocol"])),
     (
         "airlock-assessor",
         Some(&[
@@ -29,7 +30,12 @@ const ALLOWED: &[(&str, Option<&[&str]>)] = &[
     ),
     (
         "airlock-override-gate",
-        Some(&["airlock-protocol", "airlock-bus", "airlock-telemetry"]),
+        Some(&[
+            "airlock-protocol",
+            "airlock-approvals",
+            "airlock-bus",
+            "airlock-telemetry",
+        ]),
     ),
     (
         "airlock-executor",
@@ -46,7 +52,12 @@ const ALLOWED: &[(&str, Option<&[&str]>)] = &[
     ),
     (
         "airlock-chat-bridge",
-        Some(&["airlock-protocol", "airlock-bus", "airlock-telemetry"]),
+        Some(&[
+            "airlock-protocol",
+            "airlock-approvals",
+            "airlock-bus",
+            "airlock-telemetry",
+        ]),
     ),
     (
         "airlock-client",

@@ -12,6 +12,7 @@ use crate::render::notices::reply;
 use crate::render::{Line, Message};
 use crate::routing::{Directory, MAX_LISTED, Place, Resolved};
 use crate::state::{Store, Tracked};
+use airlock_approvals::{Approval, Asked, Judge, Judgement, People, Source, Verdict};
 use airlock_bus::{ClaimError, PublishError, ServiceCounters};
 use airlock_protocol::overrides::Via;
 use airlock_protocol::{RefusalReason, RequestId, now_ms};
@@ -80,6 +81,8 @@ impl Reply {
 
 pub struct Core {
     pub store: Store,
+    /// Who is who (`[people]`): the two-person rule counts people.
+    pub people: People,
     pub relay: Relay,
     pub counters: ServiceCounters,
     /// Wakes the outbox (a message to edit, a request to post).
@@ -114,9 +117,10 @@ fn waiting_here(ids: &[RequestId]) -> Line {
 }
 
 impl Core {
-    pub fn new(store: Store, relay: Relay, counters: ServiceCounters) -> Self {
+    pub fn new(store: Store, relay: Relay, counters: ServiceCounters, people: People) -> Self {
         Self {
             store,
+            people,
             relay,
             counters,
             wake: tokio::sync::Notify::new(),
@@ -142,6 +146,15 @@ impl Core {
             .unwrap_or_else(|p| p.into_inner())
             .insert(rid.clone());
         self.wake.notify_one();
+    }
+
+    /// Whether a request is waiting for an answer in this room or channel.
+    pub fn has_waiting(&self, system: &str, place: &str) -> bool {
+        let here = Place {
+            system: system.to_owned(),
+            place: place.to_owned(),
+        };
+        !self.directory.waiting_in(&here, now_ms()).is_empty()
     }
 
     pub fn take_changed(&self) -> BTreeSet<RequestId> {
@@ -292,7 +305,6 @@ impl Core {
             Ok(reason) => (reason, None),
             Err(why) => (String::new(), Some(why)),
         };
-        let (verdict, accepted) = judge(&incoming, &rid, tracked.as_ref(), reason_problem.as_deref(), now);
         // A missing reason is relayed as it is (the gate refuses it); an oversized one is not
         // carried at all, only its refusal.
         let too_long = cmd.reason.trim().chars().count() > crate::command::MAX_REASON_CHARS;
@@ -322,218 +334,263 @@ impl Core {
                 )
             }),
         };
+        let reading = match (&tracked, &reason_problem) {
+            (Some(tracked), None) => read(&self.people, &self.signer(), &answer, tracked, now),
+            (Some(tracked), Some(problem)) if tracked.ended.is_none() => Reading::refused(Line::new().text(problem)),
+            (Some(tracked), Some(_)) => read(&self.people, &self.signer(), &answer, tracked, now),
+            (None, _) => Reading::refused(
+                Line::new()
+                    .text("request ")
+                    .code(rid.as_str())
+                    .text(" is not waiting for an answer"),
+            ),
+        };
         self.relay.send(answer).await?;
-        if accepted && cmd.approve {
-            let who = incoming.who.clone();
+        if !reading.approvals.is_empty() {
+            let (who, approvals) = (incoming.who.clone(), reading.approvals.clone());
             self.update(&rid, |t| {
                 if !t.approved_by.contains(&who) {
                     t.approved_by.push(who.clone());
                 }
+                t.approvals.clone_from(&approvals);
             })
             .await?;
         }
-        tracing::info!(request_id = %rid, who = %incoming.who, system = incoming.system, approve = cmd.approve, accepted, "answer relayed");
+        tracing::info!(request_id = %rid, who = %incoming.who, system = incoming.system, approve = cmd.approve, accepted = reading.accepted, "answer relayed");
         Ok(Reply {
             message: reply(
                 &incoming.who,
-                verdict,
+                reading.verdict,
                 tracked.as_ref().map(|t| (&t.request_id, &t.asked)),
             ),
             request: Some(rid),
             relayed: true,
-            accepted,
+            accepted: reading.accepted,
         })
+    }
+
+    /// The bridge's key, as the gate names the signer of an answer.
+    fn signer(&self) -> String {
+        self.relay.key().verifier().to_string()
     }
 }
 
-/// The bridge's quick reading of an answer, for the human's reply: the gate's own judgement
-/// (against the policy in force) is what counts. Returns the verdict and whether it should count.
-pub fn judge(
-    incoming: &Incoming,
-    rid: &RequestId,
-    tracked: Option<&Tracked>,
-    reason_problem: Option<&str>,
-    now_ms: i64,
-) -> (Line, bool) {
-    let who = &incoming.who;
-    let Some(tracked) = tracked else {
-        return (
-            Line::new()
-                .text("request ")
-                .code(rid.as_str())
-                .text(" is not waiting for an answer (refused, and recorded)"),
-            false,
-        );
-    };
+/// The gate's own judgement of the answer, run here on the policy the gate sent with the request
+/// (and the people of `[people]`), so that the human hears at once what will become of it. The
+/// gate judges again against the policy in force, and alone decides.
+fn read(people: &People, signer: &str, answer: &Answer, tracked: &Tracked, now: i64) -> Reading {
     if let Some(ended) = &tracked.ended {
-        return (
+        return Reading::refused(
             Line::new()
                 .text("too late: the request has already ended (")
                 .text(ended.headline())
-                .text("); your answer is refused and recorded"),
-            false,
+                .text(")"),
         );
     }
     let asked = &tracked.asked;
-    if now_ms > asked.deadline_ms {
-        return (
-            Line::new()
-                .text("too late: the deadline passed at ")
-                .time(asked.deadline_ms, false)
-                .text("; your answer is refused and recorded"),
-            false,
-        );
-    }
-    let allowed = asked
-        .approvers
-        .get(incoming.system)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if !allowed.iter().any(|a| a == who) {
-        return (
-            Line::new()
-                .who(who.clone())
-                .text(format!(" may not answer {} requests here; who may: ", asked.level))
-                .people(allowed)
-                .text(". Your answer is refused and recorded"),
-            false,
-        );
-    }
-    if let Some(problem) = reason_problem {
-        return (Line::new().text(format!("{problem}; nothing was counted")), false);
-    }
-    let cmd = &incoming.command;
-    if let Some(again) = cmd.again {
-        let max = Duration::from_millis(asked.approve_again_max_ms);
-        if again > max {
-            return (
-                Line::new().text(format!(
-                    "approving this execution again for {} is not allowed here (at most {}); nothing was counted",
-                    humantime::format_duration(again),
-                    humantime::format_duration(max)
+    let judge = Judge { policy: asked, people };
+    let grant = asked.grant.unwrap_or(airlock_protocol::Grant {
+        quota: airlock_protocol::TrustLevel::Untrusted,
+        limits: airlock_protocol::Quotas::default().untrusted,
+        runtime: airlock_protocol::Runtime::Runc,
+        network: airlock_protocol::NetworkMode::None,
+    });
+    let judgement = judge.judge(
+        Asked {
+            level: asked.level,
+            execution_digest: &asked.execution_digest,
+            grant,
+            deadline_ms: asked.deadline_ms,
+            now_ms: now,
+        },
+        &tracked.approvals,
+        &answer.body(now),
+        &Source::Bridge(answer.via.system.clone()),
+        signer,
+    );
+    let who = &answer.who;
+    let again = |for_ms: Option<u64>| match for_ms {
+        Some(ms) => format!(
+            "; this exact execution will be approved again, without asking, for {}",
+            humantime::format_duration(Duration::from_millis(ms))
+        ),
+        None => String::new(),
+    };
+    match judgement {
+        Judgement::Refuse { detail, .. } => Reading::refused(Line::new().text(detail)),
+        Judgement::Count { approvals } => {
+            let needed = asked.approvals_needed.max(1);
+            Reading {
+                verdict: Line::new().text("approval by ").who(who.clone()).text(format!(
+                    " counted ({} of {needed}); another person must approve",
+                    approvals.len()
                 )),
-                false,
-            );
+                accepted: true,
+                approvals,
+            }
         }
-    }
-    if !cmd.approve {
-        return (Line::new().text("denied by ").who(who.clone()), true);
-    }
-    if tracked.approved_by.contains(who) {
-        return (
-            Line::new()
-                .who(who.clone())
-                .text(" has already approved this request; a second approval must come from someone else"),
-            false,
-        );
-    }
-    let needed = usize::from(asked.approvals_needed.max(1));
-    let count = tracked.approved_by.len() + 1;
-    let again = cmd
-        .again
-        .map(|d| {
-            format!(
-                "; this exact execution will be approved again for {}",
-                humantime::format_duration(d)
-            )
-        })
-        .unwrap_or_default();
-    if count < needed {
-        (
-            // Counted from the approvals relayed by this bridge: one given elsewhere (the command
-            // line, another chat) may already complete it, which the message's edit will show.
-            Line::new().text("approval by ").who(who.clone()).text(format!(
-                " recorded ({count} of {needed} seen here); another approver is needed{again}"
-            )),
-            true,
-        )
-    } else {
-        (
-            Line::new()
+        Judgement::Decide {
+            verdict: Verdict::Deny { .. },
+            ..
+        } => Reading {
+            verdict: Line::new().text("denied by ").who(who.clone()),
+            accepted: true,
+            approvals: vec![],
+        },
+        Judgement::Decide {
+            verdict: Verdict::Approve { .. },
+            again_for_ms,
+            approvals,
+            ..
+        } => Reading {
+            verdict: Line::new()
                 .text("approved by ")
                 .who(who.clone())
-                .text(format!("{again}; it runs once the gate has signed")),
-            true,
-        )
+                .text(format!("{}; it runs once the gate has signed", again(again_for_ms))),
+            accepted: true,
+            approvals,
+        },
+    }
+}
+
+/// The bridge's reading of an answer, for the human's reply.
+struct Reading {
+    verdict: Line,
+    /// The bridge expects the gate to count it.
+    accepted: bool,
+    /// The approvals counted, this one included, when it is an approval that counts.
+    approvals: Vec<Approval>,
+}
+
+impl Reading {
+    fn refused(why: Line) -> Self {
+        Self {
+            verdict: why.text("; your answer is refused, and recorded"),
+            accepted: false,
+            approvals: vec![],
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock_protocol::{Level, OverrideAsked};
+    use airlock_approvals::Person;
+    use airlock_protocol::{CodeDigest, Level, OverrideAsked};
+    use std::collections::BTreeMap;
 
     fn tracked(needed: u8) -> Tracked {
         let asked = OverrideAsked {
             level: Level::Blocked,
             deadline_ms: now_ms() + 60_000,
-            approvers: [("matrix".to_owned(), vec!["@alice:x".to_owned(), "@bob:x".to_owned()])].into(),
+            execution_digest: CodeDigest::of(b"the execution"),
+            approvers: [(
+                "matrix".to_owned(),
+                vec!["@alice:x".to_owned(), "@alice-phone:x".to_owned(), "@bob:x".to_owned()],
+            )]
+            .into(),
             approvals_needed: needed,
             approve_again_max_ms: 3_600_000,
             ..OverrideAsked::display_only()
         };
-        Tracked::new(RequestId::parse("r1").unwrap(), asked)
+        Tracked::new(RequestId::parse("mai.r1").expect("id"), asked)
     }
 
-    fn incoming(who: &str, approve: bool) -> Incoming {
-        Incoming {
-            system: "matrix",
-            place: "!room:x".into(),
-            reference: "$e".into(),
+    /// Alice answers from two Matrix accounts; bob from one; mallory is nobody.
+    fn people() -> People {
+        let table: BTreeMap<String, Person> = [
+            (
+                "alice".to_owned(),
+                Person {
+                    matrix: vec!["@alice:x".into(), "@alice-phone:x".into()],
+                    ..Person::default()
+                },
+            ),
+            (
+                "bob".to_owned(),
+                Person {
+                    matrix: vec!["@bob:x".into()],
+                    ..Person::default()
+                },
+            ),
+        ]
+        .into();
+        People::new(&table, &BTreeMap::new()).expect("people")
+    }
+
+    fn answer(tracked: &Tracked, who: &str, approve: bool) -> Answer {
+        Answer {
+            request_id: tracked.request_id.clone(),
+            execution_digest: tracked.asked.execution_digest.clone(),
+            approve,
+            reason: "looked at it".into(),
             who: who.into(),
-            command: Command {
-                approve,
-                target: None,
-                reason: "ok".into(),
-                again: None,
+            via: Via {
+                system: "matrix".into(),
+                place: "!room:x".into(),
+                reference: "$e".into(),
             },
-            bound_to: None,
+            approve_again_for: None,
+            refused: None,
         }
     }
 
-    fn said(line: &Line) -> String {
-        crate::render::plain::render(&Message::new(vec![line.clone().para()]), 0, 4000)
+    fn said(reading: &Reading) -> String {
+        crate::render::plain::render(&Message::new(vec![reading.verdict.clone().para()]), 0, 4000)
     }
 
     #[test]
-    fn the_quick_reading_matches_the_policy_sent_with_the_request() {
-        let rid = RequestId::parse("r1").unwrap();
-        let t = tracked(1);
-        let (text, ok) = judge(&incoming("@alice:x", true), &rid, Some(&t), None, now_ms());
-        assert!(ok && said(&text).contains("approved by @alice:x"), "{text:?}");
-        let (text, ok) = judge(&incoming("@mallory:x", true), &rid, Some(&t), None, now_ms());
-        let text = said(&text);
+    fn the_reading_is_the_gates_judgement_on_the_policy_sent_with_the_request() {
+        let (people, t, now) = (people(), tracked(1), now_ms());
+        let r = read(&people, "bridge", &answer(&t, "@alice:x", true), &t, now);
+        assert!(r.accepted && said(&r).contains("approved by @alice:x"), "{}", said(&r));
+        let r = read(&people, "bridge", &answer(&t, "@bob:x", false), &t, now);
+        assert!(r.accepted && said(&r).contains("denied by @bob:x"), "{}", said(&r));
+
+        let r = read(&people, "bridge", &answer(&t, "@mallory:x", true), &t, now);
+        let text = said(&r);
         assert!(
-            !ok && text.contains("may not answer BLOCKED") && text.contains("@alice:x"),
+            !r.accepted && text.contains("may not answer BLOCKED") && text.contains("@bob:x"),
             "{text}"
         );
-        let (text, ok) = judge(&incoming("@alice:x", true), &rid, Some(&t), None, now_ms() + 120_000);
-        assert!(!ok && said(&text).contains("too late"), "{text:?}");
-        let (text, ok) = judge(&incoming("@alice:x", true), &rid, None, None, now_ms());
-        assert!(!ok && said(&text).contains("not waiting"), "{text:?}");
-        let (text, ok) = judge(
-            &incoming("@alice:x", true),
-            &rid,
-            Some(&t),
-            Some("a reason is required"),
-            now_ms(),
+        let r = read(&people, "bridge", &answer(&t, "@alice:x", true), &t, now + 120_000);
+        assert!(!r.accepted && said(&r).contains("after the deadline"), "{}", said(&r));
+        let mut stale = answer(&t, "@alice:x", true);
+        stale.execution_digest = CodeDigest::of(b"another execution");
+        assert!(!read(&people, "bridge", &stale, &t, now).accepted);
+        let mut again = answer(&t, "@alice:x", true);
+        again.approve_again_for = Some(Duration::from_secs(7200));
+        let r = read(&people, "bridge", &again, &t, now);
+        assert!(!r.accepted && said(&r).contains("at most 1h"), "{}", said(&r));
+        again.approve_again_for = Some(Duration::from_secs(1800));
+        let r = read(&people, "bridge", &again, &t, now);
+        assert!(
+            r.accepted && said(&r).contains("approved again, without asking, for 30m"),
+            "{}",
+            said(&r)
         );
-        assert!(!ok && said(&text).contains("a reason is required"), "{text:?}");
-        let mut again = incoming("@alice:x", true);
-        again.command.again = Some(Duration::from_secs(7200));
-        assert!(!judge(&again, &rid, Some(&t), None, now_ms()).1);
+
+        let mut ended = tracked(1);
+        ended.ended = Some(crate::render::Ended::default());
+        let r = read(&people, "bridge", &answer(&ended, "@alice:x", true), &ended, now);
+        assert!(!r.accepted && said(&r).contains("too late"), "{}", said(&r));
     }
 
     #[test]
-    fn two_person_rule_is_explained_to_each_approver() {
-        let rid = RequestId::parse("r1").unwrap();
-        let mut t = tracked(2);
-        let (text, ok) = judge(&incoming("@alice:x", true), &rid, Some(&t), None, now_ms());
-        assert!(ok && said(&text).contains("1 of 2"), "{text:?}");
-        t.approved_by.push("@alice:x".into());
-        let (text, ok) = judge(&incoming("@alice:x", true), &rid, Some(&t), None, now_ms());
-        assert!(!ok && said(&text).contains("already approved"), "{text:?}");
-        let (text, ok) = judge(&incoming("@bob:x", true), &rid, Some(&t), None, now_ms());
-        assert!(ok && said(&text).contains("approved by @bob:x"), "{text:?}");
+    fn the_two_person_rule_counts_people_not_accounts() {
+        let (people, mut t, now) = (people(), tracked(2), now_ms());
+        let first = read(&people, "bridge", &answer(&t, "@alice:x", true), &t, now);
+        assert!(first.accepted && said(&first).contains("1 of 2"), "{}", said(&first));
+        t.approvals = first.approvals;
+        // Alice's second account is still alice.
+        let r = read(&people, "bridge", &answer(&t, "@alice-phone:x", true), &t, now);
+        let text = said(&r);
+        assert!(
+            !r.accepted && text.contains("(as alice) has already approved"),
+            "{text}"
+        );
+        let r = read(&people, "bridge", &answer(&t, "@bob:x", true), &t, now);
+        assert!(r.accepted && said(&r).contains("approved by @bob:x"), "{}", said(&r));
+        assert_eq!(r.approvals.len(), 2);
     }
 }

@@ -30,6 +30,10 @@ pub enum Parsed {
     Command(Command),
     /// Addressed to the bridge but not readable; the text says why and how to write it.
     Invalid(String),
+    /// Reads like an answer (`Approve, looks fine`, `deny: …`, `Denied - …`, `👎 deny …`) but
+    /// is not one; the text says exactly what to write. The caller answers it when the message
+    /// replies to a request or the room has one waiting (otherwise it is conversation).
+    NearMiss(String),
 }
 
 const USAGE: &str = "write `approve <request-id> <reason>` or `deny <request-id> <reason>` (or reply to the request with `approve <reason>` / `deny <reason>`)";
@@ -74,7 +78,7 @@ pub fn parse(text: &str, is_reply: bool) -> Parsed {
     let approve = match words.next().map(str::to_ascii_lowercase).as_deref() {
         Some("approve") | Some("!approve") => true,
         Some("deny") | Some("!deny") => false,
-        _ => return Parsed::NotACommand,
+        _ => return near_miss(&cleaned, is_reply).map_or(Parsed::NotACommand, Parsed::NearMiss),
     };
     let mut words: Vec<&str> = words.collect();
     let mut again = None;
@@ -128,6 +132,66 @@ pub fn parse(text: &str, is_reply: bool) -> Parsed {
         target,
         reason,
         again,
+    })
+}
+
+/// Words that read as an answer, and which answer.
+fn answer_word(word: &str, is_reply: bool) -> Option<bool> {
+    match word {
+        "approve" | "approved" | "approving" | "accept" | "accepted" => Some(true),
+        "deny" | "denied" | "denying" | "reject" | "rejected" | "decline" | "declined" => Some(false),
+        // In a reply to a request, a bare yes or no is meant as an answer too.
+        "lgtm" | "ok" | "okay" | "yes" | "👍" | "✅" if is_reply => Some(true),
+        "no" | "nope" | "👎" | "❌" if is_reply => Some(false),
+        _ => None,
+    }
+}
+
+/// What to write instead of something that reads like an answer but is not one.
+fn near_miss(text: &str, is_reply: bool) -> Option<String> {
+    let mut words = text.split_whitespace().peekable();
+    // Leading emoji and punctuation (`👎 deny …`, `- approve`).
+    let mut first = words.next()?;
+    let mut leading = String::new();
+    while !first.chars().any(char::is_alphanumeric) && words.peek().is_some() {
+        leading.push_str(first);
+        if answer_word(first, is_reply).is_some() {
+            break;
+        }
+        first = words.next()?;
+    }
+    let trimmed: String = first
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    let after_emoji = trimmed.is_empty();
+    let word = if after_emoji { first.to_owned() } else { trimmed };
+    let approve = answer_word(&word, is_reply).or_else(|| answer_word(&leading, is_reply))?;
+    let verb = if approve { "approve" } else { "deny" };
+    // `👎 deny …`: the word after the emoji says the same; it is not part of the reason.
+    if after_emoji
+        && let Some(next) = words.peek()
+        && answer_word(&next.trim_end_matches([':', ',']).to_lowercase(), is_reply) == Some(approve)
+    {
+        words.next();
+    }
+    let rest: Vec<&str> = words
+        .map(|w| w.trim_start_matches(['-', '–', '—', ':', ',']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let reason = if rest.is_empty() {
+        "<reason>".to_owned()
+    } else {
+        rest.join(" ")
+    };
+    Some(if is_reply {
+        format!(
+            "this was not counted: to {verb} this request, reply to it with exactly `{verb} {reason}` (the word {verb} first, then the reason)"
+        )
+    } else {
+        format!(
+            "this was not counted: write exactly `{verb} <request-id> {reason}`, or reply to the request's message with `{verb} {reason}`"
+        )
     })
 }
 
@@ -217,6 +281,24 @@ mod tests {
         assert_eq!(c.reason_for(&rid, true).as_deref(), Ok("reviewed"));
         let c = cmd("deny", true);
         assert!(c.reason_for(&rid, true).is_err(), "a reason is required");
+    }
+
+    #[test]
+    fn near_misses_are_told_exactly_what_to_write() {
+        let miss = |text: &str, reply: bool| match parse(text, reply) {
+            Parsed::NearMiss(m) => m,
+            other => panic!("{text:?} → {other:?}"),
+        };
+        assert!(miss("Approve, looks fine", true).contains("`approve looks fine`"));
+        assert!(miss("deny: no downloads", true).contains("`deny no downloads`"));
+        assert!(miss("Denied - not from there", false).contains("`deny <request-id> not from there`"));
+        assert!(miss("👎 deny not without a review", true).contains("`deny not without a review`"));
+        assert!(miss("👍", true).contains("`approve <reason>`"));
+        assert!(miss("lgtm", true).contains("`approve <reason>`"));
+        // Conversation is left alone.
+        assert_eq!(parse("lgtm", false), Parsed::NotACommand);
+        assert_eq!(parse("I approve of this plan", false), Parsed::NotACommand);
+        assert_eq!(parse("no", false), Parsed::NotACommand);
     }
 
     #[test]

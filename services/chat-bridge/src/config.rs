@@ -27,6 +27,10 @@ pub struct Config {
     pub slack: Option<SlackConfig>,
     pub discord: Option<DiscordConfig>,
     pub webhook: Option<WebhookConfig>,
+    /// The stack's top-level `[people]` (read with the bridge's section): the two-person rule
+    /// counts people, in the bridge's quick reading of an answer as in the gate's judgement.
+    #[serde(skip)]
+    pub people: std::collections::BTreeMap<String, airlock_approvals::Person>,
 }
 
 impl Default for Config {
@@ -39,6 +43,7 @@ impl Default for Config {
             slack: None,
             discord: None,
             webhook: None,
+            people: Default::default(),
         }
     }
 }
@@ -152,6 +157,7 @@ impl Config {
             .service
             .map_or("bridge", |s| s.config_section);
         let mut config: Config = file.section(section)?;
+        config.people = file.section("people")?;
         if let Some(base) = base {
             config.resolve(base);
         }

@@ -288,6 +288,12 @@ impl Matrix {
         let reply = match parse(body, bound_to.is_some()) {
             Parsed::NotACommand => None,
             Parsed::Invalid(why) => Some(render::notices::reply(sender, render::Line::new().text(why), None)),
+            // Something that reads like an answer: told what to write, where it can be meant as one.
+            Parsed::NearMiss(what) if bound_to.is_some() || core.has_waiting(SYSTEM, room) => {
+                core.counters.incr("near_miss_answers");
+                Some(render::notices::reply(sender, render::Line::new().text(what), None))
+            }
+            Parsed::NearMiss(_) => None,
             Parsed::Command(command) => {
                 let incoming = Incoming {
                     system: SYSTEM,

@@ -29,6 +29,28 @@ pub struct Answer {
     pub refused: Option<(RefusalReason, String)>,
 }
 
+impl Answer {
+    /// The answer as the gate will read it (what the bridge signs).
+    pub fn body(&self, answered_at_ms: i64) -> OverrideAnswer {
+        OverrideAnswer {
+            request_id: self.request_id.clone(),
+            execution_digest: self.execution_digest.clone(),
+            approve: self.approve,
+            reason: airlock_protocol::text::clip(&self.reason, 1024),
+            who: airlock_protocol::text::clip(&self.who, 256),
+            answered_at_ms,
+            via: Some(self.via.clone()),
+            approve_again_for_ms: self
+                .approve_again_for
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            refused_at_edge: self.refused.as_ref().map(|(reason, detail)| EdgeRefusal {
+                reason: *reason,
+                detail: airlock_protocol::text::clip(detail, 512),
+            }),
+        }
+    }
+}
+
 pub struct Relay {
     key: SigningKey,
     publisher: Publisher,
@@ -52,25 +74,10 @@ impl Relay {
 
     /// Signs and publishes the answer.
     pub async fn send(&self, answer: Answer) -> Result<(), PublishError> {
-        let body = OverrideAnswer {
-            request_id: answer.request_id.clone(),
-            execution_digest: answer.execution_digest,
-            approve: answer.approve,
-            reason: airlock_protocol::text::clip(&answer.reason, 1024),
-            who: airlock_protocol::text::clip(&answer.who, 256),
-            answered_at_ms: now_ms(),
-            via: Some(answer.via),
-            approve_again_for_ms: answer
-                .approve_again_for
-                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            refused_at_edge: answer.refused.map(|(reason, detail)| EdgeRefusal {
-                reason,
-                detail: airlock_protocol::text::clip(&detail, 512),
-            }),
-        };
+        let body = answer.body(now_ms());
         let signed = Signed::sign(&body, ANSWER_DOMAIN, &self.key);
         let envelope = Envelope::new(
-            answer.request_id,
+            body.request_id.clone(),
             Producer::ChatBridge,
             Event::OverrideAnswered(OverrideAnswered { signed }),
         );

@@ -26,6 +26,8 @@ use tracing::Instrument as _;
 pub enum BridgeError {
     #[error("the bridge's signing key")]
     Key(#[from] KeyError),
+    #[error("[people]")]
+    People(#[from] airlock_approvals::PeopleError),
     #[error("the bridge's records")]
     Claims(#[from] ClaimError),
     #[error(transparent)]
@@ -62,6 +64,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         Store::new(claims),
         Relay::new(key.clone(), publisher, counters.clone()),
         counters.clone(),
+        airlock_approvals::People::new(&config.people, &Default::default())?,
     ));
     let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
 

@@ -42,6 +42,9 @@ pub struct Tracked {
     /// Approvals this bridge relayed that the gate should count (shown while two are needed).
     #[serde(default)]
     pub approved_by: Vec<String>,
+    /// The same approvals as the answer judgement counts them (the person behind each).
+    #[serde(default)]
+    pub approvals: Vec<airlock_approvals::Approval>,
     /// Chat systems in which the escalation was carried out.
     #[serde(default)]
     pub escalated_in: Vec<String>,
@@ -55,6 +58,7 @@ impl Tracked {
             ended: None,
             posts: vec![],
             approved_by: vec![],
+            approvals: vec![],
             escalated_in: vec![],
         }
     }

@@ -2,9 +2,9 @@
 //! grants from, and each chat system's approver list (`[bridge.<system>] approvers`), which the
 //! policy refines per level.
 
-use crate::people::Person;
+use crate::policy::EffectivePolicy;
 pub use crate::policy::{Action, Policy};
-use crate::policy::{CHAT_SYSTEMS, EffectivePolicy};
+use airlock_approvals::{CHAT_SYSTEMS, Person};
 use airlock_bus::runner::{ConfigError, ConfigFile, legacy_duration};
 pub use airlock_protocol::Quotas;
 use serde::{Deserialize, Serialize};
@@ -74,7 +74,7 @@ impl Config {
         config.people = file.section("people")?;
         // Checked here as well as when the gate builds its trust, so that `airlock up` refuses a
         // person counted twice before anything starts (operator key files are added later).
-        crate::people::People::new(&config.people, &BTreeMap::new())
+        airlock_approvals::People::new(&config.people, &BTreeMap::new())
             .map_err(|e| file.invalid("people", e.to_string()))?;
         if config.operators_dir.is_relative()
             && let Some(dir) = file.path().parent().filter(|d| !d.as_os_str().is_empty())

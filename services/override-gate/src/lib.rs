@@ -3,16 +3,15 @@
 //! silence until the deadline) decides.
 //!
 //! Reading order: [`config`] (policy, quotas, keys, people), [`policy`] (what each level gets and
-//! what an approval grants), [`people`] (identities and keys to persons), [`judgement`] (the
-//! judgement of one answer), [`remembered`] ("approve again" and when it stops holding),
+//! what an approval grants), then the judgement of one answer, shared with the chat bridge
+//! (`airlock_approvals`: people, and whether an answer counts), [`remembered`] ("approve again"
+//! and when it stops holding),
 //! [`trust`] (keys, people and policy in force, hot-reloaded), [`explain`] (what the human asked
 //! is shown), [`records`] (state kept per request), [`service`] (the loop that consumes
 //! assessments and answers and publishes decisions).
 
 pub mod config;
 pub mod explain;
-pub mod judgement;
-pub mod people;
 pub mod policy;
 pub mod records;
 pub mod remembered;

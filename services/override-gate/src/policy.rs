@@ -1,19 +1,17 @@
 //! The gate's policy, free of I/O: what code of each level and origin gets (and what an
 //! approval grants: quota, runtime, network), who may answer an override request from which chat
 //! system, the two-person rule, the escalation plan and the "approve again" bound. The judgement
-//! of one answer is `judgement.rs`; `service.rs` applies both; `config.rs` reads the policy from
+//! of one answer is `airlock_approvals` (shared with the chat bridge), which reads this policy
+//! through [`AnswerPolicy`]; `service.rs` applies both; `config.rs` reads the policy from
 //! `[gate.policy]`.
 
+use airlock_approvals::{AnswerPolicy, Verdict};
 use airlock_protocol::overrides::{Escalation, EscalationTarget};
 use airlock_protocol::{Assessment, Grant, Level, Limits, NetworkMode, Origin, Quotas, Runtime, TrustLevel};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
-
-/// The chat systems a bridge can relay from; `[gate.bridge_keys]`, `[gate.policy.approvers]` and
-/// `[gate.policy.escalation]` are keyed by these names.
-pub const CHAT_SYSTEMS: [&str; 4] = ["matrix", "slack", "discord", "webhook"];
 
 /// What the gate does with code rated at one level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +129,15 @@ pub enum Ruling {
     Deny {
         reason: String,
     },
+}
+
+impl From<Verdict> for Ruling {
+    fn from(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Approve { grant, rule } => Ruling::approve(grant, rule),
+            Verdict::Deny { reason } => Ruling::Deny { reason },
+        }
+    }
 }
 
 impl Ruling {
@@ -330,6 +337,22 @@ impl EffectivePolicy {
 
     fn approve(&self, quotas: &Quotas, quota: TrustLevel, rule: String) -> Ruling {
         Ruling::approve(self.grant(quotas, quota), rule)
+    }
+}
+
+/// The policy in force, as the answer judgement reads it.
+impl AnswerPolicy for EffectivePolicy {
+    fn allowed(&self, system: &str, level: Level) -> &[String] {
+        EffectivePolicy::allowed(self, system, level)
+    }
+    fn approvals_needed(&self, level: Level) -> u8 {
+        EffectivePolicy::approvals_needed(self, level)
+    }
+    fn approve_again_max_ms(&self) -> u64 {
+        EffectivePolicy::approve_again_max_ms(self)
+    }
+    fn version(&self) -> &str {
+        &self.version
     }
 }
 

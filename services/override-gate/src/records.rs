@@ -2,7 +2,7 @@
 //! counted so far, or decided with the events to publish). Remembered approvals live beside
 //! them under their own keys (`remembered.rs`).
 
-use crate::judgement::Approval;
+use airlock_approvals::Approval;
 use airlock_protocol::{Assessment, Event, ExecutionRequest, OverrideAsked};
 use serde::{Deserialize, Serialize};
 

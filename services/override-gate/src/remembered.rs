@@ -4,8 +4,8 @@
 //! for another client asks again), and re-checked against the policy and the trusted keys in
 //! force every time it is used. Free of I/O; the gate's service stores and lists these.
 
-use crate::judgement::Approval;
 use crate::policy::EffectivePolicy;
+use airlock_approvals::Approval;
 use airlock_protocol::{CodeDigest, Level, RequestId};
 use serde::{Deserialize, Serialize};
 

@@ -3,9 +3,8 @@
 //! file changes (hot reload). A bad file keeps what is in force, and says why.
 
 use crate::config::Config;
-use crate::judgement::Source;
-use crate::people::{People, PeopleError, valid_person_name};
 use crate::policy::EffectivePolicy;
+use airlock_approvals::{People, PeopleError, Source, valid_person_name};
 use airlock_bus::runner::ConfigFile;
 use airlock_protocol::{KeyError, VerifierKey, VerifierSet};
 use std::collections::BTreeMap;

@@ -5,11 +5,11 @@
 //! compare-and-swap, so that exactly one of the answers and the deadline wins.
 
 use super::{Gate, GateError};
-use crate::judgement::{Approval, Asked, Judge, Judgement};
 use crate::policy::Ruling;
 use crate::records::Record;
 use crate::remembered::Remembered;
 use crate::trust::Trust;
+use airlock_approvals::{Approval, Asked, Judge, Judgement};
 use airlock_bus::{ClaimError, Delivery};
 use airlock_protocol::overrides::ANSWER_DOMAIN;
 use airlock_protocol::subjects::GATE_BUCKET;
@@ -109,15 +109,23 @@ impl Gate {
                 self.count_approval(rid, &record, revision).await
             }
             Judgement::Decide {
-                ruling,
+                verdict,
                 approver,
                 again_for_ms,
                 approvals,
             } => {
                 let remember = again_for_ms.map(|for_ms| remember_of(&asked, for_ms, approvals));
                 let decision = AnswerDecision {
-                    approved: matches!(ruling, Ruling::Approve { .. }),
-                    events: self.decision_events(rid, *request, assessment, ruling, approver, grant, &trust),
+                    approved: verdict.is_approve(),
+                    events: self.decision_events(
+                        rid,
+                        *request,
+                        assessment,
+                        Ruling::from(verdict),
+                        approver,
+                        grant,
+                        &trust,
+                    ),
                     remember,
                 };
                 self.record_decision(delivery, rid, decision, revision, &trust, who_where)

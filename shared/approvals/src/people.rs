@@ -13,7 +13,7 @@
 //! Operator keys made by `airlock keys add-operator NAME` (`keys/operators/NAME.pub`) belong to
 //! the person NAME without being listed.
 
-use crate::policy::CHAT_SYSTEMS;
+use crate::CHAT_SYSTEMS;
 pub use airlock_protocol::roles::valid_person_name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -3,14 +3,64 @@
 //! (the bridge's edge checks, the allow-list of that system and level, a reason, the exact
 //! execution digest the human was shown, the deadline, the "approve again" bound, the person
 //! behind the identity), and what it does (counted under the two-person rule, or deciding).
-//! The gate's service applies it; nothing else decides.
+//! The gate applies it and alone decides; the chat bridge runs the same judgement on what the
+//! gate sent with the request, to tell a human at once what will become of their answer.
 
 use crate::people::People;
-use crate::policy::{EffectivePolicy, Ruling};
 use airlock_protocol::decision::CoApprover;
-use airlock_protocol::{Approver, CodeDigest, Grant, Level, OverrideAnswer, RefusalReason};
+use airlock_protocol::{Approver, CodeDigest, Grant, Level, OverrideAnswer, OverrideAsked, RefusalReason};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// What the judgement needs of a policy: who may answer, how many must approve, how long an
+/// approval may be remembered. The gate's policy in force implements it; so does an override
+/// request, as the policy the gate asked it under.
+pub trait AnswerPolicy {
+    /// Who may answer requests of `level` from chat `system`.
+    fn allowed(&self, system: &str, level: Level) -> &[String];
+    /// Different people who must approve a request of `level`.
+    fn approvals_needed(&self, level: Level) -> u8;
+    /// The longest "approve this exact execution again" (0: not offered).
+    fn approve_again_max_ms(&self) -> u64;
+    /// The policy's version, for refusals.
+    fn version(&self) -> &str;
+}
+
+/// The policy an override request was asked under, as the gate sent it with the request (its
+/// approvers are those of its level already).
+impl AnswerPolicy for OverrideAsked {
+    fn allowed(&self, system: &str, _level: Level) -> &[String] {
+        self.approvers.get(system).map(Vec::as_slice).unwrap_or_default()
+    }
+    fn approvals_needed(&self, _level: Level) -> u8 {
+        self.approvals_needed.max(1)
+    }
+    fn approve_again_max_ms(&self) -> u64 {
+        self.approve_again_max_ms
+    }
+    fn version(&self) -> &str {
+        &self.policy_version
+    }
+}
+
+/// What a deciding answer decides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run, with exactly what the human was shown.
+    Approve {
+        grant: Grant,
+        rule: String,
+    },
+    Deny {
+        reason: String,
+    },
+}
+
+impl Verdict {
+    pub fn is_approve(&self) -> bool {
+        matches!(self, Verdict::Approve { .. })
+    }
+}
 
 /// Where an answer comes from, as the key that signed it says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +121,7 @@ pub enum Judgement {
     /// The request is decided. `again_for_ms`: every approver chose to approve this exact
     /// execution again for at least this long.
     Decide {
-        ruling: Ruling,
+        verdict: Verdict,
         approver: Approver,
         again_for_ms: Option<u64>,
         /// The approvals that decided (empty for a denial).
@@ -87,13 +137,12 @@ fn refuse(reason: RefusalReason, detail: impl Into<String>) -> Judgement {
 }
 
 /// The policy and the people it is judged by.
-#[derive(Clone, Copy)]
-pub struct Judge<'a> {
-    pub policy: &'a EffectivePolicy,
+pub struct Judge<'a, P: AnswerPolicy + ?Sized> {
+    pub policy: &'a P,
     pub people: &'a People,
 }
 
-impl Judge<'_> {
+impl<P: AnswerPolicy + ?Sized> Judge<'_, P> {
     /// Judges one answer to a waiting request, given the approvals already counted. Checks, in
     /// order: a refusal at the bridge's edge, the chat system the bridge key vouches for, the
     /// reason, the allow-list of that system and level, the person behind the answer, the
@@ -115,7 +164,7 @@ impl Judge<'_> {
         if !answer.approve {
             // One deny ends the request, whatever was approved before.
             return Judgement::Decide {
-                ruling: Ruling::Deny {
+                verdict: Verdict::Deny {
                     reason: format!("denied by {}: {}", answer.who, answer.reason),
                 },
                 approver: Approver::Human {
@@ -194,16 +243,24 @@ impl Judge<'_> {
                 ),
             ));
         }
-        if let Source::Bridge(system) = source
-            && !policy.allowed(system, asked.level).iter().any(|a| a == &answer.who)
-        {
-            return Err((
-                RefusalReason::UnknownSigner,
-                format!(
-                    "{} may not answer {} requests from {system} (policy {})",
-                    answer.who, asked.level, policy.version
-                ),
-            ));
+        if let Source::Bridge(system) = source {
+            let allowed = policy.allowed(system, asked.level);
+            if !allowed.iter().any(|a| a == &answer.who) {
+                let who_may = if allowed.is_empty() {
+                    "nobody".to_owned()
+                } else {
+                    allowed.join(", ")
+                };
+                return Err((
+                    RefusalReason::UnknownSigner,
+                    format!(
+                        "{} may not answer {} requests from {system}; who may: {who_may} (policy {})",
+                        answer.who,
+                        asked.level,
+                        policy.version()
+                    ),
+                ));
+            }
         }
         let person = match source {
             Source::Bridge(system) => self.people.of_identity(system, &answer.who).map(str::to_owned),
@@ -244,7 +301,7 @@ impl Judge<'_> {
                 format!(
                     "approving again for {} is not allowed (at most {})",
                     humantime::format_duration(Duration::from_millis(again)),
-                    humantime::format_duration(policy.rules.approve_again_max)
+                    humantime::format_duration(Duration::from_millis(policy.approve_again_max_ms()))
                 ),
             ));
         }
@@ -290,7 +347,10 @@ impl Judge<'_> {
             .and_then(|all| all.into_iter().min());
         let names: Vec<&str> = approvals.iter().map(|a| a.who.as_str()).collect();
         // The human approved what they were shown: exactly this grant.
-        let ruling = Ruling::approve(asked.grant, format!("override approved by {}", names.join(" and ")));
+        let verdict = Verdict::Approve {
+            grant: asked.grant,
+            rule: format!("override approved by {}", names.join(" and ")),
+        };
         let first = &approvals[0];
         let approver = Approver::Human {
             who: first.who.clone(),
@@ -307,7 +367,7 @@ impl Judge<'_> {
                 .collect(),
         };
         Judgement::Decide {
-            ruling,
+            verdict,
             approver,
             again_for_ms,
             approvals,
@@ -319,18 +379,53 @@ impl Judge<'_> {
 mod tests {
     use super::*;
     use crate::people::Person;
-    use crate::policy::Policy;
     use airlock_protocol::overrides::{EdgeRefusal, Via};
     use airlock_protocol::{NetworkMode, Quotas, RequestId, Runtime, TrustLevel, now_ms};
     use std::collections::BTreeMap;
 
-    fn policy(toml_text: &str, chat: &[(&str, &[&str])]) -> EffectivePolicy {
-        let rules: Policy = toml::from_str(toml_text).expect("policy parses");
-        let chat = chat
-            .iter()
-            .map(|(s, list)| ((*s).to_owned(), list.iter().map(|w| (*w).to_owned()).collect()))
-            .collect();
-        EffectivePolicy::new(rules, chat)
+    /// A policy as the gate's would answer: lists per chat system, the two-person rule for
+    /// BLOCKED, an "approve again" bound.
+    struct TestPolicy {
+        chat: BTreeMap<String, Vec<String>>,
+        two_person: bool,
+        again_max_ms: u64,
+    }
+
+    impl AnswerPolicy for TestPolicy {
+        fn allowed(&self, system: &str, _level: Level) -> &[String] {
+            self.chat.get(system).map(Vec::as_slice).unwrap_or_default()
+        }
+        fn approvals_needed(&self, level: Level) -> u8 {
+            if self.two_person && level == Level::Blocked {
+                2
+            } else {
+                1
+            }
+        }
+        fn approve_again_max_ms(&self) -> u64 {
+            self.again_max_ms
+        }
+        fn version(&self) -> &str {
+            "policy-test"
+        }
+    }
+
+    /// `settings`: `two_person = true` and/or `approve_again_max = "8h"`.
+    fn policy(settings: &str, chat: &[(&str, &[&str])]) -> TestPolicy {
+        let again = settings
+            .split("approve_again_max = \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(|d| humantime::parse_duration(d).expect("duration").as_millis() as u64)
+            .unwrap_or(0);
+        TestPolicy {
+            chat: chat
+                .iter()
+                .map(|(s, list)| ((*s).to_owned(), list.iter().map(|w| (*w).to_owned()).collect()))
+                .collect(),
+            two_person: settings.contains("two_person = true"),
+            again_max_ms: again,
+        }
     }
 
     fn people(text: &str) -> People {
@@ -372,17 +467,11 @@ mod tests {
         }
     }
 
-    fn judge_by(
-        p: &EffectivePolicy,
-        who: &People,
-        a: Asked<'_>,
-        prior: &[Approval],
-        answer: &OverrideAnswer,
-    ) -> Judgement {
+    fn judge_by(p: &TestPolicy, who: &People, a: Asked<'_>, prior: &[Approval], answer: &OverrideAnswer) -> Judgement {
         Judge { policy: p, people: who }.judge(a, prior, answer, &Source::Bridge("matrix".into()), "bridge+1")
     }
 
-    fn judge(p: &EffectivePolicy, a: Asked<'_>, prior: &[Approval], answer: &OverrideAnswer) -> Judgement {
+    fn judge(p: &TestPolicy, a: Asked<'_>, prior: &[Approval], answer: &OverrideAnswer) -> Judgement {
         judge_by(p, &people(""), a, prior, answer)
     }
 
@@ -417,12 +506,12 @@ mod tests {
         ));
         match judge(&p, a, &[], &answer("@alice:x", true, "matrix", &digest)) {
             Judgement::Decide {
-                ruling: Ruling::Approve { quota, .. },
+                verdict: Verdict::Approve { grant, .. },
                 approver: Approver::Human { who, via, .. },
                 again_for_ms: None,
                 ..
             } => {
-                assert_eq!(quota, TrustLevel::Untrusted);
+                assert_eq!(grant.quota, TrustLevel::Untrusted);
                 assert_eq!(who, "@alice:x");
                 assert_eq!(via.as_deref(), Some("matrix !room:localhost"));
             }
@@ -438,7 +527,10 @@ mod tests {
         a.grant.runtime = Runtime::Runsc;
         a.grant.limits.wall_ms = 1234;
         match judge(&p, a, &[], &answer("@alice:x", true, "matrix", &digest)) {
-            Judgement::Decide { ruling, .. } => assert_eq!(ruling.grant(), Some(a.grant)),
+            Judgement::Decide {
+                verdict: Verdict::Approve { grant, .. },
+                ..
+            } => assert_eq!(grant, a.grant),
             other => panic!("{other:?}"),
         }
     }
@@ -502,7 +594,7 @@ mod tests {
         ));
         match judge_by(&p, &who, a, &approvals, &answer("@bob:x", true, "matrix", &digest)) {
             Judgement::Decide {
-                ruling: Ruling::Approve { rule, .. },
+                verdict: Verdict::Approve { rule, .. },
                 approver: Approver::Human { who, seconded_by, .. },
                 ..
             } => {
@@ -515,7 +607,7 @@ mod tests {
         }
         match judge_by(&p, &who, a, &approvals, &answer("@bob:x", false, "matrix", &digest)) {
             Judgement::Decide {
-                ruling: Ruling::Deny { reason },
+                verdict: Verdict::Deny { reason },
                 approver: Approver::Human { seconded_by, .. },
                 ..
             } => {
