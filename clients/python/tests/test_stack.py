@@ -25,6 +25,7 @@ from airlock_client import (
     Client,
     DeniedError,
     ExpiredError,
+    Language,
     Operator,
     OverrideError,
     PermissionDeniedError,
@@ -433,3 +434,29 @@ def test_the_asyncio_example_in_the_readme_runs(stack: Stack, capfd: pytest.Capt
     out = capfd.readouterr().out
     assert "['0\\n', '1\\n', '4\\n']" in out
     assert "live: 0" in out and "live: 2" in out
+
+
+@pytest.mark.parametrize(
+    ("language", "code"),
+    [
+        # print() with no flush: the program does nothing to help its output stream.
+        ("python", "import time\nfor i in range(3):\n    print('tick', i)\n    time.sleep(1)\n"),
+        # A Python interpreter started by the program (PYTHONUNBUFFERED is set for it).
+        ("bash", "python3 -c 'import time\nfor i in range(3):\n    print(\"tick\", i)\n    time.sleep(1)'\n"),
+    ],
+)
+def test_output_printed_once_a_second_is_seen_once_a_second(client: Client, language: Language, code: str) -> None:
+    request = client.submit(code, language=language)
+    seen: dict[str, float] = {}
+    stdout = ""
+    for chunk in request.output():
+        # An unbuffered interpreter writes a line in pieces: a line counts once it is whole.
+        stdout += chunk.text if chunk.stream == "stdout" else ""
+        for line in stdout.splitlines(keepends=True):
+            if line.endswith("\n"):
+                seen.setdefault(line.rstrip("\n"), time.monotonic())
+    result = request.result()
+    assert result.stdout == "tick 0\ntick 1\ntick 2\n", result.to_json()
+    # Buffered pipes would deliver the three lines together at the end.
+    assert seen["tick 1"] - seen["tick 0"] > 0.6, seen
+    assert seen["tick 2"] - seen["tick 1"] > 0.6, seen

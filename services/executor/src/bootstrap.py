@@ -187,6 +187,10 @@ def _main():
 
 def _child_environment(header):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRLOCK_")}
+    # Output reaches the client as it is written, without the program's help: Python
+    # interpreters the program starts (from bash, or a subprocess) do not buffer their pipes.
+    # A request may still set PYTHONUNBUFFERED itself.
+    env["PYTHONUNBUFFERED"] = "1"
     env.update(header["env"])
     return env
 
@@ -237,6 +241,10 @@ def _run_python(header, code):
     text = code.decode("utf-8", "replace")
     linecache.cache["main.py"] = (len(text), None, text.splitlines(True), "main.py")
     sys.addaudithook(_record_network)
+    # The program runs in this interpreter, started with -I (which ignores PYTHONUNBUFFERED):
+    # its pipes are line-buffered here instead, so each line it prints streams as it happens.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)
     _reset_signals(True)
     try:
         compiled = compile(code, "main.py", "exec")
