@@ -66,16 +66,32 @@ def _prctl_dumpable(value):
     _prctl(4, value)  # PR_SET_DUMPABLE
 
 
+def _idle_too_long(*_):
+    os._exit(0)
+
+
+def _readable(seconds):
+    # gVisor cannot poll the engine's stdin pipe (select fails with EPERM): there the read
+    # blocks, bounded by a timer whose signal ends the idle bootstrap as the deadline would.
+    try:
+        ready, _, _ = select.select([0], [], [], seconds)
+        return bool(ready)
+    except PermissionError:
+        signal.signal(signal.SIGALRM, _idle_too_long)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        return True
+
+
 def _read_exact(n, deadline):
     buf = bytearray()
     while len(buf) < n:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             os._exit(0)
-        ready, _, _ = select.select([0], [], [], remaining)
-        if not ready:
+        if not _readable(remaining):
             continue
         chunk = os.read(0, n - len(buf))
+        signal.setitimer(signal.ITIMER_REAL, 0)
         if not chunk:
             os._exit(0)
         buf += chunk

@@ -43,6 +43,7 @@ pub struct SandboxConfig {
     pub limits: LimitPolicy,
     pub packages: PackagesConfig,
     pub egress: EgressSettings,
+    pub runtimes: RuntimesConfig,
     // The key of the previous release, read with a warning (see `read_legacy_keys`).
     #[doc(hidden)]
     #[serde(default, skip_serializing)]
@@ -63,6 +64,7 @@ impl Default for SandboxConfig {
             limits: LimitPolicy::default(),
             packages: PackagesConfig::default(),
             egress: EgressSettings::default(),
+            runtimes: RuntimesConfig::default(),
             docker_timeout_secs: None,
         }
     }
@@ -159,6 +161,24 @@ impl Default for Images {
 
 /// The limits of each trust level: one definition, shared with the gate (`[quotas]`).
 pub use airlock_protocol::Quotas;
+
+/// `[executor.runtimes]`: the container runtimes this executor offers. Each must be registered
+/// with the engine under its own name (`runsc` as gVisor, see `ops/install-deps`); the executor
+/// does not start when one is missing, and a decision naming a runtime not offered is refused,
+/// never run under another.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimesConfig {
+    pub available: Vec<airlock_protocol::Runtime>,
+}
+
+impl Default for RuntimesConfig {
+    fn default() -> Self {
+        RuntimesConfig {
+            available: vec![airlock_protocol::Runtime::Runc],
+        }
+    }
+}
 
 /// The warm pool: pre-started containers, per image and quota class, each used once.
 #[derive(Clone, Debug, Serialize, Deserialize)]

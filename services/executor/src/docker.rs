@@ -60,6 +60,33 @@ impl Engine {
     }
 }
 
+/// Checks that the engine has every runtime in `wanted` registered under its name (gVisor as
+/// `runsc` in `/etc/docker/daemon.json`): a configured runtime that is missing stops the
+/// executor with the reason, rather than failing each run that needs it.
+pub async fn check_runtimes(engine: &Engine, wanted: &[Runtime]) -> Result<(), SandboxError> {
+    let info = engine
+        .docker
+        .info()
+        .await
+        .map_err(|e| engine.err("read the engine's runtimes", e))?;
+    let registered = info.runtimes.unwrap_or_default();
+    for runtime in wanted {
+        if !registered.contains_key(runtime.as_str()) {
+            let mut names: Vec<&str> = registered.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            return Err(SandboxError::RuntimeUnavailable {
+                runtime: runtime.as_str(),
+                reason: format!(
+                    "the engine at {} has no runtime of that name (it has {}); `ops/install-deps` installs and registers runsc",
+                    engine.endpoint,
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Labels of one object.
 pub fn labels(config: &SandboxConfig, role: &str, request: &str) -> HashMap<String, String> {
     let mut labels: HashMap<String, String> = config.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

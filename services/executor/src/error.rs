@@ -75,6 +75,10 @@ pub enum SandboxError {
     /// made up. The container was killed (when the engine could be reached).
     #[error("interrupted: {reason}")]
     Interrupted { container: String, reason: String },
+    /// The decision names a runtime this executor does not offer or the engine does not have
+    /// registered. Nothing ran: a run is never moved to another runtime than the one signed.
+    #[error("runtime {runtime} is not available: {reason}")]
+    RuntimeUnavailable { runtime: &'static str, reason: String },
     /// [`crate::Sandbox::close`] or [`crate::Sandbox::shutdown`] was called. The job did not
     /// start: nothing of it ran.
     #[error("the sandbox is shutting down")]
@@ -107,7 +111,8 @@ impl SandboxError {
             | SandboxError::InvalidJob(_)
             | SandboxError::Frame { .. }
             | SandboxError::Packages { .. }
-            | SandboxError::PackageCache { .. } => true,
+            | SandboxError::PackageCache { .. }
+            | SandboxError::RuntimeUnavailable { .. } => true,
             SandboxError::DockerUnreachable { .. }
             | SandboxError::Docker { .. }
             | SandboxError::StartFailed { .. }

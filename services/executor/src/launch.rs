@@ -32,6 +32,8 @@ pub struct Launched {
     pub image: String,
     /// The container's limits (a job may run in it only with these).
     pub limits: Limits,
+    /// The runtime it runs under (a job may run in it only under this one).
+    pub runtime: Runtime,
     pub attach: AttachContainerResults,
     /// PID 1 as the host sees it, when the engine told us.
     pub host_pid: Option<u32>,
@@ -61,6 +63,7 @@ fn in_cgroup_of(host: &HostConfig, pid: Option<u32>, id: &str) -> bool {
 pub struct LaunchRequest<'a> {
     pub image: &'a str,
     pub limits: Limits,
+    pub runtime: Runtime,
     pub role: &'a str,
     pub request: &'a str,
     /// How long the bootstrap waits for its frame before exiting by itself.
@@ -89,7 +92,7 @@ pub async fn launch(
         read_only_binds: request.read_only_binds,
         tmpfs_noexec: config.limits.tmpfs_noexec,
         shm_bytes: config.limits.shm_bytes,
-        runtime: Runtime::Runc,
+        runtime: request.runtime,
     });
     let created = engine
         .docker
@@ -104,6 +107,7 @@ pub async fn launch(
             name,
             image: request.image.to_owned(),
             limits: request.limits,
+            runtime: request.runtime,
             attach,
             host_pid,
             started: Instant::now(),

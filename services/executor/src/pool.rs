@@ -12,6 +12,7 @@ use crate::docker::{self, Engine};
 use crate::host;
 use crate::launch::{self, LaunchRequest, Launched};
 use airlock_protocol::Limits;
+use airlock_protocol::Runtime;
 use futures::FutureExt;
 use futures::StreamExt;
 use std::collections::{HashMap, VecDeque};
@@ -26,6 +27,7 @@ use tokio_util::task::TaskTracker;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub image: String,
+    pub runtime: Runtime,
     pub memory_bytes: u64,
     pub cpu_millis: u32,
     pub pids: u32,
@@ -34,9 +36,10 @@ pub struct Shape {
 }
 
 impl Shape {
-    pub fn of(image: &str, limits: &Limits) -> Shape {
+    pub fn of(image: &str, runtime: Runtime, limits: &Limits) -> Shape {
         Shape {
             image: image.to_owned(),
+            runtime,
             memory_bytes: limits.memory_bytes,
             cpu_millis: limits.cpu_millis,
             pids: limits.pids,
@@ -108,14 +111,14 @@ impl Drop for InUse {
 }
 
 impl Pool {
-    /// A pool with one class per `(image, limits)`; nothing starts until [`Pool::run`].
-    pub fn new(engine: Engine, config: Arc<SandboxConfig>, classes: Vec<(String, Limits)>) -> Arc<Pool> {
+    /// A pool with one class per `(image, runtime, limits)`; nothing starts until [`Pool::run`].
+    pub fn new(engine: Engine, config: Arc<SandboxConfig>, classes: Vec<(String, Runtime, Limits)>) -> Arc<Pool> {
         let now = Instant::now();
         let classes = classes
             .into_iter()
-            .map(|(image, limits)| {
+            .map(|(image, runtime, limits)| {
                 (
-                    Shape::of(&image, &limits),
+                    Shape::of(&image, runtime, &limits),
                     Class {
                         limits,
                         idle: VecDeque::new(),
@@ -360,6 +363,7 @@ impl Pool {
                     &self.config,
                     LaunchRequest {
                         image: &shape.image,
+                        runtime: shape.runtime,
                         limits,
                         role: "sandbox",
                         request: "warm",

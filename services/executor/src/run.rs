@@ -55,6 +55,7 @@ pub struct Execution<'a> {
     pub config: &'a SandboxConfig,
     pub request_id: &'a str,
     pub limits: Limits,
+    pub runtime: airlock_protocol::Runtime,
     /// The job as the bootstrap receives it; its `park_ms` is cleared when the run cannot be
     /// watched from the host (nothing would look at a parked container).
     pub frame: Frame,
@@ -75,6 +76,10 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
         host_pid,
         ..
     } = launched;
+    // Under gVisor the host sees the sandbox's own processes (its kernel and gofer), never the
+    // program's: neither PID 1's name nor the process list would be the program's, so the run
+    // is watched through the engine alone.
+    let host_pid = host_pid.filter(|_| exec.runtime == airlock_protocol::Runtime::Runc);
     let result = supervise(&exec, &id, &image, attach, host_pid, events).await;
     let engine = exec.engine.clone();
     // The status PID 1 showed, to be checked against the engine's once the container stopped.
@@ -295,8 +300,8 @@ impl<'a> Run<'a> {
             image: image.to_owned(),
             limits: exec.limits,
             warm: exec.warm,
-            runtime: airlock_protocol::Runtime::Runc,
-            seccomp: Some(crate::seccomp::digest(airlock_protocol::Runtime::Runc)),
+            runtime: exec.runtime,
+            seccomp: Some(crate::seccomp::digest(exec.runtime)),
         }));
         let observer = Observer::for_container(&exec.config.host, exec.engine, id, host_pid);
         // A warm container's idle interpreter does not count towards the job's peak.

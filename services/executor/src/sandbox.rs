@@ -10,7 +10,7 @@ use crate::packages::Installer;
 use crate::pool::{Pool, PoolStats, Shape};
 use crate::run::{self, Execution};
 use airlock_protocol::{
-    Activity, Egress, ExecStarted, Inputs, Language, Limits, OutputChunk, Usage, UsageSample, Violation,
+    Activity, Egress, ExecStarted, Inputs, Language, Limits, OutputChunk, Runtime, Usage, UsageSample, Violation,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +28,8 @@ pub struct Job {
     pub packages: Vec<String>,
     /// The decision's limits; the sandbox may only lower them.
     pub limits: Limits,
+    /// The runtime the decision names: run under it or not at all.
+    pub runtime: Runtime,
 }
 
 /// What happens while a job runs, in order.
@@ -74,6 +76,7 @@ impl Sandbox {
     /// crashed executor of the same instance left behind, and starts the warm pool.
     pub async fn start(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
         let engine = Engine::connect(&config).await?;
+        docker::check_runtimes(&engine, &config.runtimes.available).await?;
         for image in [&config.images.python, &config.images.bash] {
             crate::image::check_image(&engine, image).await?;
         }
@@ -84,15 +87,17 @@ impl Sandbox {
         let config = Arc::new(config);
         let capacity = Capacity::new(&config);
         let pool = if config.pool.enabled {
-            let mut classes: Vec<(String, Limits)> = Vec::new();
+            let mut classes: Vec<(String, Runtime, Limits)> = Vec::new();
             for (_, quota) in config.quotas.all() {
                 let limits = capacity.effective_limits(&quota);
-                for image in [&config.images.python, &config.images.bash] {
-                    if !classes
-                        .iter()
-                        .any(|(i, l)| Shape::of(i, l) == Shape::of(image, &limits))
-                    {
-                        classes.push((image.clone(), limits));
+                for &runtime in &config.runtimes.available {
+                    for image in [&config.images.python, &config.images.bash] {
+                        if !classes
+                            .iter()
+                            .any(|(i, r, l)| Shape::of(i, *r, l) == Shape::of(image, runtime, &limits))
+                        {
+                            classes.push((image.clone(), runtime, limits));
+                        }
                     }
                 }
             }
@@ -156,6 +161,12 @@ impl Sandbox {
         if job.code.is_empty() {
             return Err(SandboxError::InvalidJob("the code is empty".into()));
         }
+        if !inner.config.runtimes.available.contains(&job.runtime) {
+            return Err(SandboxError::RuntimeUnavailable {
+                runtime: job.runtime.as_str(),
+                reason: "this executor does not offer it ([executor.runtimes] available)".into(),
+            });
+        }
         let image = inner.config.image_for(job.language).to_owned();
         let installed = if job.packages.is_empty() {
             None
@@ -169,7 +180,7 @@ impl Sandbox {
         };
         let limits = self.effective_limits(&job.limits);
         let admission = inner.capacity.admit(limits.memory_bytes).await?;
-        let shape = Shape::of(&image, &limits);
+        let shape = Shape::of(&image, job.runtime, &limits);
         let (warm, _in_use) = match (&inner.pool, &installed) {
             (Some(pool), None) => pool.take(&shape),
             _ => (None, None),
@@ -197,6 +208,7 @@ impl Sandbox {
                 config: &inner.config,
                 request_id: &job.request_id,
                 limits,
+                runtime: job.runtime,
                 frame,
                 stdin: job.inputs.stdin,
                 warm: is_warm,
@@ -225,6 +237,7 @@ impl Sandbox {
             LaunchRequest {
                 image,
                 limits,
+                runtime: job.runtime,
                 role: "sandbox",
                 request: &job.request_id,
                 idle_secs: 60,

@@ -113,6 +113,8 @@ pub struct Authorized {
     pub request: ExecutionRequest,
     pub assessment: Option<Assessment>,
     pub limits: Limits,
+    /// The runtime the decision signs (the executor runs under it or refuses).
+    pub runtime: airlock_protocol::Runtime,
 }
 
 /// Why a decision is not acted on.
@@ -186,6 +188,7 @@ pub fn authorize(
         request,
         assessment: decided.assessment.clone(),
         limits: grant.limits,
+        runtime: grant.runtime,
     })
 }
 
@@ -532,6 +535,7 @@ impl Executor {
             inputs: authorized.request.inputs.clone(),
             packages: authorized.request.packages.clone(),
             limits: self.sandbox.effective_limits(&authorized.limits),
+            runtime: authorized.runtime,
         };
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);
         // The run's two phases, as spans of the request's trace: getting its container ready (a

@@ -50,6 +50,7 @@ pub fn job(language: Language, code: &str, limits: Limits) -> Job {
         inputs: Inputs::default(),
         packages: vec![],
         limits,
+        runtime: airlock_protocol::Runtime::Runc,
     }
 }
 

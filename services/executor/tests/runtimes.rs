@@ -1,0 +1,160 @@
+//! The runtime a decision names, against the real engine: code under runsc runs on gVisor's
+//! kernel (not the host's), from a warm pool of its own, with the sandbox's limits still
+//! enforced; a runtime the executor does not offer is refused, never replaced by another.
+//! Needs `runsc` registered with the engine (`ops/install-deps` does it): these tests never skip.
+
+mod common;
+
+use airlock_executor::{SandboxConfig, SandboxError};
+use airlock_protocol::{Language, Limits, Runtime, ViolationKind};
+use common::{config, job, run, run_ok, start, started, text};
+use std::time::Duration;
+
+fn quota() -> Limits {
+    SandboxConfig::default().quotas.untrusted
+}
+
+fn both_runtimes(test: &str) -> SandboxConfig {
+    let mut cfg = config(test);
+    cfg.runtimes.available = vec![Runtime::Runc, Runtime::Runsc];
+    // One class per quota and runtime: room for each to keep one warm.
+    cfg.pool.max_total = 8;
+    cfg
+}
+
+/// The kernel a program sees: its release and the first line of /proc/version.
+const KERNEL: &str = "import os; print(os.uname().release); print(open('/proc/version').read().strip())";
+
+fn host_kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .expect("the host's kernel release")
+        .trim()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn runsc_runs_code_on_gvisors_kernel_from_its_own_warm_pool() {
+    let (sandbox, leaks) = start(both_runtimes("gvisor")).await;
+    assert!(
+        sandbox.wait_warm(Duration::from_secs(60)).await,
+        "the pool did not warm up for both runtimes"
+    );
+    let host = host_kernel_release();
+
+    let mut under_runsc = job(Language::Python, KERNEL, quota());
+    under_runsc.runtime = Runtime::Runsc;
+    let (report, events) = run_ok(&sandbox, under_runsc).await;
+    assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+    let seen = text(&report.stdout);
+    let release = seen.lines().next().unwrap_or_default();
+    assert_ne!(
+        release, host,
+        "under runsc the program must not see the host's kernel: {seen}"
+    );
+    assert!(
+        !seen.contains(&host),
+        "gVisor's /proc/version is its own, not the host's {host}: {seen}"
+    );
+    let start = started(&events);
+    assert_eq!(start.runtime, Runtime::Runsc);
+    assert!(start.warm, "a runsc container was warm and must be used");
+    assert_eq!(start.seccomp, Some(airlock_executor::seccomp::digest(Runtime::Runsc)));
+
+    // The control: the same program under runc sees the host's kernel.
+    assert!(sandbox.wait_warm(Duration::from_secs(60)).await);
+    let (report, events) = run_ok(&sandbox, job(Language::Python, KERNEL, quota())).await;
+    assert_eq!(text(&report.stdout).lines().next(), Some(host.as_str()));
+    assert_eq!(started(&events).runtime, Runtime::Runc);
+    assert!(started(&events).warm);
+
+    // Through docker inspect: the engine ran the container under the runtime named.
+    let mut bash = job(
+        Language::Bash,
+        "cat /proc/version; cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null; echo end",
+        quota(),
+    );
+    bash.runtime = Runtime::Runsc;
+    let (report, events) = run_ok(&sandbox, bash).await;
+    assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+    assert!(!text(&report.stdout).contains(&host), "{}", text(&report.stdout));
+    assert_eq!(started(&events).runtime, Runtime::Runsc);
+    let stats = sandbox.pool_stats();
+    assert!(stats.hits >= 3, "{stats:?}");
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+#[tokio::test]
+async fn limits_and_isolation_hold_under_runsc() {
+    let mut cfg = both_runtimes("gvisor-limits");
+    cfg.pool.enabled = false;
+    let (sandbox, leaks) = start(cfg).await;
+    let under_runsc = |language, code: &str, limits| {
+        let mut j = job(language, code, limits);
+        j.runtime = Runtime::Runsc;
+        j
+    };
+
+    let mut limits = quota();
+    limits.wall_ms = 1000;
+    let (report, events) = run_ok(&sandbox, under_runsc(Language::Python, "while True: pass", limits)).await;
+    assert_eq!(started(&events).runtime, Runtime::Runsc);
+    let v = report.violation.expect("a timeout");
+    assert_eq!(v.kind, ViolationKind::Timeout);
+    assert!(
+        v.measured.unwrap_or_default() >= 1000 && report.exit_code.is_none(),
+        "{v:?}"
+    );
+
+    let mut limits = quota();
+    limits.output_bytes = 1000;
+    let (report, _) = run_ok(
+        &sandbox,
+        under_runsc(Language::Bash, "head -c 100000 /dev/zero | tr '\\0' x", limits),
+    )
+    .await;
+    let v = report.violation.expect("output");
+    assert_eq!(v.kind, ViolationKind::Output);
+    assert_eq!(report.stdout.len(), 1000);
+
+    // No network: no interface but loopback, and a connection out fails.
+    let code = r#"
+import socket, os
+print(sorted(os.listdir('/sys/class/net')) if os.path.isdir('/sys/class/net') else 'no sysfs net')
+try:
+    socket.create_connection(('1.1.1.1', 53), timeout=2)
+    print('CONNECTED')
+except OSError as e:
+    print('refused', e.errno)
+"#;
+    let (report, _) = run_ok(&sandbox, under_runsc(Language::Python, code, quota())).await;
+    let out = text(&report.stdout);
+    assert_eq!(report.exit_code, Some(0), "{report:?}");
+    assert!(out.contains("refused") && !out.contains("CONNECTED"), "{out}");
+
+    // The program's own exit status comes through.
+    let (report, _) = run_ok(&sandbox, under_runsc(Language::Bash, "echo hi; exit 7", quota())).await;
+    assert_eq!((report.exit_code, text(&report.stdout)), (Some(7), "hi\n".to_owned()));
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+#[tokio::test]
+async fn a_runtime_the_executor_does_not_offer_is_refused_not_replaced() {
+    let mut cfg = config("runc-only");
+    cfg.pool.enabled = false;
+    assert_eq!(cfg.runtimes.available, vec![Runtime::Runc], "runc alone is the default");
+    let (sandbox, leaks) = start(cfg).await;
+    let mut j = job(Language::Python, "print('ran')", quota());
+    j.runtime = Runtime::Runsc;
+    let (result, events) = run(&sandbox, j).await;
+    match result {
+        Err(error @ SandboxError::RuntimeUnavailable { runtime: "runsc", .. }) => {
+            assert!(error.is_permanent() && !error.may_have_run(), "{error}")
+        }
+        other => panic!("a run under a runtime not offered must be refused: {other:?}"),
+    }
+    assert!(events.is_empty(), "nothing started: {events:?}");
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
