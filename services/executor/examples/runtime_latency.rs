@@ -1,0 +1,48 @@
+//! Latency of a trivial Python run from the warm pool under runc and under runsc, through the
+//! sandbox API (no bus, gate or audit log): `cargo run -p airlock-executor --example runtime_latency`.
+//! Needs runsc registered with the engine (`ops/install-deps`).
+use airlock_executor::{Job, Sandbox, SandboxConfig};
+use airlock_protocol::{Inputs, Language, Runtime};
+use std::time::{Duration, Instant};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let mut cfg = SandboxConfig {
+        instance: "bench-runtimes".into(),
+        ..Default::default()
+    };
+    cfg.runtimes.available = vec![Runtime::Runc, Runtime::Runsc];
+    cfg.pool.max_total = 8;
+    let sandbox = Sandbox::start(cfg).await?;
+    for runtime in [Runtime::Runc, Runtime::Runsc, Runtime::Runc, Runtime::Runsc] {
+        let mut times = Vec::new();
+        for i in 0..15 {
+            sandbox.wait_warm(Duration::from_secs(60)).await;
+            let job = Job {
+                request_id: format!("b{i}"),
+                language: Language::Python,
+                code: b"print('hi')".to_vec(),
+                inputs: Inputs::default(),
+                packages: vec![],
+                limits: sandbox.config().quotas.untrusted,
+                runtime,
+            };
+            let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+            let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+            let t = Instant::now();
+            let report = sandbox.run(job, tx).await?;
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            drain.await?;
+            assert_eq!(report.exit_code, Some(0));
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        println!(
+            "{} warm trivial run: p50 {:.0} ms p90 {:.0} ms",
+            runtime.as_str(),
+            times[7],
+            times[13]
+        );
+    }
+    sandbox.shutdown().await;
+    Ok(())
+}
