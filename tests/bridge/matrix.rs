@@ -131,6 +131,34 @@ impl MatrixUser {
         events.into_iter().filter(|e| e["type"] == "m.room.message").collect()
     }
 
+    /// What this user's client shows for a room, as Synapse's push rules counted it:
+    /// (notifications, highlights) unread (`unread_notifications` of `/sync`).
+    pub async fn unread(&self, room: &str) -> (u64, u64) {
+        let reply = self.call(reqwest::Method::GET, "/sync?timeout=0", None).await;
+        let counts = &reply["rooms"]["join"][room]["unread_notifications"];
+        (
+            counts["notification_count"].as_u64().unwrap_or_default(),
+            counts["highlight_count"].as_u64().unwrap_or_default(),
+        )
+    }
+
+    /// How Synapse notified this user of an event (`GET /notifications`): `None` when it did
+    /// not, else whether it was highlighted (a mention: the phone rings, the room is marked).
+    pub async fn notified_of(&self, event_id: &str) -> Option<bool> {
+        let reply = self.call(reqwest::Method::GET, "/notifications?limit=100", None).await;
+        let notification = reply["notifications"]
+            .as_array()?
+            .iter()
+            .find(|n| n["event"]["event_id"] == event_id)?
+            .clone();
+        let highlight = notification["actions"].as_array().is_some_and(|actions| {
+            actions
+                .iter()
+                .any(|a| a["set_tweak"] == "highlight" && a.get("value").is_none_or(|v| v.as_bool() != Some(false)))
+        });
+        Some(highlight)
+    }
+
     /// Waits for a message matching `want`.
     pub async fn wait_for(&self, room: &str, what: &str, want: impl Fn(&Value) -> bool) -> Value {
         let start = Instant::now();

@@ -36,6 +36,7 @@ struct World {
     alice: MatrixUser,
     bob: MatrixUser,
     mallory: MatrixUser,
+    carol: MatrixUser,
 }
 
 /// A Synapse with a room (alice, bob, mallory, carol and the bot invited), and a stack whose
@@ -100,6 +101,7 @@ matrix = ["{BOB}"]
         alice,
         bob,
         mallory,
+        carol,
     }
 }
 
@@ -267,6 +269,27 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     let mentioned = post["content"]["m.mentions"]["user_ids"].clone();
     assert_eq!(mentioned, serde_json::json!([ALICE, BOB]), "{post}");
     assert_eq!(post["content"]["msgtype"], "m.text");
+    // As their clients see it, with Synapse's default push rules: the approvers are notified and
+    // highlighted (mentioned); someone else in the room is not highlighted.
+    for approver in [&w.alice, &w.bob] {
+        assert_eq!(
+            approver.notified_of(&post_id).await,
+            Some(true),
+            "{} was not notified of the request by a mention",
+            approver.user_id
+        );
+        let (notifications, highlights) = approver.unread(&w.room).await;
+        assert!(
+            notifications >= 1 && highlights >= 1,
+            "{}: {notifications} unread notifications, {highlights} highlights",
+            approver.user_id
+        );
+    }
+    assert_ne!(
+        w.mallory.notified_of(&post_id).await,
+        Some(true),
+        "a non-approver was mentioned"
+    );
 
     // Someone not on the list is refused, in the room and on the record; nothing is decided.
     let prefix = &local(&rid)[..8];
@@ -601,6 +624,13 @@ async fn two_person_rule_escalation_and_expiry_follow_the_hot_reloaded_policy() 
                     .is_some_and(|ids| ids.iter().any(|i| i == CAROL))
         })
         .await;
+    // Carol, on call, is notified as her client shows it: a mention, highlighted.
+    let escalation_id = escalation["event_id"].as_str().expect("id");
+    assert_eq!(
+        w.carol.notified_of(escalation_id).await,
+        Some(true),
+        "carol was not notified"
+    );
     let asked_ms = post["origin_server_ts"].as_i64().unwrap_or_default();
     let escalated_ms = escalation["origin_server_ts"].as_i64().unwrap_or_default();
     assert!(
