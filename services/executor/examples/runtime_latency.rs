@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
     let mut cfg = SandboxConfig {
         instance: "bench-runtimes".into(),
         ..Default::default()
@@ -39,8 +42,8 @@ async fn main() -> anyhow::Result<()> {
         println!(
             "{} warm trivial run: p50 {:.0} ms p90 {:.0} ms",
             runtime.as_str(),
-            times[7],
-            times[13]
+            times[times.len() / 2],
+            times[times.len() * 9 / 10]
         );
     }
     sandbox.shutdown().await;
