@@ -112,3 +112,189 @@ async fn the_log_of_a_run_verifies_and_detects_change_deletion_and_reordering() 
         "the failure should name entry 1, the first out of place: {text}"
     );
 }
+
+/// A TCP proxy in front of a server that goes away for good after it has forwarded `limit`
+/// HTTP GET requests: the connections are cut and new ones refused, as when a store becomes
+/// unreachable in the middle of a long read.
+struct CuttingProxy {
+    port: u16,
+    cut: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl CuttingProxy {
+    async fn start(upstream: u16, limit: usize) -> CuttingProxy {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("proxy bind");
+        let port = listener.local_addr().expect("proxy address").port();
+        let cut = Arc::new(tokio::sync::Notify::new());
+        let gets = Arc::new(AtomicUsize::new(0));
+        let signal = cut.clone();
+        tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let accepted = tokio::select! {
+                    _ = signal.notified() => break,
+                    accepted = listener.accept() => accepted,
+                };
+                let Ok((mut client, _)) = accepted else { break };
+                let (gets, signal) = (gets.clone(), signal.clone());
+                connections.spawn(async move {
+                    let Ok(mut server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await else {
+                        return;
+                    };
+                    let (mut client_read, mut client_write) = client.split();
+                    let (mut server_read, mut server_write) = server.split();
+                    let requests = async {
+                        let mut buffer = vec![0u8; 64 * 1024];
+                        loop {
+                            let n = match client_read.read(&mut buffer).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => n,
+                            };
+                            let seen = buffer[..n].windows(4).filter(|w| w == b"GET ").count();
+                            if gets.fetch_add(seen, Ordering::SeqCst) + seen > limit {
+                                signal.notify_waiters();
+                                return;
+                            }
+                            if server_write.write_all(&buffer[..n]).await.is_err() {
+                                return;
+                            }
+                        }
+                    };
+                    let replies = tokio::io::copy(&mut server_read, &mut client_write);
+                    tokio::select! {
+                        _ = requests => {}
+                        _ = replies => {}
+                    }
+                });
+            }
+            // Cut: every connection dropped, the listener closed (new connections refused).
+            connections.abort_all();
+        });
+        CuttingProxy { port, cut }
+    }
+}
+
+impl Drop for CuttingProxy {
+    fn drop(&mut self) {
+        self.cut.notify_waiters();
+    }
+}
+
+/// Writes a log of `size` entries (requests with output large enough for blobs) to `url`.
+async fn write_log(url: &str, key: &airlock_protocol::SigningKey, size: u64) {
+    use airlock_auditlog::entry::Prepared;
+    use airlock_protocol::{Envelope, Event, OutputChunk, OutputStream, Producer, RequestId};
+    let store = airlock_auditlog::Store::open(url).expect("store");
+    let mut writer = airlock_auditlog::writer::LogWriter::open(store, key.name(), vec![key.clone()], 0)
+        .await
+        .expect("writer");
+    while writer.size() < size {
+        let items: Vec<Prepared> = (writer.size()..(writer.size() + 100).min(size))
+            .map(|i| {
+                let rid = RequestId::parse(&format!("mai.r{}", i / 2)).expect("id");
+                let chunk = OutputChunk {
+                    stream: OutputStream::Stdout,
+                    seq: i,
+                    data: format!("{i:0>400}\n").into_bytes(),
+                };
+                Prepared::from_envelope(
+                    Envelope::new(rid, Producer::Executor, Event::Output(chunk)),
+                    Some(i + 1),
+                    None,
+                )
+            })
+            .collect();
+        let batch = writer
+            .prepare(items, airlock_protocol::now_ms(), vec![])
+            .expect("batch");
+        writer.commit_unguarded(batch).await.expect("commit");
+    }
+}
+
+/// `airlock audit verify` tells an outage from tampering: a store that stops answering in the
+/// middle of a verification ends it as INCOMPLETE with status 5 (nothing concluded), never as a
+/// failed verification; the same log read directly verifies (0); damaged, it fails with 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_store_that_fails_mid_verification_is_an_outage_not_tampering() {
+    use airlock_auditlog::testing::SeaweedFs;
+    let s3 = SeaweedFs::start("airlock-outage").await;
+    let key = airlock_protocol::SigningKey::generate("airlock.test/outage").expect("key");
+    let url = s3.url("log");
+    write_log(&url, &key, 700).await;
+    let home = tempfile::tempdir().expect("home");
+    let verify = |url: String| {
+        let key = key.verifier().to_string();
+        let home = home.path().to_owned();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                std::process::Command::new(airlock_tests::airlock_bin())
+                    .arg("--home")
+                    .arg(home)
+                    .args([
+                        "audit",
+                        "verify",
+                        "--store",
+                        &url,
+                        "--key",
+                        &key,
+                        "--origin",
+                        "airlock.test/outage",
+                    ])
+                    .output()
+                    .expect("airlock audit verify")
+            })
+            .await
+            .expect("verify")
+        }
+    };
+    let text = |out: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+
+    let whole = verify(url.clone()).await;
+    assert_eq!(whole.status.code(), Some(0), "{}", text(&whole));
+
+    // Through a proxy cut after a few reads: past the checkpoint and the tiles, into the entries.
+    let proxy = CuttingProxy::start(s3.s3_port, 8).await;
+    let proxied = url.replace(
+        &format!("127.0.0.1:{}", s3.s3_port),
+        &format!("127.0.0.1:{}", proxy.port),
+    ) + "&max_retries=1&retry_timeout=2s";
+    let cut = verify(proxied).await;
+    let said = text(&cut);
+    assert_eq!(cut.status.code(), Some(5), "an outage must exit 5: {said}");
+    assert!(
+        said.contains("INCOMPLETE") && said.contains("nothing was concluded"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("FAILED"),
+        "an outage said as a failed verification: {said}"
+    );
+    assert!(
+        said.contains("tile/") || said.contains("blob/"),
+        "it should name what it could not read: {said}"
+    );
+    drop(proxy);
+
+    // The same log, damaged: a failed verification, status 1.
+    let store = airlock_auditlog::Store::open(&url).expect("store");
+    let bundle = "tile/entries/000";
+    let mut bytes = store.get(bundle).await.expect("get").expect("bundle").to_vec();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    store
+        .put_overwrite(bundle, bytes::Bytes::from(bytes))
+        .await
+        .expect("tamper");
+    let damaged = verify(url.clone()).await;
+    assert_eq!(damaged.status.code(), Some(1), "{}", text(&damaged));
+    assert!(text(&damaged).contains("FAILED (inclusion)"), "{}", text(&damaged));
+}

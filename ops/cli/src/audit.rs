@@ -9,8 +9,8 @@ use airlock_auditlog::proof::{HEADER as TLOG_PROOF_HEADER, TlogProof};
 use airlock_auditlog::reader::{LogReader, TileReader};
 use airlock_auditlog::replay::{Filter, ReplayItem, parse_since, replay};
 use airlock_auditlog::store::Store;
-use airlock_auditlog::trust::{KeyConfig, TrustedKey};
-use airlock_auditlog::verify::{VerifyOptions, verify};
+use airlock_auditlog::trust::{KeyConfig, KeySet, TrustedKey};
+use airlock_auditlog::verify::{VerifyError, VerifyOptions, verify};
 use airlock_auditlog::{Entry, SignedCheckpoint};
 use airlock_protocol::{SigningKey, VerifierKey};
 use anyhow::{Context as _, bail};
@@ -21,7 +21,9 @@ use std::process::ExitCode;
 #[derive(clap::Subcommand)]
 pub enum AuditCommand {
     /// Check the whole log: every entry hash, the hash chain, every tile, the root, the
-    /// checkpoint signatures and the blobs. Exits non-zero naming the first bad entry or object.
+    /// checkpoint signatures and the blobs. Exits non-zero naming the first bad entry or object:
+    /// 1 damaged or tampered with, 3 signatures, 4 history (rollback, fork), 5 the store could
+    /// not be read (nothing concluded).
     Verify {
         #[command(flatten)]
         log: LogArgs,
@@ -35,6 +37,9 @@ pub enum AuditCommand {
         /// Skip reading every blob.
         #[arg(long)]
         skip_blobs: bool,
+        /// Print one JSON object (`ok`, and `kind`, `location`, `reason`, `exit` on failure).
+        #[arg(long)]
+        json: bool,
     },
     /// Events in log order, with a request's code and the diff to the request it revises.
     Replay {
@@ -73,7 +78,9 @@ pub enum AuditCommand {
         #[command(flatten)]
         keys: KeyArgs,
     },
-    /// The auditor's verifier key, in the signed-note format (name+keyid+base64).
+    /// The auditor's verifier keys in the signed-note format (name+keyid+base64): the current
+    /// one first, then those retired by `airlock keys rotate auditor`, with their dates, as the
+    /// key set file `keys/auditor.keys` holds them (`--keys` and both clients read this).
     Pubkey,
     /// A self-contained copy of the log (objects, keys, checkpoint) for someone outside.
     Export {
@@ -131,9 +138,14 @@ pub struct LogArgs {
 #[derive(clap::Args, Clone, Default)]
 pub struct KeyArgs {
     /// A trusted verifier key (name+keyid+base64); repeatable. Default: the auditor's keys from
-    /// airlock.toml and $AIRLOCK_HOME/keys/auditor.pub, or an export's manifest.
+    /// airlock.toml, its key set ($AIRLOCK_HOME/keys/auditor.keys) and keys/auditor.pub, or an
+    /// export's manifest.
     #[arg(long = "key")]
     keys: Vec<String>,
+    /// A key set file (as `airlock audit pubkey` prints it): each retired key is trusted for
+    /// what was logged up to its retirement.
+    #[arg(long = "keys", value_name = "FILE")]
+    key_set: Option<PathBuf>,
     /// The log's origin (default: from the config or the export manifest).
     #[arg(long)]
     origin: Option<String>,
@@ -152,9 +164,23 @@ fn auditor_config(home: &Home) -> anyhow::Result<airlock_auditor::Config> {
     } else {
         Ok(airlock_auditor::Config {
             origin: crate::stack::AUDITOR_KEY.1.to_owned(),
+            key_file: home.private_key("auditor"),
             ..Default::default()
         })
     }
+}
+
+/// The auditor's key set: the config's (beside its key file) and the home's, merged.
+fn key_set(home: &Home, config: &airlock_auditor::Config) -> anyhow::Result<KeySet> {
+    let mut set = config.key_set()?;
+    if let Some(home_set) = KeySet::load(&home.stack().auditor_key_set())? {
+        for entry in home_set.entries {
+            if set.get(&entry.key).is_none() {
+                set.entries.push(entry);
+            }
+        }
+    }
+    Ok(set)
 }
 
 async fn open_log(home: &Home, args: &LogArgs) -> anyhow::Result<Log> {
@@ -185,11 +211,15 @@ fn trust(
         .or_else(|| manifest.map(|m| m.origin.clone()))
         .unwrap_or_else(|| config.origin.clone());
     let mut keys = Vec::new();
-    if !args.keys.is_empty() {
+    if !args.keys.is_empty() || args.key_set.is_some() {
         for key in &args.keys {
             keys.push(TrustedKey::always(
                 VerifierKey::parse(key).with_context(|| format!("key {key:?}"))?,
             ));
+        }
+        if let Some(path) = &args.key_set {
+            let set = KeySet::load(path)?.with_context(|| format!("no key set at {}", path.display()))?;
+            keys.extend(set.trusted());
         }
         return Ok((origin, keys));
     }
@@ -202,6 +232,11 @@ fn trust(
     }
     for key in &config.verifier_keys {
         keys.push(TrustedKey::from_config(key)?);
+    }
+    for key in key_set(home, config)?.trusted() {
+        if !keys.iter().any(|k| k.key == key.key) {
+            keys.push(key);
+        }
     }
     if let Ok(text) = std::fs::read_to_string(home.verifier_key("auditor")) {
         let key = VerifierKey::parse(&text)?;
@@ -225,7 +260,8 @@ pub async fn run(cmd: AuditCommand, home: &crate::home::Home) -> anyhow::Result<
             trusted_checkpoint,
             save_checkpoint,
             skip_blobs,
-        } => verify_command(home, &log, trusted_checkpoint, save_checkpoint, skip_blobs).await,
+            json,
+        } => verify_command(home, &log, trusted_checkpoint, save_checkpoint, skip_blobs, json).await,
         AuditCommand::Replay {
             log,
             request,
@@ -267,12 +303,24 @@ pub async fn run(cmd: AuditCommand, home: &crate::home::Home) -> anyhow::Result<
         AuditCommand::Pubkey => {
             let config = auditor_config(home)?;
             let key = match std::fs::read_to_string(home.verifier_key("auditor")) {
-                Ok(text) => VerifierKey::parse(&text)?,
+                Ok(text) => VerifierKey::parse(text.trim())?,
                 Err(_) => SigningKey::load(&config.key_file)
                     .with_context(|| format!("no auditor key in {}", home.verifier_key("auditor").display()))?
                     .verifier(),
             };
-            println!("{key}");
+            let mut set = key_set(home, &config)?;
+            if set.entries.is_empty() {
+                // Never rotated: the one key.
+                println!("{key}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            if set.get(&key).is_none() {
+                set.add_current(key, airlock_protocol::now_ms());
+            }
+            // The key set's own lines, without its comments: the current key first.
+            for line in set.to_text("").lines().filter(|l| !l.starts_with('#')) {
+                println!("{line}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         AuditCommand::Export { dest, log } => {
@@ -303,15 +351,23 @@ pub async fn run(cmd: AuditCommand, home: &crate::home::Home) -> anyhow::Result<
             let before = parse_since(&older_than, now)
                 .filter(|_| older_than.ends_with(['s', 'm', 'h', 'd']))
                 .context("--older-than takes a duration such as 30d or 12h")?;
-            let config = auditor_config(home)?;
-            let key_file = if home.private_key("auditor").exists() {
-                home.private_key("auditor")
-            } else {
-                config.key_file.clone()
-            };
+            let key_file = current_key_file(home)?;
             let key =
                 SigningKey::load(&key_file).with_context(|| format!("the auditor's key {}", key_file.display()))?;
-            let pruned = airlock_auditlog::prune::prune(&log.store, &log.origin, &key, before).await?;
+            let trusted: Vec<VerifierKey> = log.keys.iter().map(|k| k.key.clone()).collect();
+            let pruned = match airlock_auditlog::prune::prune(&log.store, &log.origin, &key, &trusted, before).await {
+                Ok(pruned) => pruned,
+                Err(e) => {
+                    let kind = e.kind();
+                    let what = if kind.is_outage() {
+                        "prune INCOMPLETE (the store could not be read; what was removed is covered by its signed mark: run it again)"
+                    } else {
+                        "prune FAILED"
+                    };
+                    eprintln!("audit {what} ({kind}): {}", airlock_protocol::error_chain(&e));
+                    return Ok(ExitCode::from(kind.exit_code()));
+                }
+            };
             println!(
                 "minimum index {}: removed {} entry bundles and {} blobs; tiles and checkpoints untouched",
                 pruned.min_index, pruned.bundles, pruned.blobs
@@ -321,12 +377,19 @@ pub async fn run(cmd: AuditCommand, home: &crate::home::Home) -> anyhow::Result<
     }
 }
 
+/// The key the auditor signs with now: `[auditor] key_file` of the stack's config, else the
+/// home's `keys/auditor.key`.
+fn current_key_file(home: &Home) -> anyhow::Result<PathBuf> {
+    Ok(auditor_config(home)?.key_file)
+}
+
 async fn verify_command(
     home: &Home,
     args: &LogArgs,
     trusted: Option<PathBuf>,
     save: Option<PathBuf>,
     skip_blobs: bool,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
     let log = open_log(home, args).await?;
     let trusted_checkpoint = match trusted {
@@ -341,6 +404,24 @@ async fn verify_command(
     };
     match verify(&log.store, &options).await {
         Ok(report) => {
+            if let Some(path) = &save {
+                std::fs::write(path, &report.checkpoint)?;
+            }
+            if json {
+                let out = serde_json::json!({
+                    "ok": true,
+                    "origin": log.origin,
+                    "size": report.size,
+                    "root": report.root.to_base64(),
+                    "min_index": report.min_index,
+                    "tiles": report.tiles_checked,
+                    "blobs": report.blobs_checked,
+                    "signers": report.signers,
+                    "consistent_with": report.consistent_with,
+                });
+                println!("{out}");
+                return Ok(ExitCode::SUCCESS);
+            }
             println!(
                 "ok: {} entries of {} verified (root {}), {} tiles, {} blobs; signed by {}",
                 report.size,
@@ -360,15 +441,44 @@ async fn verify_command(
                 println!("consistent with the trusted checkpoint of size {size}");
             }
             if let Some(path) = save {
-                std::fs::write(&path, &report.checkpoint)?;
                 println!("checkpoint saved to {}", path.display());
             }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("audit log verification FAILED at {}: {}", e.location, e.reason);
-            Ok(ExitCode::from(1))
+            report_failure(&e, json);
+            Ok(ExitCode::from(e.kind.exit_code()))
         }
+    }
+}
+
+/// Says what went wrong: an outage as one (nothing concluded), anything else as a failed
+/// verification of that kind.
+fn report_failure(e: &VerifyError, json: bool) {
+    let detail = e
+        .source
+        .as_deref()
+        .map(|s| airlock_protocol::error_chain(s))
+        .unwrap_or_else(|| e.reason.clone());
+    if json {
+        let out = serde_json::json!({
+            "ok": false,
+            "kind": e.kind.as_str(),
+            "location": e.location,
+            "reason": detail,
+            "exit": e.kind.exit_code(),
+        });
+        println!("{out}");
+    } else if e.is_outage() {
+        eprintln!(
+            "audit log verification INCOMPLETE: {} could not be read from the store ({detail}); nothing was concluded about the log: try again once the store answers",
+            e.location
+        );
+    } else {
+        eprintln!(
+            "audit log verification FAILED ({}) at {}: {}",
+            e.kind, e.location, e.reason
+        );
     }
 }
 

@@ -1,6 +1,7 @@
 //! `airlock keys ...`: the stack's keys. `add-operator NAME` makes a person's own operator key
 //! (`keys/operators/NAME.key`): answers signed with it are NAME's, verified by the gate, so the
-//! two-person rule counts people and "who answered" is not a typed name.
+//! two-person rule counts people and "who answered" is not a typed name. `rotate
+//! auditor|gate|bridge` gives a signer a new key ([`crate::rotate`]).
 
 use crate::home::Home;
 use std::process::ExitCode;
@@ -14,11 +15,16 @@ pub enum KeysCommand {
     },
     /// The operators' keys the gate trusts (`keys/operators/*.pub`).
     Operators,
+    /// A new key for the auditor, the gate or the chat bridge: the old one is kept as a
+    /// verifier of what it signed (`keys/<signer>.keys`) and the running stack switches to the
+    /// new one without losing a request. Exits 3 when the switch was not seen in time.
+    Rotate(crate::rotate::RotateArgs),
 }
 
-pub fn run(home: &Home, command: KeysCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(home: &Home, command: KeysCommand) -> anyhow::Result<ExitCode> {
     let stack = home.stack();
     match command {
+        KeysCommand::Rotate(args) => crate::rotate::run(home, args).await,
         KeysCommand::AddOperator { name } => {
             let verifier = match stack.add_operator(&name) {
                 Ok(v) => v,

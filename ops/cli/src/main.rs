@@ -17,6 +17,7 @@ mod mcp;
 mod mcp_tools;
 mod nats_auth;
 mod overrides;
+mod rotate;
 mod run;
 mod schema;
 mod serve;
@@ -70,7 +71,8 @@ enum Command {
     /// Requests waiting for a human, and answers to them.
     #[command(subcommand)]
     Override(overrides::OverrideCommand),
-    /// The stack's keys: operators' own keys (`airlock keys add-operator NAME`).
+    /// The stack's keys: operators' own keys (`airlock keys add-operator NAME`), and rotating
+    /// the auditor's, the gate's or the chat bridge's (`airlock keys rotate auditor`).
     #[command(subcommand)]
     Keys(keys::KeysCommand),
     /// The chat bridge's wiring (`airlock bridge test`).
@@ -157,7 +159,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&home, args).await,
         Command::Override(command) => overrides::run(&home, command).await,
         Command::Bridge(command) => bridge::run(&home, command).await,
-        Command::Keys(command) => keys::run(&home, command),
+        Command::Keys(command) => keys::run(&home, command).await,
         Command::Assess(args) => assess::run(args),
         Command::Audit(command) => audit::run(command, &home).await,
         Command::Serve { service } => serve::run(&home, &service).await,

@@ -113,22 +113,39 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }?;
     let code = exit_status(&terminal);
-    let mut result = RunResult {
-        request_id: request_id.clone(),
-        terminal,
-        receipt: None,
-    };
+    let mut result = submitted.result_from(terminal);
     if args.json {
-        result.receipt = submitted.receipt(RECEIPT_WAIT).await;
-        println!("{}", serde_json::to_string(&result.to_json())?);
+        submitted.fetch_receipt(&mut result, RECEIPT_WAIT).await;
+        let checked = check_receipt(home, &result);
+        let mut json = result.to_json();
+        json["receipt_verified"] = serde_json::Value::Bool(checked.is_ok());
+        if let Err(problem) = checked {
+            json["receipt_problem"] = serde_json::Value::String(problem);
+        }
+        println!("{}", serde_json::to_string(&json)?);
     } else {
         // The result first: the receipt follows within milliseconds, but nobody should wait
         // for it to read their output.
         print_human(&result);
-        result.receipt = submitted.receipt(RECEIPT_WAIT).await;
-        print_receipt(&result);
+        submitted.fetch_receipt(&mut result, RECEIPT_WAIT).await;
+        print_receipt(home, &result);
     }
     Ok(ExitCode::from(code))
+}
+
+/// The receipt's check against the home's auditor keys: what it established, or why there is
+/// no proof (no receipt yet, or one that does not hold).
+fn check_receipt(home: &Home, result: &RunResult) -> Result<airlock_client::VerifiedReceipt, String> {
+    if result.receipt.is_none() {
+        return Err(result
+            .receipt_missing
+            .clone()
+            .unwrap_or_else(|| "no audit receipt".to_owned()));
+    }
+    let keys = home.stack().auditor_keys().map_err(|e| format!("{e:#}"))?;
+    result
+        .verify_receipt(&keys)
+        .map_err(|e| airlock_protocol::error_chain(&e))
 }
 
 fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
@@ -227,12 +244,22 @@ fn print_human(result: &RunResult) {
     }
 }
 
-fn print_receipt(result: &RunResult) {
-    match &result.receipt {
-        Some(r) => eprintln!("[airlock] audit entries {:?}", r.entries),
-        None => eprintln!(
-            "[airlock] no audit receipt yet (`airlock audit replay --request {}`)",
-            result.request_id
+fn print_receipt(home: &Home, result: &RunResult) {
+    match (check_receipt(home, result), &result.receipt) {
+        (Ok(verified), Some(r)) => eprintln!(
+            "[airlock] receipt verified: this result is entry {} of the audit log (checkpoint of {} entries signed by {}{}); audit entries {:?}",
+            verified.index,
+            verified.tree_size,
+            verified.signers.join(", "),
+            if verified.code_checked {
+                ", for this code and inputs"
+            } else {
+                ""
+            },
+            r.entries
         ),
+        (Err(problem), Some(_)) => eprintln!("[airlock] the audit receipt does NOT verify: {problem}"),
+        (Err(problem), None) => eprintln!("[airlock] {problem}"),
+        (Ok(_), None) => {}
     }
 }

@@ -24,9 +24,9 @@ use tracing::Instrument as _;
 
 /// A message for the audit stream.
 pub(crate) struct Message {
-    subject: String,
-    payload: Bytes,
-    id: String,
+    pub(crate) subject: String,
+    pub(crate) payload: Bytes,
+    pub(crate) id: String,
 }
 
 /// What a committed batch publishes.

@@ -1,6 +1,6 @@
 //! The auditor's configuration: the `[auditor]` section of the stack's TOML file.
 
-use airlock_auditlog::trust::{KeyConfig, TrustedKey};
+use airlock_auditlog::trust::{KeyConfig, KeySet, TrustedKey};
 use airlock_bus::runner::{ConfigFile, legacy_duration};
 use airlock_protocol::SigningKey;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,10 @@ pub struct Config {
     /// Verifier keys with validity windows, for `airlock audit verify`. The signing keys'
     /// own verifier keys are trusted without a window when they are not listed here.
     pub verifier_keys: Vec<KeyConfig>,
+    /// The log's key set: every key that signed it, retired ones with the time they stopped
+    /// (written by `airlock keys rotate auditor`). Default: beside `key_file`, the same name
+    /// with `.keys` (`keys/auditor.keys`). A missing file is an empty set.
+    pub key_set_file: Option<PathBuf>,
     /// How long the first event of a batch may wait for others before the batch is committed.
     /// Zero (the default) is group commit: a batch is committed as soon as the previous commit
     /// is durable, holding everything that arrived meanwhile, so a lone request is logged and
@@ -77,6 +81,7 @@ impl Default for Config {
             key_file: PathBuf::from("auditor.key"),
             extra_key_files: Vec::new(),
             verifier_keys: Vec::new(),
+            key_set_file: None,
             commit_linger: Duration::ZERO,
             max_batch: 10_000,
             ack_wait: Duration::from_secs(10),
@@ -104,6 +109,12 @@ pub enum ConfigError {
         path: String,
         #[source]
         source: airlock_protocol::KeyError,
+    },
+    #[error("auditor key set {path}")]
+    KeySet {
+        path: String,
+        #[source]
+        source: airlock_auditlog::trust::KeySetError,
     },
     #[error(transparent)]
     File(#[from] airlock_bus::runner::ConfigError),
@@ -205,8 +216,26 @@ impl Config {
         Ok(keys)
     }
 
-    /// The keys a verifier of this log trusts: the configured ones with their windows, and the
-    /// signing keys' own verifier keys.
+    /// Where the log's key set is: `key_set_file`, else `key_file` with the extension `.keys`.
+    pub fn key_set_path(&self) -> PathBuf {
+        self.key_set_file
+            .clone()
+            .unwrap_or_else(|| self.key_file.with_extension("keys"))
+    }
+
+    /// The log's key set (empty when there is no file yet).
+    pub fn key_set(&self) -> Result<KeySet, ConfigError> {
+        let path = self.key_set_path();
+        KeySet::load(&path)
+            .map(Option::unwrap_or_default)
+            .map_err(|source| ConfigError::KeySet {
+                path: path.display().to_string(),
+                source,
+            })
+    }
+
+    /// The keys a verifier of this log trusts: the configured ones with their windows, the key
+    /// set's (each retired key up to its retirement), and the signing keys' own verifier keys.
     pub fn trusted_keys(&self, signing: &[SigningKey]) -> Result<Vec<TrustedKey>, ConfigError> {
         let mut keys = self
             .verifier_keys
@@ -218,6 +247,11 @@ impl Config {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        for key in self.key_set()?.trusted() {
+            if !keys.iter().any(|k| k.key == key.key) {
+                keys.push(key);
+            }
+        }
         for key in signing {
             if !keys.iter().any(|k| k.key == key.verifier()) {
                 keys.push(TrustedKey::always(key.verifier()));

@@ -97,6 +97,12 @@ impl StoreFailure for StoreError {
     }
 }
 
+impl StoreFailure for airlock_auditlog::reader::ReadError {
+    fn is_permanent(&self) -> bool {
+        !matches!(self, airlock_auditlog::reader::ReadError::Store(e) if !e.is_permanent())
+    }
+}
+
 impl StoreFailure for airlock_auditlog::writer::CommitError {
     fn is_permanent(&self) -> bool {
         airlock_auditlog::writer::CommitError::is_permanent(self)

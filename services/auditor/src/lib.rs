@@ -6,7 +6,7 @@
 //! Reading order: [`config`] (the `[auditor]` section), [`service`] (set-up and the loop),
 //! `consume` (the events stream, in order, with gaps), [`retention`] (what is stored in full
 //! and what by digest only), `commit` (one commit, step by step),
-//! `recovery` (start-up after a crash), [`head`] (the single-writer lease and commit point in
+//! `recovery` (start-up after a crash), `keys` (a new signing key, on SIGHUP), [`head`] (the single-writer lease and commit point in
 //! the KV bucket), [`error`]; `metrics` (stage latencies and audit lag); `crash` is fault injection for the crash tests, compiled only
 //! with the `fault-injection` feature.
 
@@ -16,6 +16,7 @@ mod consume;
 pub mod crash;
 pub mod error;
 pub mod head;
+mod keys;
 mod metrics;
 mod recovery;
 pub mod retention;

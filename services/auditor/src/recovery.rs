@@ -12,7 +12,7 @@ use airlock_auditlog::store::Store;
 use airlock_auditlog::tile::{TILE_WIDTH, TileId, TileKind, parse_bundle};
 use airlock_auditlog::writer::{LogWriter, Staged};
 use airlock_bus::ServiceCounters;
-use airlock_protocol::SigningKey;
+use airlock_protocol::{SigningKey, VerifierKey};
 use airlock_protocol::subjects::UNKNOWN_REQUEST;
 use async_nats::jetstream;
 use std::collections::HashMap;
@@ -20,15 +20,18 @@ use tokio_util::sync::CancellationToken;
 
 /// The head for a KV bucket that has none: an empty log, or the log already in the store (the
 /// bucket was lost), whose stream position is read back from its last entries.
-pub(crate) async fn adopt_from_store(store: &Store, origin: &str, keys: &[SigningKey]) -> Result<Head, HeadError> {
+pub(crate) async fn adopt_from_store(
+    store: &Store,
+    origin: &str,
+    trusted: &[VerifierKey],
+) -> Result<Head, HeadError> {
     let corrupt = |e: String| HeadError::Corrupt(format!("adopting the log in the store: {e}"));
     let reader = LogReader::new(store.clone());
     let (size, root, last_stream_seq) = match reader.checkpoint().await.map_err(|e| corrupt(e.to_string()))? {
         None => (0, airlock_auditlog::hash::empty_root(), 0),
         Some((signed, _)) => {
-            let verifiers: Vec<_> = keys.iter().map(SigningKey::verifier).collect();
             signed
-                .verify(origin, &verifiers)
+                .verify(origin, trusted)
                 .map_err(|e| corrupt(format!("its checkpoint: {e}")))?;
             let size = signed.checkpoint.size;
             let mut last = 0;

@@ -66,7 +66,9 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     );
 
     let writer_id = format!("{}-{}", std::process::id(), airlock_protocol::MessageId::new());
-    let adopt = crate::recovery::adopt_from_store(&store, &config.origin, &keys).await;
+    // The log may have been signed by keys since retired (a rotation): its key set counts.
+    let trusted: Vec<_> = config.trusted_keys(&keys)?.into_iter().map(|k| k.key).collect();
+    let adopt = crate::recovery::adopt_from_store(&store, &config.origin, &trusted).await;
     let head = HeadStore::acquire(kv, &config.origin, &writer_id, config.lease, &shutdown, adopt).await?;
     let result = match head {
         None => Ok(()),
@@ -74,7 +76,10 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
             tracing::info!(writer = %writer_id, size = head.head.size, store = store.url(), "auditor holds the log");
             match Auditor::start(config, keys, store, js, head, counters, &shutdown).await {
                 Ok(mut auditor) => {
-                    let result = auditor.consume(&shutdown).await;
+                    let result = match auditor.sign_with_current_keys(&shutdown).await {
+                        Ok(()) => auditor.consume(&shutdown).await,
+                        Err(e) => Err(e),
+                    };
                     if result.is_ok() {
                         auditor.head.release().await;
                     }
@@ -166,6 +171,7 @@ impl Auditor {
         let mut tick = tokio::time::interval((self.config.lease / 4).max(Duration::from_millis(50)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut prune_tick = tokio::time::interval(self.config.prune_interval);
+        let mut hangups = crate::keys::hangups();
         loop {
             let linger_until = self.pending_since.map(|t| t + self.config.commit_linger);
             tokio::select! {
@@ -204,6 +210,7 @@ impl Auditor {
                     }
                 }
                 _ = prune_tick.tick(), if self.config.retention_days.is_some() => self.spawn_prune(),
+                _ = crate::keys::next_hangup(&mut hangups) => self.reload_keys(shutdown).await?,
             }
         }
         // The final checkpoint: whatever arrived before shutdown.
@@ -263,9 +270,17 @@ impl Auditor {
         let Some(key) = self.writer.keys().first().cloned() else {
             return;
         };
+        // Marks signed before a key rotation are read with the keys the log trusts.
+        let trusted: Vec<_> = match self.config.trusted_keys(self.writer.keys()) {
+            Ok(keys) => keys.into_iter().map(|k| k.key).collect(),
+            Err(e) => {
+                tracing::warn!(error = %airlock_bus::error_text(&e), "retention run skipped: the trusted keys cannot be read");
+                return;
+            }
+        };
         let before = airlock_protocol::now_ms() - (days as i64) * 86_400_000;
         tokio::spawn(async move {
-            if let Err(e) = airlock_auditlog::prune::prune(&store, &origin, &key, before).await {
+            if let Err(e) = airlock_auditlog::prune::prune(&store, &origin, &key, &trusted, before).await {
                 tracing::warn!(error = %airlock_bus::error_text(&e), "retention run failed");
             }
         });

@@ -35,5 +35,5 @@ pub use reader::{LogReader, ReadError, TileReader};
 pub use store::{Store, StoreError};
 pub use tile::{TileId, TileKind};
 pub use trust::{KeyConfig, TrustedKey};
-pub use verify::{Verified, VerifyError, VerifyOptions, verify};
+pub use verify::{Verified, VerifyError, VerifyErrorKind, VerifyOptions, verify};
 pub use writer::{Staged, TreeState};

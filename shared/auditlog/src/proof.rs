@@ -1,6 +1,8 @@
 //! C2SP tlog-proof: an offline-verifiable receipt that one entry is in a signed checkpoint.
 
 use crate::checkpoint::{CheckpointError, SignedCheckpoint};
+use crate::entry::Entry;
+use crate::trust::TrustedKey;
 use crate::hash::{Hash, leaf_hash};
 use crate::merkle::{ProofError, verify_inclusion};
 use airlock_protocol::VerifierKey;
@@ -11,7 +13,7 @@ pub const HEADER: &str = "c2sp.org/tlog-proof@v1";
 /// Deeper than any tree of 2^63 leaves.
 const MAX_PROOF_HASHES: usize = 64;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum TlogProofError {
     #[error("proof is not UTF-8 text")]
     NotUtf8,
@@ -33,6 +35,27 @@ pub enum TlogProofError {
     Inclusion(#[from] ProofError),
     #[error("the extra data is not the entry this proof is for")]
     ExtraMismatch,
+    #[error("the proven entry does not decode")]
+    Entry(#[source] crate::entry::EntryError),
+    /// Every trusted key that signed was retired before the entry was appended: after a
+    /// rotation, the old key no longer vouches for what came later.
+    #[error("the checkpoint is signed only by keys retired before entry {seq} was appended ({signers})")]
+    SignerRetired { seq: u64, signers: String },
+}
+
+impl TlogProofError {
+    /// Whether the failure is about signatures (a key problem: the wrong key, a forgery, a
+    /// retired key) rather than the proof or the entry being wrong.
+    pub fn is_signature(&self) -> bool {
+        use crate::note::NoteError;
+        matches!(
+            self,
+            TlogProofError::Checkpoint(CheckpointError::Note(
+                NoteError::BadSignature { .. } | NoteError::NoTrustedSignature
+            )) | TlogProofError::Checkpoint(CheckpointError::WrongOrigin { .. })
+                | TlogProofError::SignerRetired { .. }
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +141,28 @@ impl TlogProof {
         };
         self.verify_leaf(&leaf_hash(&data), origin, keys)?;
         Ok(data)
+    }
+
+    /// Verifies a receipt that carries its entry against keys that may be retired (a key set
+    /// after rotations): the checkpoint must be signed by a trusted key not retired before the
+    /// entry was appended. Returns the entry, decoded, with its bytes.
+    pub fn verify_entry(&self, origin: &str, keys: &[TrustedKey]) -> Result<(Entry, Vec<u8>), TlogProofError> {
+        let data = self.extra.clone().ok_or(TlogProofError::ExtraMismatch)?;
+        let verifiers: Vec<VerifierKey> = keys.iter().map(|k| k.key.clone()).collect();
+        let signers = self.checkpoint.verify(origin, &verifiers)?;
+        let cp = &self.checkpoint.checkpoint;
+        verify_inclusion(self.index, cp.size, leaf_hash(&data).as_bytes(), &self.hashes, cp.root.as_bytes())?;
+        let entry = Entry::decode(&data).map_err(TlogProofError::Entry)?;
+        let vouched = signers
+            .iter()
+            .any(|s| keys.iter().any(|k| &k.key == *s && k.could_cover(entry.time_ms)));
+        if !vouched {
+            return Err(TlogProofError::SignerRetired {
+                seq: self.index,
+                signers: signers.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Ok((entry, data))
     }
 }
 

@@ -16,8 +16,9 @@
 use crate::entry::Entry;
 use crate::note::Note;
 use crate::reader::{LogReader, ReadError};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::tile::{TILE_WIDTH, TileId};
+use crate::verify::{VerifyError, VerifyErrorKind as Kind};
 use airlock_protocol::{SigningKey, VerifierKey};
 use bytes::Bytes;
 use std::collections::BTreeSet;
@@ -29,9 +30,29 @@ pub enum PruneError {
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] StoreError),
     #[error("the log has no checkpoint")]
     Empty,
+    /// The existing prune marks could not be read or do not hold.
+    #[error("prune marks")]
+    Marks(#[source] VerifyError),
+}
+
+impl PruneError {
+    /// Told apart as `airlock audit verify` tells them apart: a store that could not be read
+    /// (an outage), from a log that is not what it must be.
+    pub fn kind(&self) -> Kind {
+        match self {
+            // A mark already there with other bytes: the log is not what this prune read.
+            PruneError::Read(ReadError::Store(StoreError::Rewrite { .. }))
+            | PruneError::Store(StoreError::Rewrite { .. }) => Kind::Malformed,
+            PruneError::Read(ReadError::Store(_)) | PruneError::Store(_) => Kind::Unreadable,
+            PruneError::Read(ReadError::Missing(_)) | PruneError::Empty => Kind::Missing,
+            PruneError::Read(ReadError::Corrupt { .. }) => Kind::Malformed,
+            PruneError::Read(ReadError::Proof(_)) => Kind::Inclusion,
+            PruneError::Marks(e) => e.kind,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,25 +85,32 @@ impl PruneMark {
     }
 }
 
-/// The highest minimum index signed by one of `keys` for `origin`; an unsigned or malformed
-/// mark is an error naming its object.
-pub async fn minimum_index(store: &Store, origin: &str, keys: &[VerifierKey]) -> Result<u64, (String, String)> {
+/// The highest minimum index signed by one of `keys` for `origin`. A store that cannot be read
+/// is [`VerifyErrorKind::Unreadable`]; a mark that is unsigned, badly signed or malformed is an
+/// error naming its object.
+pub async fn minimum_index(store: &Store, origin: &str, keys: &[VerifierKey]) -> Result<u64, VerifyError> {
     let paths = store
         .list(PRUNE_PREFIX)
         .await
-        .map_err(|e| (PRUNE_PREFIX.to_owned(), e.to_string()))?;
+        .map_err(|e| VerifyError::unreadable(PRUNE_PREFIX, e))?;
     let mut min = 0;
     for path in paths {
         let bytes = store
             .get(&path)
             .await
-            .map_err(|e| (path.clone(), e.to_string()))?
-            .ok_or_else(|| (path.clone(), "vanished while reading".to_owned()))?;
-        let note = Note::parse(&bytes).map_err(|e| (path.clone(), e.to_string()))?;
-        note.verify(keys).map_err(|e| (path.clone(), e.to_string()))?;
-        let mark = PruneMark::parse_body(&note.text).ok_or_else(|| (path.clone(), "not a prune mark".to_owned()))?;
+            .map_err(|e| VerifyError::unreadable(&path, e))?
+            .ok_or_else(|| VerifyError::new(Kind::Missing, &path, "vanished while reading"))?;
+        let note = Note::parse(&bytes).map_err(|e| VerifyError::caused(Kind::Malformed, &path, e))?;
+        note.verify(keys)
+            .map_err(|e| VerifyError::caused(Kind::Signature, &path, e))?;
+        let mark = PruneMark::parse_body(&note.text)
+            .ok_or_else(|| VerifyError::new(Kind::Malformed, &path, "not a prune mark"))?;
         if mark.origin != origin || mark.path() != path || !mark.min_index.is_multiple_of(TILE_WIDTH) {
-            return Err((path, "prune mark for another log, index or alignment".to_owned()));
+            return Err(VerifyError::new(
+                Kind::Malformed,
+                path,
+                "prune mark for another log, index or alignment",
+            ));
         }
         min = min.max(mark.min_index);
     }
@@ -98,12 +126,26 @@ pub struct Pruned {
 }
 
 /// Removes the bodies of entries older than `before_ms`: whole bundles whose every entry is
-/// older, and the blobs no remaining entry references. Tiles are never touched.
-pub async fn prune(store: &Store, origin: &str, key: &SigningKey, before_ms: i64) -> Result<Pruned, PruneError> {
+/// older, and the blobs no remaining entry references. Tiles are never touched. The new mark is
+/// signed with `key` (the auditor's current key); earlier marks are read with `trusted` (the
+/// keys of the log, previous ones included after a rotation).
+pub async fn prune(
+    store: &Store,
+    origin: &str,
+    key: &SigningKey,
+    trusted: &[VerifierKey],
+    before_ms: i64,
+) -> Result<Pruned, PruneError> {
     let reader = LogReader::new(store.clone());
     let (signed, _) = reader.checkpoint().await?.ok_or(PruneError::Empty)?;
     let size = signed.checkpoint.size;
-    let current = minimum_index(store, origin, &[key.verifier()]).await.unwrap_or(0);
+    let mut trusted = trusted.to_vec();
+    if !trusted.contains(&key.verifier()) {
+        trusted.push(key.verifier());
+    }
+    let current = minimum_index(store, origin, &trusted)
+        .await
+        .map_err(PruneError::Marks)?;
     // Only full bundles, so the partial one a future checkpoint extends is never touched.
     let mut new_min = current;
     let full_bundles = size / TILE_WIDTH;

@@ -27,6 +27,13 @@ pub enum StoreError {
         #[source]
         source: object_store::Error,
     },
+    /// An S3 store with no credentials configured. Without this check the S3 client would ask
+    /// the cloud's instance metadata address (169.254.169.254) for some, and fail later with a
+    /// generic error.
+    #[error(
+        "store {url}: no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or access_key_id= and secret_access_key= in the URL's query), or name another source (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, metadata_endpoint= for the instance metadata service, skip_signature=true for a public bucket)"
+    )]
+    Credentials { url: String },
     #[error("{path}: refusing to rewrite an existing object with different bytes")]
     Rewrite { path: String },
     #[error("{path}")]
@@ -39,9 +46,13 @@ pub enum StoreError {
 
 impl StoreError {
     /// Whether waiting could help. A refused rewrite means the stored log is not what this
-    /// writer thinks it is; a bad URL stays bad; anything else is the store being away.
+    /// writer thinks it is; a bad URL or missing credentials stay so; anything else is the
+    /// store being away.
     pub fn is_permanent(&self) -> bool {
-        matches!(self, StoreError::Rewrite { .. } | StoreError::Url { .. })
+        matches!(
+            self,
+            StoreError::Rewrite { .. } | StoreError::Url { .. } | StoreError::Credentials { .. }
+        )
     }
 }
 
@@ -70,16 +81,21 @@ impl Store {
     /// - a path or `file:///abs/dir`: a local directory (created if missing);
     /// - `s3://bucket[/prefix][?endpoint=http://host:port&region=...&allow_http=true]`: an
     ///   S3-compatible store; credentials and other settings also come from the usual `AWS_*`
-    ///   environment variables;
+    ///   environment variables. `max_retries=N` and `retry_timeout=30s` bound how long a request
+    ///   is retried through an outage. Credentials must be configured: the cloud's instance
+    ///   metadata service is asked only when `metadata_endpoint=` names it.
     /// - `memory://`: in memory (tests and benchmarks).
+    ///
+    /// The URL is kept, and said in errors, with its secrets replaced by `***`.
     pub fn open(url: &str) -> Result<Store, StoreError> {
+        let shown = redacted(url);
         let bad = |detail: String| StoreError::Url {
-            url: url.to_owned(),
+            url: shown.clone(),
             detail,
             source: None,
         };
         let failed = |detail: &str, e: Box<dyn std::error::Error + Send + Sync>| StoreError::Url {
-            url: url.to_owned(),
+            url: shown.clone(),
             detail: detail.to_owned(),
             source: Some(e),
         };
@@ -90,39 +106,8 @@ impl Store {
                 is_s3: false,
             });
         }
-        if let Some(rest) = url.strip_prefix("s3://") {
-            let parsed = url::Url::parse(url).map_err(|e| failed("not a URL", Box::new(e)))?;
-            let bucket = parsed
-                .host_str()
-                .filter(|b| !b.is_empty())
-                .ok_or_else(|| bad("no bucket".into()))?;
-            let prefix = parsed.path().trim_matches('/');
-            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
-            for (key, value) in parsed.query_pairs() {
-                builder = match key.as_ref() {
-                    "allow_http" => builder.with_allow_http(value == "true"),
-                    other => {
-                        let key: object_store::aws::AmazonS3ConfigKey =
-                            other.parse().map_err(|_| bad(format!("unknown S3 option {other:?}")))?;
-                        builder.with_config(key, value.as_ref())
-                    }
-                };
-                if key == "endpoint" && value.starts_with("http://") {
-                    builder = builder.with_allow_http(true);
-                }
-            }
-            let s3 = builder.build().map_err(|e| failed("configuring S3", Box::new(e)))?;
-            let inner: Arc<dyn ObjectStore> = if prefix.is_empty() {
-                Arc::new(s3)
-            } else {
-                Arc::new(object_store::prefix::PrefixStore::new(s3, prefix))
-            };
-            let _ = rest;
-            return Ok(Store {
-                inner,
-                url: url.to_owned(),
-                is_s3: true,
-            });
+        if url.starts_with("s3://") {
+            return Store::open_s3(url, object_store::aws::AmazonS3Builder::from_env());
         }
         let dir = match url.strip_prefix("file://") {
             Some(path) => std::path::PathBuf::from(path),
@@ -139,6 +124,69 @@ impl Store {
         })
     }
 
+    /// An S3 store, `builder` holding what the environment configures.
+    fn open_s3(url: &str, builder: object_store::aws::AmazonS3Builder) -> Result<Store, StoreError> {
+        let shown = redacted(url);
+        let bad = |detail: String| StoreError::Url {
+            url: shown.clone(),
+            detail,
+            source: None,
+        };
+        let failed = |detail: &str, e: Box<dyn std::error::Error + Send + Sync>| StoreError::Url {
+            url: shown.clone(),
+            detail: detail.to_owned(),
+            source: Some(e),
+        };
+        let parsed = url::Url::parse(url).map_err(|e| failed("not a URL", Box::new(e)))?;
+        let bucket = parsed
+            .host_str()
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| bad("no bucket".into()))?;
+        let prefix = parsed.path().trim_matches('/');
+        let mut builder = builder.with_bucket_name(bucket);
+        let mut retry = object_store::RetryConfig::default();
+        for (key, value) in parsed.query_pairs() {
+            builder = match key.as_ref() {
+                "allow_http" => builder.with_allow_http(value == "true"),
+                "max_retries" => {
+                    retry.max_retries = value.parse().map_err(|_| bad(format!("max_retries={value:?}")))?;
+                    builder
+                }
+                "retry_timeout" => {
+                    retry.retry_timeout =
+                        humantime::parse_duration(&value).map_err(|e| failed("retry_timeout", Box::new(e)))?;
+                    builder
+                }
+                other => {
+                    let key: object_store::aws::AmazonS3ConfigKey =
+                        other.parse().map_err(|_| bad(format!("unknown S3 option {other:?}")))?;
+                    builder.with_config(key, value.as_ref())
+                }
+            };
+            if key == "endpoint" && value.starts_with("http://") {
+                builder = builder.with_allow_http(true);
+            }
+        }
+        if !has_credentials(&builder) {
+            return Err(StoreError::Credentials { url: shown });
+        }
+        let s3 = builder
+            .with_retry(retry)
+            .build()
+            .map_err(|e| failed("configuring S3", Box::new(e)))?;
+        let inner: Arc<dyn ObjectStore> = if prefix.is_empty() {
+            Arc::new(s3)
+        } else {
+            Arc::new(object_store::prefix::PrefixStore::new(s3, prefix))
+        };
+        Ok(Store {
+            inner,
+            url: shown,
+            is_s3: true,
+        })
+    }
+
+    /// The store's URL, secrets replaced by `***`.
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -230,6 +278,42 @@ impl Store {
     }
 }
 
+/// Whether an S3 builder has a source of credentials someone configured: static keys, a web
+/// identity, a container's credentials, the instance metadata service named explicitly, or
+/// unsigned requests.
+fn has_credentials(builder: &object_store::aws::AmazonS3Builder) -> bool {
+    use object_store::aws::AmazonS3ConfigKey as Key;
+    let set = |key: Key| builder.get_config_value(&key).is_some_and(|v| !v.is_empty());
+    set(Key::AccessKeyId)
+        || set(Key::SecretAccessKey)
+        || (set(Key::WebIdentityTokenFile) && set(Key::RoleArn))
+        || set(Key::ContainerCredentialsRelativeUri)
+        || (set(Key::ContainerCredentialsFullUri) && set(Key::ContainerAuthorizationTokenFile))
+        || set(Key::MetadataEndpoint)
+        || builder.get_config_value(&Key::SkipSignature).as_deref() == Some("true")
+}
+
+/// A store URL with the values of its secret query parameters replaced by `***`, for logs and
+/// error messages.
+pub fn redacted(url: &str) -> String {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_owned();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if is_secret(key) => format!("{key}=***"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", pairs.join("&"))
+}
+
+fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.contains("secret") || key.contains("token") || key == "aws_session_token"
+}
+
 fn io(path: &str, source: object_store::Error) -> StoreError {
     StoreError::Io {
         path: path.to_owned(),
@@ -256,5 +340,40 @@ impl Store {
             Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
             Err(e) => Err(io(path, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_in_a_store_url_are_not_repeated() {
+        let url = "s3://b/p?endpoint=http://h:1&access_key_id=AK&secret_access_key=SK&token=T";
+        assert_eq!(
+            redacted(url),
+            "s3://b/p?endpoint=http://h:1&access_key_id=AK&secret_access_key=***&token=***"
+        );
+        assert_eq!(redacted("/var/audit"), "/var/audit");
+    }
+
+    #[test]
+    fn an_s3_store_without_credentials_says_so_and_asks_no_metadata_service() {
+        // A builder with nothing from the environment, as on a machine with no AWS_* variables.
+        let open = |url: &str| Store::open_s3(url, object_store::aws::AmazonS3Builder::new());
+        let started = std::time::Instant::now();
+        let error = open("s3://bucket/prefix?endpoint=http://127.0.0.1:1").unwrap_err();
+        assert!(matches!(error, StoreError::Credentials { .. }), "{error}");
+        assert!(error.to_string().contains("AWS_ACCESS_KEY_ID"), "{error}");
+        assert!(error.is_permanent());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "it waited for something"
+        );
+        // Named explicitly, the metadata service is a source like any other.
+        assert!(open("s3://bucket/prefix?endpoint=http://127.0.0.1:1&metadata_endpoint=http://127.0.0.1:2").is_ok());
+        let with_keys =
+            open("s3://bucket/p?endpoint=http://127.0.0.1:1&access_key_id=a&secret_access_key=b").expect("static keys");
+        assert!(!with_keys.url().contains("secret_access_key=b"), "{}", with_keys.url());
     }
 }

@@ -409,6 +409,18 @@ impl LogWriter {
         &self.keys
     }
 
+    /// Signs with `keys` from the next checkpoint on (a key rotation).
+    pub fn set_keys(&mut self, keys: Vec<SigningKey>) {
+        self.keys = keys;
+    }
+
+    /// The checkpoint of the tree as it stands, signed with the current keys: after a key
+    /// rotation, the same tree vouched for by the new key without waiting for new entries.
+    pub fn checkpoint(&self) -> SignedCheckpoint {
+        let keys: Vec<&SigningKey> = self.keys.iter().collect();
+        Checkpoint::new(&self.origin, self.tree.size(), self.tree.root()).sign(&keys)
+    }
+
     /// Places `items` after the current end, all stamped `time_ms`, and seals the result.
     pub fn prepare(
         &self,

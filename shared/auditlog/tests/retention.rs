@@ -39,7 +39,7 @@ async fn pruning_keeps_the_tree_verifiable() {
         .filter(|p| !p.starts_with("tile/entries"))
         .collect();
 
-    let pruned = prune(&store, ORIGIN, &key(), 1_700_000_000_500).await.unwrap();
+    let pruned = prune(&store, ORIGIN, &key(), &[], 1_700_000_000_500).await.unwrap();
     // Bundle 0 (entries 0..256) is wholly older; bundle 1 holds newer entries too.
     assert_eq!(pruned.min_index, 256);
     assert_eq!(pruned.bundles, 1);

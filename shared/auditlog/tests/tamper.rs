@@ -7,7 +7,7 @@ use airlock_auditlog::entry::Entry;
 use airlock_auditlog::store::Store;
 use airlock_auditlog::tile::parse_bundle;
 use airlock_auditlog::trust::TrustedKey;
-use airlock_auditlog::verify::{VerifyError, VerifyOptions, verify};
+use airlock_auditlog::verify::{VerifyError, VerifyErrorKind as Kind, VerifyOptions, verify};
 use bytes::Bytes;
 use common::*;
 
@@ -87,7 +87,13 @@ async fn rewrite_bundle(store: &Store, path: &str, width: u64, edit: impl FnOnce
     store.put_overwrite(path, Bytes::from(out)).await.unwrap();
 }
 
-fn expect(result: Result<airlock_auditlog::Verified, VerifyError>, location: &str, reason: &str, case: &str) {
+fn expect(
+    result: Result<airlock_auditlog::Verified, VerifyError>,
+    location: &str,
+    reason: &str,
+    case: &str,
+    kind: Kind,
+) {
     match result {
         Ok(report) => panic!("{case}: tampering not detected (verified {} entries)", report.size),
         Err(e) => {
@@ -95,6 +101,8 @@ fn expect(result: Result<airlock_auditlog::Verified, VerifyError>, location: &st
                 e.location.starts_with(location) && e.reason.contains(reason),
                 "{case}: expected `{location}: ...{reason}...`, got `{e}`"
             );
+            assert_eq!(e.kind, kind, "{case}: {e}");
+            assert!(!e.is_outage(), "{case}: tampering said as an outage");
             eprintln!("{case}: detected as `{e}`");
         }
     }
@@ -120,6 +128,7 @@ async fn tamper_matrix(f: Fixture) {
         "entry 5 ",
         "is not leaf 5",
         "changed entry byte",
+        Kind::Inclusion,
     );
 
     // A changed byte in the partial bundle's last entry.
@@ -131,6 +140,7 @@ async fn tamper_matrix(f: Fixture) {
         "entry 599 ",
         "is not leaf 599",
         "changed partial bundle byte",
+        Kind::Inclusion,
     );
 
     // A changed byte in a level-0 hash tile, then in a level-1 tile.
@@ -141,6 +151,7 @@ async fn tamper_matrix(f: Fixture) {
         "tile/0/001",
         "hash 7 is not the leaf hash of entry 263",
         "changed hash tile byte",
+        Kind::Inclusion,
     );
     let s = f.copy("tile1-byte").await;
     flip_byte(&s, "tile/1/000.p/2", 40).await;
@@ -149,6 +160,7 @@ async fn tamper_matrix(f: Fixture) {
         "tile/1/000.p/2",
         "hash 1 is not the hash",
         "changed level-1 tile byte",
+        Kind::Inclusion,
     );
 
     // A changed byte in a blob (the code of request 3).
@@ -164,6 +176,7 @@ async fn tamper_matrix(f: Fixture) {
         &code,
         "content hashes to",
         "changed blob byte",
+        Kind::Blob,
     );
 
     // A changed byte in the checkpoint: in the root, then in the signature.
@@ -176,6 +189,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "",
         "changed checkpoint byte",
+        Kind::Signature,
     );
     let s = f.copy("checkpoint-sig").await;
     // Swap one base64 character of the signature for another valid one (flipping a bit could
@@ -189,6 +203,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "does not verify",
         "changed checkpoint signature",
+        Kind::Signature,
     );
 
     // A deleted bundle; a deleted tile.
@@ -199,6 +214,7 @@ async fn tamper_matrix(f: Fixture) {
         "tile/entries/001",
         "missing",
         "deleted bundle",
+        Kind::Missing,
     );
     let s = f.copy("deleted-tile").await;
     s.delete("tile/0/001").await.unwrap();
@@ -207,10 +223,17 @@ async fn tamper_matrix(f: Fixture) {
         "tile/0/001",
         "missing",
         "deleted hash tile",
+        Kind::Missing,
     );
     let s = f.copy("deleted-blob").await;
     s.delete(&code).await.unwrap();
-    expect(verify(&s, &options(None)).await, &code, "missing", "deleted blob");
+    expect(
+        verify(&s, &options(None)).await,
+        &code,
+        "missing",
+        "deleted blob",
+        Kind::Missing,
+    );
 
     // Two entries swapped.
     let s = f.copy("swapped").await;
@@ -220,6 +243,7 @@ async fn tamper_matrix(f: Fixture) {
         "entry 3 ",
         "(it says it is entry 4)",
         "swapped entries",
+        Kind::Inclusion,
     );
 
     // An entry inserted: the bundle grows by one; or the attacker keeps its width by dropping
@@ -238,6 +262,7 @@ async fn tamper_matrix(f: Fixture) {
         "tile/entries/000",
         "holds 257 entries",
         "inserted entry",
+        Kind::Malformed,
     );
     let s = f.copy("inserted-same-width").await;
     rewrite_bundle(&s, "tile/entries/000", 256, |e| {
@@ -250,6 +275,7 @@ async fn tamper_matrix(f: Fixture) {
         "entry 10 ",
         "is not leaf 10",
         "inserted entry, width kept",
+        Kind::Inclusion,
     );
 
     // Truncation and rollback: the log restored from the backup taken at size 300, checked
@@ -261,6 +287,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "truncated or rolled back",
         "rollback to a backup",
+        Kind::Rollback,
     );
     let s = f.copy("truncated").await;
     for path in ["tile/entries/002.p/88", "tile/0/002.p/88"] {
@@ -274,6 +301,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "truncated or rolled back",
         "truncated log",
+        Kind::Rollback,
     );
     let rolled = Store::open(&(f.base)("rolled-back-and-regrown")).unwrap();
     copy_store(&backup, &rolled).await;
@@ -287,6 +315,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "not consistent with the trusted checkpoint of size 400",
         "rolled back and regrown",
+        Kind::Consistency,
     );
     // A fork at the same size: the regrown log has 600 entries like the trusted checkpoint.
     expect(
@@ -294,6 +323,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "fork",
         "fork at the same size",
+        Kind::Fork,
     );
 
     // The whole log rebuilt with a changed entry and re-signed with another key.
@@ -307,6 +337,7 @@ async fn tamper_matrix(f: Fixture) {
         "checkpoint",
         "no signature by a trusted key",
         "checkpoint re-signed with another key",
+        Kind::Signature,
     );
 }
 

@@ -58,8 +58,10 @@ pub enum ClientError {
     },
     #[error("the result carries no audit receipt")]
     NoReceipt,
+    #[error("the auditor's keys")]
+    AuditorKeys(#[source] airlock_auditlog::trust::KeySetError),
     #[error("the audit receipt does not hold")]
-    Receipt(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Receipt(#[source] crate::result::ReceiptError),
     #[error("the override-gate did not answer within {waited:?}")]
     GateSilent { waited: std::time::Duration },
     #[error("unreadable reply from the override-gate: {reply}")]

@@ -1,8 +1,10 @@
 //! Finding a running stack through its home directory (`$AIRLOCK_HOME`), as every `airlock`
 //! subcommand and the Python client do: `stack.json` says where NATS is while `airlock up` runs,
-//! `creds/<user>.nk` holds each user's nkey seed, `keys/<name>.pub` the verifier keys.
+//! `creds/<user>.nk` holds each user's nkey seed, `keys/<name>.pub` the verifier keys and
+//! `keys/auditor.keys` the auditor's keys across rotations.
 
 use crate::ClientError;
+use airlock_auditlog::trust::{KeySet, TrustedKey};
 use airlock_protocol::VerifierKey;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -95,17 +97,40 @@ impl StackHome {
         Ok(verifier)
     }
 
-    /// The auditor's verifier key, which signs the checkpoints receipts point to.
-    pub fn auditor_key(&self) -> Result<VerifierKey, ClientError> {
+    /// The auditor's key set (`keys/auditor.keys`, written by `airlock keys rotate auditor`):
+    /// every key that signed the log, a retired one with the time it stopped signing.
+    pub fn auditor_key_set(&self) -> PathBuf {
+        self.root.join("keys").join("auditor.keys")
+    }
+
+    /// The keys receipts are checked against: the auditor's key set, each retired key only for
+    /// what was logged before its retirement, and the current key (`keys/auditor.pub`). Without
+    /// a key set (no rotation yet), the current key alone.
+    pub fn auditor_keys(&self) -> Result<Vec<TrustedKey>, ClientError> {
+        let mut keys = KeySet::load(&self.auditor_key_set())
+            .map_err(ClientError::AuditorKeys)?
+            .map(|set| set.trusted())
+            .unwrap_or_default();
         let path = self.verifier_key("auditor");
-        let text = std::fs::read_to_string(&path).map_err(|source| ClientError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        VerifierKey::parse(text.trim()).map_err(|source| ClientError::Key {
-            path: path.display().to_string(),
-            source,
-        })
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let key = VerifierKey::parse(text.trim()).map_err(|source| ClientError::Key {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                if !keys.iter().any(|k| k.key == key) {
+                    keys.push(TrustedKey::always(key));
+                }
+            }
+            Err(source) if keys.is_empty() => {
+                return Err(ClientError::Read {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+            Err(_) => {}
+        }
+        Ok(keys)
     }
 
     /// What `stack.json` says, if a stack has written one.

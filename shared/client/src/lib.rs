@@ -24,7 +24,7 @@ pub use error::ClientError;
 pub use home::{StackHome, StackInfo};
 pub use overrides::{AnswerOutcome, PendingOverride, RememberedApproval};
 pub use request::{Request, Submission};
-pub use result::RunResult;
+pub use result::{ReceiptError, RunResult, VerifiedReceipt};
 
 use airlock_protocol::roles;
 use std::path::PathBuf;
@@ -109,11 +109,11 @@ impl Client {
         &self.home
     }
 
-    /// Checks a result's receipt: the inclusion proof of its terminal entry and the checkpoint's
-    /// signature by the stack's auditor key (`keys/auditor.pub` in the home).
-    pub fn verify_receipt(&self, result: &RunResult) -> Result<(), ClientError> {
-        let key = self.home.auditor_key()?;
-        result.verify_receipt(&[key])
+    /// Checks a result's receipt (see [`RunResult::verify_receipt`]) against the stack's auditor
+    /// keys: its key set (`keys/auditor.keys`, so receipts signed before a key rotation still
+    /// verify) and its current key (`keys/auditor.pub`).
+    pub fn verify_receipt(&self, result: &RunResult) -> Result<VerifiedReceipt, ClientError> {
+        result.verify_receipt(&self.home.auditor_keys()?)
     }
 }
 

@@ -7,9 +7,10 @@ use crate::{Client, ClientError, RunResult};
 use airlock_bus::Publisher;
 use airlock_protocol::execution::OutputChunk;
 use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject, submit_subject};
+use airlock_protocol::digest::request_digest;
 use airlock_protocol::{
-    AuditReceipt, Envelope, Event, EventKind, ExecutionRequest, Language, Origin, Producer, Progress, RequestId,
-    Terminal, TrustLevel,
+    AuditReceipt, CodeDigest, Envelope, Event, EventKind, ExecutionRequest, Language, Origin, Producer, Progress,
+    RequestId, Terminal, TrustLevel,
 };
 use futures::StreamExt as _;
 use std::collections::BTreeMap;
@@ -104,6 +105,9 @@ pub struct Request {
     /// The stages seen so far, in order.
     stages: Vec<Progress>,
     terminal: Option<Terminal>,
+    /// The request digest of what was submitted (its code, inputs and client); None for a
+    /// request followed with `attach`, whose code this client does not hold.
+    request_digest: Option<CodeDigest>,
 }
 
 impl Client {
@@ -112,7 +116,9 @@ impl Client {
         submission.request.validate()?;
         let id = self.request_id(submission.request_id)?;
         // Subscribed before the submission, so nothing about it can slip past.
-        let request = self.follow(id).await?;
+        let mut request = self.follow(id).await?;
+        // Known only to the submitter: a receipt's check then covers the code that ran.
+        request.request_digest = Some(request_digest(&submission.request, request.id.client()));
         let envelope = Envelope::new(request.id.clone(), Producer::Mai, Event::Submitted(submission.request));
         let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
         Publisher::new(
@@ -166,6 +172,7 @@ impl Client {
             on_progress: None,
             stages: Vec::new(),
             terminal: None,
+            request_digest: None,
         })
     }
 
@@ -196,6 +203,20 @@ impl Client {
 impl Request {
     pub fn id(&self) -> &RequestId {
         &self.id
+    }
+
+    /// The request digest of what was submitted (None when attached): the receipt's check
+    /// compares it with the logged approval.
+    pub fn request_digest(&self) -> Option<&CodeDigest> {
+        self.request_digest.as_ref()
+    }
+
+    /// A result of this request from its terminal event (and the receipt, if there is one yet).
+    pub fn result_from(&self, terminal: Terminal) -> RunResult {
+        RunResult {
+            request_digest: self.request_digest.clone(),
+            ..RunResult::new(self.id.clone(), terminal)
+        }
     }
 
     /// Calls `callback` with each stage the request reaches (assessed, waiting for a human,
@@ -321,19 +342,37 @@ impl Request {
         }
     }
 
-    /// Waits for the terminal event (at most `wait`) and, when asked, for the receipt.
+    /// Waits for the terminal event (at most `wait`) and, when asked, for the receipt; a
+    /// receipt that does not come in time leaves the result saying why
+    /// ([`RunResult::receipt_missing`]).
     pub async fn result(mut self, wait: Duration, with_receipt: bool) -> Result<RunResult, ClientError> {
         let terminal = self.terminal(wait).await?;
-        let receipt = match with_receipt {
-            true => self.receipt(RECEIPT_WAIT).await,
-            false => None,
-        };
-        Ok(RunResult {
-            request_id: self.id,
-            terminal,
-            receipt,
-        })
+        let mut result = self.result_from(terminal);
+        if with_receipt {
+            self.fetch_receipt(&mut result, RECEIPT_WAIT).await;
+        }
+        Ok(result)
     }
+
+    /// Waits at most `wait` for the receipt and puts it in `result`, or says in
+    /// `result.receipt_missing` why there is none and how to fetch it later.
+    pub async fn fetch_receipt(&mut self, result: &mut RunResult, wait: Duration) {
+        result.receipt = self.receipt(wait).await;
+        result.receipt_missing = match result.receipt {
+            Some(_) => None,
+            None => Some(missing_receipt(&self.id, wait)),
+        };
+    }
+}
+
+/// Why a receipt did not come, and how to get it once it exists.
+pub fn missing_receipt(request_id: &RequestId, waited: Duration) -> String {
+    format!(
+        "no audit receipt within {} s: the auditor is stopped, behind or cannot write its store (`airlock status` says which); \
+         the result stands, and once the auditor catches up the receipt can be fetched with \
+         `airlock audit prove request {request_id}` (the receipt also stays on airlock.audit.receipt.{request_id})",
+        waited.as_secs()
+    )
 }
 
 fn decode_terminal(message: &async_nats::Message) -> Option<Terminal> {

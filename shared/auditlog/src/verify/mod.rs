@@ -1,34 +1,47 @@
 //! Verification of a whole log from its objects and the public keys: every entry hash, the
 //! hash chain, every tile, the root, the checkpoint's signatures (within each key's validity),
 //! the blobs, and optionally consistency with a trusted earlier checkpoint. The first problem
-//! found is reported with the object or entry it is in and what is wrong.
+//! found is reported with the object or entry it is in, what is wrong, and its kind: a store
+//! that could not be read is said as such ([`VerifyErrorKind::Unreadable`]), never as a damaged
+//! log.
 
-use crate::checkpoint::SignedCheckpoint;
+mod error;
+
+pub use error::{VerifyError, VerifyErrorKind, exit};
+
+use crate::checkpoint::{CheckpointError, SignedCheckpoint};
 use crate::entry::{BlobRef, Entry};
 use crate::hash::{Hash, leaf_hash};
 use crate::merkle::{self, verify_consistency};
+use crate::note::NoteError;
 use crate::prune::minimum_index;
 use crate::reader::{LogReader, ReadError, TileReader};
 use crate::store::{CHECKPOINT_PATH, Store};
 use crate::tile::{TILE_WIDTH, TileId, TileKind, encode_hash_tile, parse_bundle, parse_hash_tile, tiles_for_size};
 use crate::trust::TrustedKey;
 use crate::writer::TreeState;
+use VerifyErrorKind as Kind;
 use std::collections::{BTreeMap, HashSet};
 
-/// Where a problem is and what it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{location}: {reason}")]
-pub struct VerifyError {
-    /// An object path (`checkpoint`, `tile/0/000`, `blob/<digest>`) or `entry <seq>`.
-    pub location: String,
-    pub reason: String,
+fn fail<T>(kind: Kind, location: impl Into<String>, reason: impl Into<String>) -> Result<T, VerifyError> {
+    Err(VerifyError::new(kind, location, reason))
 }
 
-fn fail<T>(location: impl Into<String>, reason: impl Into<String>) -> Result<T, VerifyError> {
-    Err(VerifyError {
-        location: location.into(),
-        reason: reason.into(),
-    })
+/// An object, or `None` when the store says it is not there; a store that cannot answer is
+/// [`VerifyErrorKind::Unreadable`].
+async fn get(store: &Store, path: &str) -> Result<Option<bytes::Bytes>, VerifyError> {
+    store.get(path).await.map_err(|e| VerifyError::unreadable(path, e))
+}
+
+/// A checkpoint (or trusted checkpoint) that failed to parse or verify: a signature problem
+/// when its notes' signatures are at fault, a malformed object otherwise.
+fn checkpoint_error(location: &str, error: CheckpointError) -> VerifyError {
+    let kind = match &error {
+        CheckpointError::Note(NoteError::BadSignature { .. } | NoteError::NoTrustedSignature) => Kind::Signature,
+        CheckpointError::WrongOrigin { .. } => Kind::Signature,
+        _ => Kind::Malformed,
+    };
+    VerifyError::caused(kind, location, error)
 }
 
 fn entry_location(seq: u64, size: u64) -> String {
@@ -124,15 +137,13 @@ impl<'a> Verification<'a> {
     /// does too and is not ahead of it or forked from it, and the prune marker is sane.
     async fn start(store: &'a Store, options: &'a VerifyOptions) -> Result<Verification<'a>, VerifyError> {
         let keys: Vec<_> = options.keys.iter().map(|k| k.key.clone()).collect();
-        let raw_checkpoint = match store.get(CHECKPOINT_PATH).await {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return fail(CHECKPOINT_PATH, "missing"),
-            Err(e) => return fail(CHECKPOINT_PATH, e.to_string()),
+        let Some(raw_checkpoint) = get(store, CHECKPOINT_PATH).await? else {
+            return fail(Kind::Missing, CHECKPOINT_PATH, "missing");
         };
-        let signed = SignedCheckpoint::parse(&raw_checkpoint).or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
+        let signed = SignedCheckpoint::parse(&raw_checkpoint).map_err(|e| checkpoint_error(CHECKPOINT_PATH, e))?;
         let signers = signed
             .verify(&options.origin, &keys)
-            .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?
+            .map_err(|e| checkpoint_error(CHECKPOINT_PATH, e))?
             .into_iter()
             .cloned()
             .collect();
@@ -142,11 +153,10 @@ impl<'a> Verification<'a> {
             None => None,
             Some(text) => Some(trusted_checkpoint(text, &options.origin, &keys, size, root)?),
         };
-        let min_index = minimum_index(store, &options.origin, &keys)
-            .await
-            .or_else(|(path, reason)| fail(path, reason))?;
+        let min_index = minimum_index(store, &options.origin, &keys).await?;
         if min_index > size {
             return fail(
+                Kind::Malformed,
                 format!("prune/{min_index}"),
                 format!("prunes beyond the tree size {size}"),
             );
@@ -214,7 +224,8 @@ impl<'a> Verification<'a> {
                 self.take_pruned_leaves(bundle_index, first, width, &id)?;
                 continue;
             };
-            let entries = parse_bundle(&bytes, width).or_else(|e| fail(id.path(), e.to_string()))?;
+            let entries =
+                parse_bundle(&bytes, width).map_err(|e| VerifyError::caused(Kind::Malformed, id.path(), e))?;
             for (offset, raw) in entries.iter().enumerate() {
                 self.check_entry(&reader, first + offset as u64, raw).await?;
             }
@@ -226,27 +237,19 @@ impl<'a> Verification<'a> {
     /// was read.
     async fn read_bundle(&self, bundle_index: u64, width: u64) -> Result<Option<bytes::Bytes>, VerifyError> {
         let id = TileId::entries(bundle_index, width);
-        let bytes = self
-            .store
-            .get(&id.path())
-            .await
-            .or_else(|e| fail(id.path(), e.to_string()))?;
+        let bytes = get(self.store, &id.path()).await?;
         if bytes.is_some() || id.is_full() {
             return Ok(bytes);
         }
         let full = TileId::entries(bundle_index, TILE_WIDTH).path();
-        let Some(full_bytes) = self
-            .store
-            .get(&full)
-            .await
-            .or_else(|e| fail(full.clone(), e.to_string()))?
-        else {
+        let Some(full_bytes) = get(self.store, &full).await? else {
             return Ok(None);
         };
-        let entries = parse_bundle(&full_bytes, TILE_WIDTH).or_else(|e| fail(full.clone(), e.to_string()))?;
+        let malformed = |e| VerifyError::caused(Kind::Malformed, full.clone(), e);
+        let entries = parse_bundle(&full_bytes, TILE_WIDTH).map_err(malformed)?;
         let mut prefix = Vec::new();
         for entry in entries.iter().take(width as usize) {
-            crate::tile::push_bundle_entry(&mut prefix, entry).or_else(|e| fail(full.clone(), e.to_string()))?;
+            crate::tile::push_bundle_entry(&mut prefix, entry).map_err(malformed)?;
         }
         Ok(Some(bytes::Bytes::from(prefix)))
     }
@@ -261,13 +264,14 @@ impl<'a> Verification<'a> {
         id: &TileId,
     ) -> Result<(), VerifyError> {
         if first + width > self.min_index {
-            return fail(id.path(), "missing");
+            return fail(Kind::Missing, id.path(), "missing");
         }
         for seq in first..first + width {
             match self.tile_leaf(seq) {
                 Some(h) if self.tiles_authentic => self.leaves.push(h),
                 _ => {
                     return fail(
+                        Kind::Missing,
                         TileId::hashes(0, bundle_index, width).path(),
                         "missing or not authentic, and the entries it covers were pruned",
                     );
@@ -288,19 +292,32 @@ impl<'a> Verification<'a> {
                 None => " (and it does not decode)".to_owned(),
             };
             return fail(
+                Kind::Inclusion,
                 entry_location(seq, size),
                 format!("is not leaf {seq} of the signed tree: changed, swapped or inserted{says}"),
             );
         }
         let Some(core) = core else {
             let detail = Entry::decode(raw).err().map(|e| e.to_string()).unwrap_or_default();
-            return fail(entry_location(seq, size), format!("does not decode: {detail}"));
+            return fail(
+                Kind::Malformed,
+                entry_location(seq, size),
+                format!("does not decode: {detail}"),
+            );
         };
         if core.v != crate::entry::ENTRY_VERSION {
-            return fail(entry_location(seq, size), format!("format version {}", core.v));
+            return fail(
+                Kind::Malformed,
+                entry_location(seq, size),
+                format!("format version {}", core.v),
+            );
         }
         if core.seq != seq {
-            return fail(entry_location(seq, size), format!("says it is entry {}", core.seq));
+            return fail(
+                Kind::Chain,
+                entry_location(seq, size),
+                format!("says it is entry {}", core.seq),
+            );
         }
         let expected_prev = if seq == 0 {
             Hash::ZERO
@@ -309,6 +326,7 @@ impl<'a> Verification<'a> {
         };
         if core.prev != expected_prev {
             return fail(
+                Kind::Chain,
                 entry_location(seq, size),
                 format!(
                     "hash chain broken: prev is {}, entry {} hashes to {expected_prev}",
@@ -340,17 +358,19 @@ impl<'a> Verification<'a> {
             // A missing tile is the likelier report; otherwise the first entry that disagrees
             // with its tile.
             if let Some(index) = self.tile_leaves.iter().position(Option::is_none) {
-                return fail(tiles_for_size(size)[index].path(), "missing");
+                return fail(Kind::Missing, tiles_for_size(size)[index].path(), "missing");
             }
             for (seq, leaf) in self.leaves.iter().enumerate() {
                 if self.tile_leaf(seq as u64) != Some(*leaf) {
                     return fail(
+                        Kind::Inclusion,
                         entry_location(seq as u64, size),
                         "neither it nor its tile hash is in the signed tree",
                     );
                 }
             }
             return fail(
+                Kind::Inclusion,
                 CHECKPOINT_PATH,
                 "the store's entries and tiles do not add up to the signed root",
             );
@@ -361,10 +381,11 @@ impl<'a> Verification<'a> {
             let expected = &leaves[index * TILE_WIDTH as usize..((index + 1) * TILE_WIDTH as usize).min(leaves.len())];
             let id = TileId::hashes(0, index as u64, expected.len() as u64);
             match tile {
-                None => return fail(id.path(), "missing"),
+                None => return fail(Kind::Missing, id.path(), "missing"),
                 Some(hashes) if hashes.as_slice() != expected => {
                     let at = hashes.iter().zip(expected).position(|(a, b)| a != b).unwrap_or(0);
                     return fail(
+                        Kind::Inclusion,
                         id.path(),
                         format!("hash {at} is not the leaf hash of entry {}", index * 256 + at),
                     );
@@ -390,7 +411,7 @@ impl<'a> Verification<'a> {
         {
             let want = tiles.get(&id).map(Vec::as_slice).unwrap_or_default();
             let Some(have) = read_tile(self.store, &id).await? else {
-                return fail(id.path(), "missing");
+                return fail(Kind::Missing, id.path(), "missing");
             };
             if encode_hash_tile(&have) != want {
                 let at = have
@@ -398,7 +419,11 @@ impl<'a> Verification<'a> {
                     .zip(want.chunks(32))
                     .position(|(a, b)| a.as_bytes().as_slice() != b)
                     .unwrap_or(0);
-                return fail(id.path(), format!("hash {at} is not the hash of the tile below it"));
+                return fail(
+                    Kind::Inclusion,
+                    id.path(),
+                    format!("hash {at} is not the hash of the tile below it"),
+                );
             }
             tiles_checked += 1;
         }
@@ -416,6 +441,7 @@ impl<'a> Verification<'a> {
             .any(|s| self.options.keys.iter().any(|k| &k.key == s && k.valid_at(time)));
         if !valid {
             return fail(
+                Kind::Signature,
                 CHECKPOINT_PATH,
                 format!("signed only by keys that are not valid at its time ({time} ms, the last entry's)"),
             );
@@ -433,6 +459,7 @@ impl<'a> Verification<'a> {
             let prefix_root = merkle::root_of(&self.leaves[..t.size as usize]);
             if prefix_root != t.root {
                 return fail(
+                    Kind::Consistency,
                     CHECKPOINT_PATH,
                     format!(
                         "not consistent with the trusted checkpoint of size {}: the log's first {} entries have root {prefix_root}, the trusted checkpoint says {} (rewritten history, a fork or a rollback)",
@@ -443,9 +470,13 @@ impl<'a> Verification<'a> {
             let proof = TileReader::new(self.store, self.size)
                 .consistency_proof(t.size)
                 .await
-                .or_else(|e| fail(CHECKPOINT_PATH, e.to_string()))?;
-            verify_consistency(t.size, self.size, &proof, t.root.as_bytes(), self.root.as_bytes())
-                .or_else(|e| fail(CHECKPOINT_PATH, format!("consistency proof from the tiles: {e}")))?;
+                .map_err(|e| read_error(CHECKPOINT_PATH, e))?;
+            verify_consistency(t.size, self.size, &proof, t.root.as_bytes(), self.root.as_bytes()).map_err(|e| {
+                VerifyError {
+                    reason: format!("consistency proof from the tiles: {e}"),
+                    ..VerifyError::caused(Kind::Consistency, CHECKPOINT_PATH, e)
+                }
+            })?;
         }
         Ok(Some(t.size))
     }
@@ -460,12 +491,13 @@ fn trusted_checkpoint(
     size: u64,
     root: Hash,
 ) -> Result<crate::checkpoint::Checkpoint, VerifyError> {
-    let t = SignedCheckpoint::parse(text.as_bytes()).or_else(|e| fail("trusted checkpoint", e.to_string()))?;
+    let t = SignedCheckpoint::parse(text.as_bytes()).map_err(|e| checkpoint_error("trusted checkpoint", e))?;
     t.verify(origin, keys)
-        .or_else(|e| fail("trusted checkpoint", e.to_string()))?;
+        .map_err(|e| checkpoint_error("trusted checkpoint", e))?;
     let t = t.checkpoint;
     if t.size > size {
         return fail(
+            Kind::Rollback,
             CHECKPOINT_PATH,
             format!(
                 "the log has {size} entries but a trusted checkpoint has {}: it was truncated or rolled back",
@@ -475,6 +507,7 @@ fn trusted_checkpoint(
     }
     if t.size == size && t.root != root {
         return fail(
+            Kind::Fork,
             CHECKPOINT_PATH,
             format!(
                 "fork: the trusted checkpoint of size {size} has root {}, the store's has {root}",
@@ -491,14 +524,13 @@ async fn read_tile(store: &Store, id: &TileId) -> Result<Option<Vec<Hash>>, Veri
     };
     parse_hash_tile(&bytes, id.width)
         .map(Some)
-        .or_else(|e| fail(id.path(), e.to_string()))
+        .map_err(|e| VerifyError::caused(Kind::Malformed, id.path(), e))
 }
 
 /// A partial tile may have been replaced by the full one (or a wider partial) since the
 /// checkpoint was read; its first hashes are the same.
 async fn read_with_fallback(store: &Store, id: &TileId) -> Result<Option<Vec<u8>>, VerifyError> {
-    let get = |path: String| async move { store.get(&path).await.or_else(|e| fail(path, e.to_string())) };
-    if let Some(bytes) = get(id.path()).await? {
+    if let Some(bytes) = get(store, &id.path()).await? {
         return Ok(Some(bytes.to_vec()));
     }
     if id.is_full() {
@@ -508,7 +540,7 @@ async fn read_with_fallback(store: &Store, id: &TileId) -> Result<Option<Vec<u8>
         width: TILE_WIDTH,
         ..*id
     };
-    if let Some(bytes) = get(full.path()).await? {
+    if let Some(bytes) = get(store, &full.path()).await? {
         return Ok(Some(bytes[..(id.width as usize * 32).min(bytes.len())].to_vec()));
     }
     Ok(None)
@@ -520,14 +552,29 @@ async fn check_blob(reader: &LogReader, blob: &BlobRef, seq: u64) -> Result<(), 
             let digest = blake3::hash(&bytes).to_hex().to_string();
             if digest != blob.b3 {
                 return fail(
+                    Kind::Blob,
                     blob.path(),
                     format!("content hashes to {digest} (referenced by entry {seq})"),
                 );
             }
             Ok(())
         }
-        Ok(None) => fail(blob.path(), format!("missing (referenced by entry {seq})")),
-        Err(ReadError::Store(e)) => fail(blob.path(), e.to_string()),
-        Err(e) => fail(blob.path(), e.to_string()),
+        Ok(None) => fail(
+            Kind::Missing,
+            blob.path(),
+            format!("missing (referenced by entry {seq})"),
+        ),
+        Err(e) => Err(read_error(&blob.path(), e)),
+    }
+}
+
+/// A failed read through the log reader: the store not answering is an outage; anything the
+/// reader found wrong in what it read is a damaged log.
+fn read_error(location: &str, error: ReadError) -> VerifyError {
+    match error {
+        ReadError::Store(e) => VerifyError::unreadable(location, e),
+        ReadError::Missing(_) => VerifyError::caused(Kind::Missing, location, error),
+        ReadError::Corrupt { .. } => VerifyError::caused(Kind::Malformed, location, error),
+        ReadError::Proof(_) => VerifyError::caused(Kind::Inclusion, location, error),
     }
 }
