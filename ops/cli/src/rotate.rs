@@ -323,7 +323,10 @@ fn push_unique(keys: &mut toml_edit::Array, key: &str) -> bool {
 
 /// Edits `airlock.toml` in place, keeping the operator's comments and layout; written whole
 /// (a new file renamed over it), so a service reloading it never reads half a file.
-fn edit_config<T>(home: &Home, edit: impl FnOnce(&mut toml_edit::DocumentMut) -> anyhow::Result<T>) -> anyhow::Result<T> {
+fn edit_config<T>(
+    home: &Home,
+    edit: impl FnOnce(&mut toml_edit::DocumentMut) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let path = home.config_file();
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| format!("parsing {}", path.display()))?;
@@ -368,7 +371,10 @@ async fn restart(home: &Home, role: &Role, wait: Duration) -> anyhow::Result<boo
         return Ok(true);
     };
     signal(old, libc::SIGTERM)?;
-    println!("  restarting {} (pid {old}): it finishes what it is doing first", service.command);
+    println!(
+        "  restarting {} (pid {old}): it finishes what it is doing first",
+        service.command
+    );
     let deadline = tokio::time::Instant::now() + wait;
     let client = crate::stack::connect(home, roles::OPERATOR.user).await?;
     while tokio::time::Instant::now() < deadline {

@@ -84,7 +84,6 @@ impl Auditor {
         };
         self.send_all(vec![message], shutdown).await
     }
-
 }
 
 /// SIGHUP, when it can be listened for.
@@ -106,4 +105,3 @@ pub(crate) async fn next_hangup(hangups: &mut Option<tokio::signal::unix::Signal
         None => std::future::pending().await,
     }
 }
-

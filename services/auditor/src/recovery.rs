@@ -12,19 +12,15 @@ use airlock_auditlog::store::Store;
 use airlock_auditlog::tile::{TILE_WIDTH, TileId, TileKind, parse_bundle};
 use airlock_auditlog::writer::{LogWriter, Staged};
 use airlock_bus::ServiceCounters;
-use airlock_protocol::{SigningKey, VerifierKey};
 use airlock_protocol::subjects::UNKNOWN_REQUEST;
+use airlock_protocol::{SigningKey, VerifierKey};
 use async_nats::jetstream;
 use std::collections::HashMap;
 use tokio_util::sync::CancellationToken;
 
 /// The head for a KV bucket that has none: an empty log, or the log already in the store (the
 /// bucket was lost), whose stream position is read back from its last entries.
-pub(crate) async fn adopt_from_store(
-    store: &Store,
-    origin: &str,
-    trusted: &[VerifierKey],
-) -> Result<Head, HeadError> {
+pub(crate) async fn adopt_from_store(store: &Store, origin: &str, trusted: &[VerifierKey]) -> Result<Head, HeadError> {
     let corrupt = |e: String| HeadError::Corrupt(format!("adopting the log in the store: {e}"));
     let reader = LogReader::new(store.clone());
     let (size, root, last_stream_seq) = match reader.checkpoint().await.map_err(|e| corrupt(e.to_string()))? {

@@ -2,9 +2,9 @@
 
 use crate::checkpoint::{CheckpointError, SignedCheckpoint};
 use crate::entry::Entry;
-use crate::trust::TrustedKey;
 use crate::hash::{Hash, leaf_hash};
 use crate::merkle::{ProofError, verify_inclusion};
+use crate::trust::TrustedKey;
 use airlock_protocol::VerifierKey;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -151,7 +151,13 @@ impl TlogProof {
         let verifiers: Vec<VerifierKey> = keys.iter().map(|k| k.key.clone()).collect();
         let signers = self.checkpoint.verify(origin, &verifiers)?;
         let cp = &self.checkpoint.checkpoint;
-        verify_inclusion(self.index, cp.size, leaf_hash(&data).as_bytes(), &self.hashes, cp.root.as_bytes())?;
+        verify_inclusion(
+            self.index,
+            cp.size,
+            leaf_hash(&data).as_bytes(),
+            &self.hashes,
+            cp.root.as_bytes(),
+        )?;
         let entry = Entry::decode(&data).map_err(TlogProofError::Entry)?;
         let vouched = signers
             .iter()

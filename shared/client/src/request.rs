@@ -5,9 +5,9 @@
 
 use crate::{Client, ClientError, RunResult};
 use airlock_bus::Publisher;
+use airlock_protocol::digest::request_digest;
 use airlock_protocol::execution::OutputChunk;
 use airlock_protocol::subjects::{AUDIT_STREAM, EVENTS_STREAM, audit_receipt_subject, submit_subject};
-use airlock_protocol::digest::request_digest;
 use airlock_protocol::{
     AuditReceipt, CodeDigest, Envelope, Event, EventKind, ExecutionRequest, Language, Origin, Producer, Progress,
     RequestId, Terminal, TrustLevel,

@@ -170,7 +170,10 @@ impl RunResult {
             .note
             .signatures
             .iter()
-            .filter(|s| keys.iter().any(|k| k.key.name() == s.name && k.key.key_id() == s.key_id))
+            .filter(|s| {
+                keys.iter()
+                    .any(|k| k.key.name() == s.name && k.key.key_id() == s.key_id)
+            })
             .map(|s| format!("{}+{:08x}", s.name, s.key_id))
             .collect();
         Ok(VerifiedReceipt {
@@ -259,13 +262,22 @@ fn differences(logged: &Terminal, result: &Terminal) -> Result<(), ReceiptError>
         );
     }
     if logged.exit_code != result.exit_code {
-        return field("exit code", format!("{:?} against {:?}", result.exit_code, logged.exit_code));
+        return field(
+            "exit code",
+            format!("{:?} against {:?}", result.exit_code, logged.exit_code),
+        );
     }
     if logged.stdout != result.stdout {
-        return field("stdout", format!("{} bytes against {}", result.stdout.len(), logged.stdout.len()));
+        return field(
+            "stdout",
+            format!("{} bytes against {}", result.stdout.len(), logged.stdout.len()),
+        );
     }
     if logged.stderr != result.stderr {
-        return field("stderr", format!("{} bytes against {}", result.stderr.len(), logged.stderr.len()));
+        return field(
+            "stderr",
+            format!("{} bytes against {}", result.stderr.len(), logged.stderr.len()),
+        );
     }
     if logged.violation != result.violation {
         return field("violation", "differs".into());
