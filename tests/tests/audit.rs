@@ -197,7 +197,7 @@ async fn write_log(url: &str, key: &airlock_protocol::SigningKey, size: u64) {
                 let rid = RequestId::parse(&format!("mai.r{}", i / 2)).expect("id");
                 let chunk = OutputChunk {
                     stream: OutputStream::Stdout,
-                    seq: i,
+                    seq: u32::try_from(i).expect("a small log"),
                     data: format!("{i:0>400}\n").into_bytes(),
                 };
                 Prepared::from_envelope(
