@@ -177,14 +177,12 @@ impl AirlockTools {
                 ))]));
             }
         };
-        let receipt = request.receipt(airlock_client::request::RECEIPT_WAIT).await;
-        let result = RunResult {
-            request_id: id.clone(),
-            terminal,
-            receipt,
-        };
+        let mut result = request.result_from(terminal);
+        request
+            .fetch_receipt(&mut result, airlock_client::request::RECEIPT_WAIT)
+            .await;
         let mut answer = match self.client.verify_receipt(&result) {
-            Ok(()) => {
+            Ok(_) => {
                 let receipt = result.receipt.as_ref();
                 let entries = receipt.map(|r| r.entries.clone()).unwrap_or_default();
                 let checkpoint = receipt.map(|r| r.checkpoint.clone()).unwrap_or_default();
@@ -277,12 +275,11 @@ impl AirlockTools {
         let ended = request.terminal(wait).await;
         let answer = match ended {
             Ok(terminal) => {
-                let receipt = request.receipt(airlock_client::request::RECEIPT_WAIT).await;
-                Ok(result_content(&RunResult {
-                    request_id: id,
-                    terminal,
-                    receipt,
-                }))
+                let mut result = request.result_from(terminal);
+                request
+                    .fetch_receipt(&mut result, airlock_client::request::RECEIPT_WAIT)
+                    .await;
+                Ok(result_content(&result))
             }
             Err(airlock_client::ClientError::TimedOut { .. }) => Ok(still_going(&id, request.stages().last())),
             Err(error) => Err(internal(error)),
