@@ -63,11 +63,12 @@ pub fn authorization_block(users: &[UserKey]) -> String {
     for user in users {
         let p = permissions_of(&user.user);
         out.push_str(&format!(
-            "    # {}\n    {{ nkey: {:?}, permissions: {{ publish: {{ allow: [{}] }}, subscribe: {{ allow: [{}] }}, allow_responses: true }} }}\n",
+            "    # {}\n    {{ nkey: {:?}, permissions: {{ publish: {{ allow: [{}] }}, subscribe: {{ allow: [{}], deny: [{}] }}, allow_responses: true }} }}\n",
             user.user,
             user.public_key,
             quoted(&p.publish),
-            quoted(&p.subscribe)
+            quoted(&p.subscribe),
+            quoted(&p.deny_subscribe)
         ));
     }
     out.push_str("  ]\n}\n");

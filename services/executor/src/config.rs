@@ -2,7 +2,7 @@
 //! section (or `SandboxConfig::default()`) gives a working, strict sandbox.
 
 use airlock_bus::runner::legacy_duration;
-use airlock_protocol::{Language, Limits};
+use airlock_protocol::{Language, Level, Limits};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -324,19 +324,31 @@ impl Default for LimitPolicy {
     }
 }
 
-/// The package-install step: a container with no user code, whose only way out is the egress
-/// proxy.
+/// The package steps (resolving, installing): containers with no user code, whose only way
+/// out is the egress proxy (or no network at all), and how package code is rated.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PackagesConfig {
-    /// Installed package sets, one directory per set (mounted read-only into the program's
-    /// container). Must be on the Docker host.
+    /// The wheel store and installed package sets, one directory per set (mounted read-only
+    /// into the program's container). Must be on the Docker host.
     pub cache_dir: PathBuf,
-    /// Limits of the install container (its tmpfs holds the installed files, so `disk_bytes`
-    /// caps a package set's size).
+    /// Limits of the resolve and install containers (their tmpfs holds the files, so
+    /// `disk_bytes` caps a package set's size).
     pub install_limits: Limits,
-    /// Install wheels only: no package's setup code ever runs at install time.
+    /// Wheels only: no package's build code ever runs. Must stay `true`: a source distribution
+    /// runs its build code at install, before anyone could rate it.
     pub only_binary: bool,
+    /// How long a resolution of the same specs is reused: a new release on the index changes
+    /// what a name resolves to, and is seen after at most this long.
+    #[serde(with = "humantime_serde")]
+    pub resolve_ttl: Duration,
+    /// Resolutions this executor runs at once (each is a container and a download).
+    pub max_resolving: usize,
+    /// The level of a wheel carrying native code, which nobody can read (docs/sandbox.md).
+    pub native_level: Level,
+    /// Wheel digests (`sha256:<hex>`) the operators vouch for: their native code alone does
+    /// not raise the level.
+    pub trusted_wheels: Vec<String>,
 }
 
 impl Default for PackagesConfig {
@@ -353,6 +365,23 @@ impl Default for PackagesConfig {
                 open_files: 1024,
             },
             only_binary: true,
+            resolve_ttl: Duration::from_secs(600),
+            max_resolving: 2,
+            native_level: Level::High,
+            trusted_wheels: Vec::new(),
+        }
+    }
+}
+
+impl PackagesConfig {
+    /// How package code is rated under this configuration.
+    pub fn rating_policy(&self) -> crate::package_rating::RatingPolicy {
+        crate::package_rating::RatingPolicy {
+            native_level: self.native_level,
+            trusted_wheels: self.trusted_wheels.clone(),
+            // A wheel that unpacks to more than an install may hold could not be installed.
+            max_unpacked_bytes: self.install_limits.disk_bytes,
+            ..Default::default()
         }
     }
 }

@@ -52,6 +52,10 @@ pub enum SandboxError {
     /// large, an unsafe archive); the program did not run.
     #[error("installing packages failed: {detail}")]
     Packages { detail: String },
+    /// An approved wheel is not there, or its bytes differ from the digest that was assessed and
+    /// approved: it is not installed, and the program does not run.
+    #[error(transparent)]
+    Wheel(#[from] crate::wheels::WheelError),
     /// The package cache cannot be used (another user's directory, a symbolic link).
     #[error("package cache {}: {detail}", dir.display())]
     PackageCache { dir: PathBuf, detail: String },
@@ -111,6 +115,7 @@ impl SandboxError {
             | SandboxError::InvalidJob(_)
             | SandboxError::Frame { .. }
             | SandboxError::Packages { .. }
+            | SandboxError::Wheel(_)
             | SandboxError::PackageCache { .. }
             | SandboxError::RuntimeUnavailable { .. } => true,
             SandboxError::DockerUnreachable { .. }

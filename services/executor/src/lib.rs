@@ -6,7 +6,9 @@
 //! [`launch`] (the hardened container and the frame that hands it a job, with `bootstrap.py`
 //! as its PID 1), [`run`] (one job, phase by phase: output cap, wall time, violations, the end read from outside), [`monitor`] (the
 //! kernel's counters, read from outside), [`activity`] (what the code did); then dependencies:
-//! [`packages`] (install step, cache, through the `airlock-egress` proxy); and [`image`] (the
+//! [`packages`] (resolve and install steps, through the `airlock-egress` proxy), [`wheels`] (the
+//! wheel store, by digest), [`package_rating`] (a wheel's code rated with the assessor's engine),
+//! [`resolve`] (the endpoint the assessor asks before the gate decides); and [`image`] (the
 //! recipe). [`docker`] holds the engine connection, labels and the hardening itself. Behind
 //! features, absent from release binaries: `bench` (the benchmark harness, for `airlock
 //! bench`) and `testing` (`attacks`: the attack suite's expectations). `docs/sandbox.md`
@@ -29,13 +31,16 @@ pub mod launch;
 mod lease;
 pub mod monitor;
 pub mod package_cache;
+pub mod package_rating;
 pub mod packages;
 pub mod pool;
+pub mod resolve;
 pub mod run;
 pub mod sandbox;
 pub mod seccomp;
 pub mod service;
 mod tally;
+pub mod wheels;
 
 pub use config::{
     DEFAULT_IMAGE, EgressConfig, EgressSettings, HostConfig, Images, LimitPolicy, PackagesConfig, PoolConfig, Quotas,

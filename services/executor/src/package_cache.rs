@@ -1,11 +1,12 @@
-//! The package cache: one directory per package set, keyed by everything that changes what
-//! gets installed, private to the executor's user, filled only by unpacking an install's tar
-//! into a staging directory (plain files and directories, every path inside, no setuid bits)
-//! and renaming it into place once complete.
+//! The package cache: one directory per installed wheel set, keyed by the image and the wheels'
+//! digests, private to the executor's user, filled only by unpacking an install's tar into a
+//! staging directory (plain files and directories, every path inside, no setuid bits) and
+//! renaming it into place once complete. The wheel store ([`crate::wheels`]) lives beside it.
 
 use crate::config::SandboxConfig;
 use crate::error::SandboxError;
 use crate::image;
+use airlock_protocol::packages::{Wheel, normalise_name};
 use sha2::{Digest, Sha256};
 use std::path::{Component, Path, PathBuf};
 
@@ -17,11 +18,7 @@ pub(crate) const SITE: &str = "site";
 /// PEP 503 normalised name, plus the version as given.
 fn normalise(spec: &str) -> String {
     let (name, version) = spec.split_once("==").unwrap_or((spec, ""));
-    let mut name: String = name
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c == '_' || c == '.' { '-' } else { c })
-        .collect();
+    let mut name = normalise_name(name);
     if !version.is_empty() {
         name.push_str("==");
         name.push_str(version);
@@ -29,13 +26,15 @@ fn normalise(spec: &str) -> String {
     name
 }
 
-/// The cache key of a package set: everything that changes what gets installed.
-pub fn cache_key(config: &SandboxConfig, image_id: &str, specs: &[String]) -> String {
+/// The key of a resolution: everything that changes what `specs` resolve to (the index, the
+/// interpreter in the image), bar time (a new release), which the resolution's time to live
+/// bounds.
+pub fn resolution_key(config: &SandboxConfig, image_id: &str, specs: &[String]) -> String {
     let mut specs: Vec<String> = specs.iter().map(|s| normalise(s)).collect();
     specs.sort();
     specs.dedup();
     let mut hasher = Sha256::new();
-    hasher.update(b"airlock-packages-v1\n");
+    hasher.update(b"airlock-resolution-v1\n");
     hasher.update(image_id.as_bytes());
     hasher.update(b"\n");
     let rules = &config.egress;
@@ -49,14 +48,27 @@ pub fn cache_key(config: &SandboxConfig, image_id: &str, specs: &[String]) -> St
         hasher.update(b"\nproxy ");
         hasher.update(proxy.as_bytes());
     }
-    hasher.update(if config.packages.only_binary {
-        "\nwheels\n"
-    } else {
-        "\nany\n"
-    });
     for spec in specs {
-        hasher.update(spec.as_bytes());
         hasher.update(b"\n");
+        hasher.update(spec.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The key of an installed set: the image and exactly these wheels (their digests pin every
+/// byte; where they came from no longer matters).
+pub fn set_key(image_id: &str, wheels: &[Wheel]) -> String {
+    let mut wheels = wheels.to_vec();
+    wheels.sort();
+    wheels.dedup();
+    let mut hasher = Sha256::new();
+    hasher.update(b"airlock-packages-v2\n");
+    hasher.update(image_id.as_bytes());
+    for wheel in &wheels {
+        hasher.update(b"\n");
+        hasher.update(wheel.file.as_bytes());
+        hasher.update(b" ");
+        hasher.update(wheel.sha256.as_str().as_bytes());
     }
     hex::encode(hasher.finalize())
 }
@@ -169,6 +181,53 @@ pub(crate) fn unpack_into_cache(
     Ok(())
 }
 
+/// Unpacks a download's tar into `dir`: regular files at its top level named `*.whl`, nothing
+/// else (pip downloads nothing else). Returns each file's name and path.
+pub(crate) fn unpack_flat(archive: &tempfile::NamedTempFile, dir: &Path) -> Result<Vec<(String, PathBuf)>, SandboxError> {
+    let reading = |source| SandboxError::Io {
+        action: "reading the download's archive",
+        path: archive.path().to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(archive.path()).map_err(reading)?;
+    let mut tar = tar::Archive::new(file);
+    let mut files = Vec::new();
+    for entry in tar.entries().map_err(reading)? {
+        let mut entry = entry.map_err(reading)?;
+        if entry.header().entry_type().is_dir() {
+            continue;
+        }
+        let path = entry.path().map_err(reading)?.into_owned();
+        let mut parts = path.components().filter(|c| !matches!(c, Component::CurDir));
+        let name = match (parts.next(), parts.next()) {
+            (Some(Component::Normal(name)), None) => name.to_string_lossy().into_owned(),
+            _ => {
+                return Err(SandboxError::Packages {
+                    detail: format!("the download holds an unexpected path {}", path.display()),
+                });
+            }
+        };
+        if !entry.header().entry_type().is_file() || !name.ends_with(".whl") || name.starts_with('.') {
+            return Err(SandboxError::Packages {
+                detail: format!("the download holds {name:?}, which is not a wheel"),
+            });
+        }
+        let target = dir.join(&name);
+        let mut out = std::fs::File::create(&target).map_err(|source| SandboxError::Io {
+            action: "creating",
+            path: target.clone(),
+            source,
+        })?;
+        std::io::copy(&mut entry, &mut out).map_err(|source| SandboxError::Io {
+            action: "writing",
+            path: target.clone(),
+            source,
+        })?;
+        files.push((name, target));
+    }
+    Ok(files)
+}
+
 fn set_dir_modes(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
@@ -212,19 +271,39 @@ mod tests {
     }
 
     #[test]
-    fn cache_key_ignores_order_and_spelling() {
+    fn resolution_key_ignores_order_and_spelling() {
         let config = SandboxConfig::default();
-        let a = cache_key(&config, "img", &["Six==1.16.0".into(), "zope.interface".into()]);
-        let b = cache_key(&config, "img", &["zope_interface".into(), "six==1.16.0".into()]);
+        let a = resolution_key(&config, "img", &["Six==1.16.0".into(), "zope.interface".into()]);
+        let b = resolution_key(&config, "img", &["zope_interface".into(), "six==1.16.0".into()]);
         assert_eq!(a, b);
         assert_ne!(
             a,
-            cache_key(&config, "other-image", &["six==1.16.0".into(), "zope.interface".into()])
+            resolution_key(&config, "other-image", &["six==1.16.0".into(), "zope.interface".into()])
         );
         assert_ne!(
             a,
-            cache_key(&config, "img", &["six==1.17.0".into(), "zope.interface".into()])
+            resolution_key(&config, "img", &["six==1.17.0".into(), "zope.interface".into()])
         );
+    }
+
+    #[test]
+    fn an_installed_set_is_keyed_by_its_wheels_digests() {
+        let wheel = |bytes: &[u8]| Wheel {
+            name: "six".into(),
+            version: "1.16.0".into(),
+            file: "six-1.16.0-py3-none-any.whl".into(),
+            sha256: airlock_protocol::CodeDigest::of(bytes),
+        };
+        let other = Wheel {
+            name: "pkg".into(),
+            version: "1".into(),
+            file: "pkg-1-py3-none-any.whl".into(),
+            sha256: airlock_protocol::CodeDigest::of(b"p"),
+        };
+        let a = set_key("img", &[wheel(b"a"), other.clone()]);
+        assert_eq!(a, set_key("img", &[other.clone(), wheel(b"a")]));
+        assert_ne!(a, set_key("img", &[wheel(b"b"), other.clone()]), "other bytes, other set");
+        assert_ne!(a, set_key("img2", &[wheel(b"a"), other]));
     }
 
     fn tar_with(entries: &[(&str, tar::EntryType, &[u8])]) -> tempfile::NamedTempFile {

@@ -1,21 +1,31 @@
-//! Dependencies without open internet: a job's packages are installed first, in a separate
-//! container with no user code, on an internal Docker network (no route out) whose only way
-//! out is the egress proxy (`airlock-egress`: one of the executor's own per install, or a
-//! session on a standalone one); the result is cached per package set ([`crate::package_cache`])
-//! and mounted read-only into the program's container, which has no network at all.
+//! Dependencies without open internet, in two steps, each in a separate container with no user
+//! code:
 //!
-//! pip installs wheels only (by default), so no package code runs at install time, into the
-//! install container's size-limited tmpfs; `tar` then streams the installed tree to stdout,
-//! which the executor reads under a byte cap and unpacks on the host keeping only plain files
-//! and directories.
+//! - **resolving** ([`Installer::download`]): `pip download` (wheels only, dependencies
+//!   included) on an internal Docker network (no route out) whose only way out is the egress
+//!   proxy (`airlock-egress`: one of the executor's own per run, or a session on a standalone
+//!   one). The wheels come back as a tar on stdout, read under a byte cap, and enter the wheel
+//!   store by their SHA-256 ([`crate::wheels`]) to be rated ([`crate::package_rating`]) before the
+//!   gate decides. A wheel an approval names that this executor's store lacks is fetched again the
+//!   same way, pinned by name, version and `--require-hashes`.
+//! - **installing** ([`Installer::ensure`]): exactly the approved wheels, each checked against its
+//!   digest, mounted read-only into a container with no network at all, `pip install --no-index
+//!   --no-deps` into a size-limited tmpfs; bytecode shipped in a wheel is deleted and the assessed
+//!   sources compiled instead (checked-hash `.pyc`, never trusted over their source). `tar` streams
+//!   the tree out, the executor unpacks it keeping only plain files and directories, and caches it
+//!   per wheel set ([`crate::package_cache`]), mounted read-only into the program's container.
+//!
+//! Wheels only: pip never builds a source distribution, so no package code runs in either step.
 
 use crate::SandboxEvent;
 use crate::config::SandboxConfig;
 use crate::docker::{self, ContainerSpec, Engine, NetworkMode};
 use crate::error::SandboxError;
-use crate::package_cache::{COMPLETE_MARKER, SITE, cache_key, ensure_private_dir, unpack_into_cache};
+use crate::package_cache::{COMPLETE_MARKER, SITE, ensure_private_dir, set_key, unpack_into_cache};
+use crate::wheels::{WheelError, WheelStore};
 use airlock_egress::{EgressProxy, RemoteSession};
 use airlock_protocol::Limits;
+use airlock_protocol::packages::Wheel;
 use airlock_protocol::request::valid_package_spec;
 use bollard::container::LogOutput;
 use bollard::models::{Ipam, NetworkCreateRequest};
@@ -31,10 +41,11 @@ use tokio::sync::mpsc::UnboundedSender;
 
 const MAX_LOG_BYTES: usize = 16 * 1024;
 
-/// Installs package sets, one at a time per set, and remembers them.
+/// Resolves and installs package sets, one at a time per set, and remembers them.
 pub struct Installer {
     engine: Engine,
     config: Arc<SandboxConfig>,
+    store: WheelStore,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -51,29 +62,80 @@ enum Streamed {
     Failed(String),
 }
 
+/// What one package container does.
+enum Step<'a> {
+    /// `pip download` of specs, dependencies included, through the egress proxy.
+    Download { specs: &'a [String] },
+    /// `pip download` of exact wheels, pinned by hash, through the egress proxy.
+    Refetch { wheels: &'a [Wheel] },
+    /// `pip install` of wheel files mounted read-only, with no network.
+    Install { files: Vec<(PathBuf, String)> },
+}
+
+/// Where wheel files appear in the install container.
+const WHEELS_MOUNT: &str = "/wheels";
+
+const PIP: &str = "python3 -I -m pip --disable-pip-version-check --no-input --no-cache-dir";
+
+impl Step<'_> {
+    /// The script (pip's log on stderr; stdout carries only the tar of the result) and its
+    /// arguments, each a validated spec, pin or path.
+    fn command(&self) -> (String, Vec<String>) {
+        // One retry, a bounded wait: an index that does not answer is reported, not waited for.
+        let fetch = "--progress-bar off --retries 1 --timeout 20 --only-binary=:all: --dest /tmp/out \
+                     --index-url \"$AIRLOCK_INDEX\" --trusted-host \"$AIRLOCK_PROXY_HOST\"";
+        match self {
+            Step::Download { specs } => (
+                format!("{PIP} download {fetch} -- \"$@\" 1>&2 && exec tar -C /tmp/out -cf - ."),
+                specs.to_vec(),
+            ),
+            Step::Refetch { wheels } => (
+                format!(
+                    "printf '%s\\n' \"$@\" > /tmp/pins.txt && {PIP} download {fetch} --no-deps --require-hashes \
+                     -r /tmp/pins.txt 1>&2 && exec tar -C /tmp/out -cf - ."
+                ),
+                wheels
+                    .iter()
+                    .map(|w| {
+                        format!(
+                            "{}=={} --hash=sha256:{}",
+                            w.name,
+                            w.version,
+                            w.sha256.as_str().trim_start_matches("sha256:")
+                        )
+                    })
+                    .collect(),
+            ),
+            Step::Install { files } => (
+                format!(
+                    "{PIP} install --progress-bar off --no-index --no-deps --no-compile --only-binary=:all: \
+                     --target /tmp/out -- \"$@\" 1>&2 && find /tmp/out -name '*.py[co]' -delete && \
+                     {{ python3 -I -m compileall -q -j 0 --invalidation-mode checked-hash /tmp/out 1>&2 || true; }} && \
+                     exec tar -C /tmp/out -cf - ."
+                ),
+                files.iter().map(|(_, name)| format!("{WHEELS_MOUNT}/{name}")).collect(),
+            ),
+        }
+    }
+}
+
 impl Installer {
     pub fn new(engine: Engine, config: Arc<SandboxConfig>) -> Installer {
         Installer {
+            store: WheelStore::new(&config.packages.cache_dir),
             engine,
             config,
             locks: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The installed set for `specs` (from the cache when it was installed before).
-    pub async fn ensure(
-        &self,
-        request_id: &str,
-        image: &str,
-        specs: &[String],
-        events: UnboundedSender<SandboxEvent>,
-    ) -> Result<Installed, SandboxError> {
-        if let Some(bad) = specs.iter().find(|s| !valid_package_spec(s)) {
-            return Err(SandboxError::InvalidJob(format!(
-                "package spec {bad:?} is not NAME or NAME==VERSION"
-            )));
-        }
-        let image_id = self
+    pub fn store(&self) -> &WheelStore {
+        &self.store
+    }
+
+    /// The image's id: what resolved and installed sets are made with.
+    pub async fn image_id(&self, image: &str) -> Result<String, SandboxError> {
+        Ok(self
             .engine
             .docker
             .inspect_image(image)
@@ -87,10 +149,70 @@ impl Installer {
                 other => self.engine.err("inspect an image", other),
             })?
             .id
-            .unwrap_or_default();
+            .unwrap_or_default())
+    }
+
+    /// Resolves `specs` to wheels (dependencies included) through the egress proxy and puts
+    /// them in the wheel store; returns them, sorted.
+    pub async fn download(
+        &self,
+        request_id: &str,
+        image: &str,
+        specs: &[String],
+        events: UnboundedSender<SandboxEvent>,
+    ) -> Result<Vec<Wheel>, SandboxError> {
+        if let Some(bad) = specs.iter().find(|s| !valid_package_spec(s)) {
+            return Err(SandboxError::InvalidJob(format!(
+                "package spec {bad:?} is not NAME or NAME==VERSION"
+            )));
+        }
+        ensure_private_dir(&self.config.packages.cache_dir)?;
+        let archive = self.through_proxy(request_id, image, &Step::Download { specs }, events).await?;
+        let mut wheels = self.store_wheels(archive).await?;
+        wheels.sort();
+        Ok(wheels)
+    }
+
+    /// Takes the wheels of a download's tar into the store.
+    async fn store_wheels(&self, archive: tempfile::NamedTempFile) -> Result<Vec<Wheel>, SandboxError> {
+        let store = self.store.clone();
+        let cache_dir = self.config.packages.cache_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            let staging = tempfile::Builder::new()
+                .prefix(".download-")
+                .tempdir_in(&cache_dir)
+                .map_err(|source| SandboxError::Io {
+                    action: "creating a staging directory in",
+                    path: cache_dir.clone(),
+                    source,
+                })?;
+            let files = crate::package_cache::unpack_flat(&archive, staging.path())?;
+            files
+                .iter()
+                .map(|(name, path)| store.put(name, path))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .map_err(|e| SandboxError::Internal(format!("storing wheels: {e}")))?
+    }
+
+    /// The installed set of exactly `wheels` (from the cache when it was installed before).
+    /// Each wheel is checked against its digest before it is used; one this executor's store
+    /// lacks is fetched again, pinned by its hash. Nothing whose digest differs is installed.
+    pub async fn ensure(
+        &self,
+        request_id: &str,
+        image: &str,
+        wheels: &[Wheel],
+        events: UnboundedSender<SandboxEvent>,
+    ) -> Result<Installed, SandboxError> {
+        if let Some(bad) = wheels.iter().find(|w| !w.is_well_formed()) {
+            return Err(SandboxError::InvalidJob(format!("wheel {:?} is malformed", bad.file)));
+        }
+        let image_id = self.image_id(image).await?;
         let cache_dir = &self.config.packages.cache_dir;
         ensure_private_dir(cache_dir)?;
-        let key = cache_key(&self.config, &image_id, specs);
+        let key = set_key(&image_id, wheels);
         let dir = cache_dir.join(&key);
         let cached = Installed {
             site: dir.join(SITE),
@@ -110,7 +232,41 @@ impl Installer {
         if dir.join(COMPLETE_MARKER).exists() {
             return Ok(cached);
         }
-        let archive = self.install(request_id, image, specs, events).await?;
+        let missing: Vec<Wheel> = wheels.iter().filter(|w| !self.store.has(w)).cloned().collect();
+        if !missing.is_empty() {
+            tracing::info!(wheels = missing.len(), "fetching approved wheels this executor does not hold, pinned by hash");
+            let archive = self
+                .through_proxy(request_id, image, &Step::Refetch { wheels: &missing }, events)
+                .await
+                .map_err(|error| match error {
+                    SandboxError::Packages { detail } if detail.contains("DO NOT MATCH THE HASHES") => {
+                        WheelError::IndexChanged { detail }.into()
+                    }
+                    other => other,
+                })?;
+            let fetched = self.store_wheels(archive).await?;
+            for wanted in &missing {
+                if !fetched.contains(wanted) {
+                    let found = fetched.iter().find(|w| w.file == wanted.file).map(|w| w.sha256.clone());
+                    return Err(match found {
+                        Some(found) => WheelError::DigestMismatch {
+                            file: wanted.file.clone(),
+                            expected: wanted.sha256.clone(),
+                            found,
+                        },
+                        None => WheelError::Missing {
+                            file: wanted.file.clone(),
+                        },
+                    }
+                    .into());
+                }
+            }
+        }
+        let mut files = Vec::with_capacity(wheels.len());
+        for wheel in wheels {
+            files.push((self.store.verified(wheel)?, wheel.file.clone()));
+        }
+        let archive = self.offline(request_id, image, &Step::Install { files }).await?;
         let cache_dir = self.config.packages.cache_dir.clone();
         let final_dir = dir.clone();
         tokio::task::spawn_blocking(move || unpack_into_cache(&archive, &cache_dir, &final_dir))
@@ -122,13 +278,18 @@ impl Installer {
         })
     }
 
-    /// Runs pip in a fresh install container on a fresh internal network whose only way out is
-    /// the proxy, and returns the tar of what it installed (in a temporary file).
-    async fn install(
+    /// Runs `step` in a fresh container with no network at all.
+    async fn offline(&self, request_id: &str, image: &str, step: &Step<'_>) -> Result<tempfile::NamedTempFile, SandboxError> {
+        self.run_step(request_id, image, step, NetworkMode::None, vec![]).await
+    }
+
+    /// Runs `step` in a fresh container on a fresh internal network whose only way out is the
+    /// proxy, and returns the tar it wrote (in a temporary file).
+    async fn through_proxy(
         &self,
         request_id: &str,
         image: &str,
-        specs: &[String],
+        step: &Step<'_>,
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<tempfile::NamedTempFile, SandboxError> {
         let network_name = docker::object_name(&self.config, "egress", request_id);
@@ -145,82 +306,84 @@ impl Installer {
             })
             .await
             .map_err(|e| self.engine.err("create an install network", e))?;
-        let result = self.install_on(&network_name, request_id, image, specs, events).await;
+        let result = self.on_network(&network_name, request_id, image, step, events).await;
         if let Err(error) = self.engine.docker.remove_network(&network_name).await {
             tracing::warn!(network = %network_name, %error, "removing the egress network; the next start removes it");
         }
         result
     }
 
-    /// The proxy for this install: a fresh one on the network's gateway, or a session on the
+    /// The proxy for this step: a fresh one on the network's gateway, or a session on the
     /// standalone proxy (which listens where every install network's gateway reaches it).
     /// Either way its records reach `events`, all of them before this returns.
-    async fn install_on(
+    async fn on_network(
         &self,
         network: &str,
         request_id: &str,
         image: &str,
-        specs: &[String],
+        step: &Step<'_>,
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<tempfile::NamedTempFile, SandboxError> {
         let gateway = network_gateway(&self.engine, network).await?;
         let report = move |egress| {
             let _ = events.send(SandboxEvent::Egress(egress));
         };
-        let pip = Pip {
-            network,
-            gateway,
-            request_id,
-            image,
-            specs,
+        let mode = NetworkMode::Egress {
+            network: network.to_owned(),
+            gateway: gateway.to_string(),
         };
+        let env = |index_url: String| vec![format!("AIRLOCK_INDEX={index_url}"), format!("AIRLOCK_PROXY_HOST={gateway}")];
         match &self.config.egress.proxy {
             None => {
                 let proxy = EgressProxy::start(SocketAddr::new(gateway, 0), self.config.egress.clone(), report).await?;
-                let result = self.run_pip(&pip, &proxy.index_url()).await;
+                let result = self
+                    .run_step(request_id, image, step, mode, env(proxy.index_url()))
+                    .await;
                 proxy.stop().await;
                 result
             }
             Some(control) => {
                 let session = RemoteSession::open(control, report).await?;
-                let result = self.run_pip(&pip, &session.index_url(gateway)).await;
+                let result = self
+                    .run_step(request_id, image, step, mode, env(session.index_url(gateway)))
+                    .await;
                 session.close().await;
                 result
             }
         }
     }
 
-    async fn run_pip(&self, pip: &Pip<'_>, index_url: &str) -> Result<tempfile::NamedTempFile, SandboxError> {
+    async fn run_step(
+        &self,
+        request_id: &str,
+        image: &str,
+        step: &Step<'_>,
+        network: NetworkMode,
+        extra_env: Vec<String>,
+    ) -> Result<tempfile::NamedTempFile, SandboxError> {
         let limits = self.config.packages.install_limits;
-        let binary = if self.config.packages.only_binary {
-            "--only-binary=:all:"
-        } else {
-            "--prefer-binary"
-        };
-        // pip's own log goes to stderr; stdout carries only the tar of the installed tree.
-        let script = format!(
-            "python3 -I -m pip install --disable-pip-version-check --no-input --no-cache-dir \
-             --progress-bar off {binary} --target /tmp/site --index-url \"$AIRLOCK_INDEX\" \
-             --trusted-host \"$AIRLOCK_PROXY_HOST\" -- \"$@\" 1>&2 && exec tar -C /tmp/site -cf - ."
-        );
-        let mut cmd = vec!["bash".to_owned(), "-c".to_owned(), script, "install".to_owned()];
-        cmd.extend(pip.specs.iter().cloned());
+        let (script, args) = step.command();
+        let mut cmd = vec!["bash".to_owned(), "-c".to_owned(), script, "airlock-packages".to_owned()];
+        cmd.extend(args);
         let mut env = docker::base_env();
-        env.push(format!("AIRLOCK_INDEX={index_url}"));
-        env.push(format!("AIRLOCK_PROXY_HOST={}", pip.gateway));
+        env.extend(extra_env);
         env.push("PIP_CONFIG_FILE=/dev/null".to_owned());
-        let name = docker::object_name(&self.config, "install", pip.request_id);
+        let read_only_binds = match step {
+            Step::Install { files } => files
+                .iter()
+                .map(|(host, name)| (host.display().to_string(), format!("{WHEELS_MOUNT}/{name}")))
+                .collect(),
+            _ => vec![],
+        };
+        let name = docker::object_name(&self.config, "install", request_id);
         let body = docker::container_body(ContainerSpec {
-            image: pip.image.to_owned(),
+            image: image.to_owned(),
             limits,
-            labels: docker::labels(&self.config, "install", pip.request_id),
+            labels: docker::labels(&self.config, "install", request_id),
             env,
             cmd,
-            network: NetworkMode::Egress {
-                network: pip.network.to_owned(),
-                gateway: pip.gateway.to_string(),
-            },
-            read_only_binds: vec![],
+            network,
+            read_only_binds,
             tmpfs_noexec: true,
             shm_bytes: 0,
             runtime: airlock_protocol::Runtime::Runc,
@@ -353,15 +516,6 @@ impl Installer {
             }
         }
     }
-}
-
-/// What one install container runs for.
-struct Pip<'a> {
-    network: &'a str,
-    gateway: IpAddr,
-    request_id: &'a str,
-    image: &'a str,
-    specs: &'a [String],
 }
 
 async fn network_gateway(engine: &Engine, network: &str) -> Result<IpAddr, SandboxError> {

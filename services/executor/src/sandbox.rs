@@ -24,8 +24,8 @@ pub struct Job {
     pub language: Language,
     pub code: Vec<u8>,
     pub inputs: Inputs,
-    /// `NAME` or `NAME==VERSION`, installed through the egress proxy before the code runs.
-    pub packages: Vec<String>,
+    /// The approved wheels, installed (each checked against its digest) before the code runs.
+    pub packages: Vec<airlock_protocol::packages::Wheel>,
     /// The decision's limits; the sandbox may only lower them.
     pub limits: Limits,
     /// The runtime the decision names: run under it or not at all.
@@ -122,6 +122,11 @@ impl Sandbox {
 
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config
+    }
+
+    /// The package steps: resolving specs to wheels, installing approved wheels.
+    pub fn installer(&self) -> &Installer {
+        &self.inner.installer
     }
 
     /// Lowers `limits` to what the host can give now (never raises them).

@@ -36,6 +36,9 @@ pub struct Config {
     /// by one of them.
     pub gate_keys: Vec<String>,
     pub sandbox: SandboxConfig,
+    /// The assessor's engine settings (`[assessor]`: rules, threat list, budgets), with which
+    /// package code is rated: one engine, one set of rules for code and packages.
+    pub assessor: airlock_assessor::EngineConfig,
 }
 
 impl Config {
@@ -53,7 +56,18 @@ impl Config {
         };
         sandbox.read_legacy_keys();
         sandbox.quotas = file.section("quotas")?;
-        Ok(Config { gate_keys, sandbox })
+        if !sandbox.packages.only_binary {
+            return Err(file.invalid(
+                &format!("{section}.packages.only_binary"),
+                "must be true: a source distribution runs its build code at install, before anyone could rate it",
+            ));
+        }
+        let assessor = file.section("assessor")?;
+        Ok(Config {
+            gate_keys,
+            sandbox,
+            assessor,
+        })
     }
 }
 
@@ -74,6 +88,8 @@ pub enum ExecutorError {
     },
     #[error("no gate keys configured: the executor would refuse everything")]
     NoGateKeys,
+    #[error("loading the assessor's rules, which rate package code")]
+    Engine(#[from] airlock_assessor::EngineError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     #[error("the executor's records")]
@@ -87,7 +103,7 @@ pub enum ExecutorError {
 impl Transience for ExecutorError {
     fn is_permanent(&self) -> bool {
         match self {
-            ExecutorError::GateKey { .. } | ExecutorError::NoGateKeys => true,
+            ExecutorError::GateKey { .. } | ExecutorError::NoGateKeys | ExecutorError::Engine(_) => true,
             // A sandbox that failed is reported in the request's terminal event, not retried.
             ExecutorError::Sandbox(_) => false,
             ExecutorError::Claims(e) => e.is_permanent(),
@@ -158,7 +174,14 @@ pub fn authorize(
     // One digest binds everything that decides what runs: the code, language and interpreter,
     // arguments, environment, stdin, packages, the client (the request id's own part) and what
     // the approval grants. Anything delivered that differs from what was signed is refused.
-    let delivered = airlock_protocol::digest::execution_digest(&request.request_digest(rid), &grant);
+    // The packages are the wheels the assessment resolved and rated: the digest covers them,
+    // so an assessment delivered with other wheels than those signed for is refused here too.
+    let packages = decided
+        .assessment
+        .as_ref()
+        .map(|a| a.packages.as_slice())
+        .unwrap_or_default();
+    let delivered = airlock_protocol::digest::execution_digest(&request.request_digest(rid, packages), &grant);
     if delivered != decision.execution_digest {
         return Err(Unauthorized::Refuse(
             RefusalReason::DigestMismatch,
@@ -170,6 +193,14 @@ pub fn authorize(
     }
     if let Err(e) = request.validate() {
         return Err(Unauthorized::Refuse(RefusalReason::InvalidRequest, e.to_string()));
+    }
+    // Never run a request's code without the packages it names, rated: a decision whose
+    // assessment resolved none of them was not made on them.
+    if let Err(detail) = airlock_protocol::packages::covers(&request.packages, packages) {
+        return Err(Unauthorized::Refuse(
+            RefusalReason::PackagesUnresolved,
+            format!("the approved assessment does not resolve the request's packages: {detail}"),
+        ));
     }
     if now_ms > decision.expires_at_ms {
         return Err(Unauthorized::Expired(format!(
@@ -259,6 +290,24 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         stop: stop.clone(),
     });
     let service = airlock_bus::start_service(&client, service_role(), executor.counters.clone()).await?;
+    // Package code is rated with the assessor's engine and rules, reloaded when they change.
+    let engine = Arc::new(airlock_assessor::SharedEngine::new(config.assessor.clone())?);
+    let _watcher = if config.assessor.watch {
+        Some(engine.watch()?)
+    } else {
+        None
+    };
+    let resolver = Arc::new(crate::resolve::Resolver::new(
+        sandbox.clone(),
+        engine,
+        executor.publisher.clone(),
+        executor.counters.clone(),
+    ));
+    let endpoint = service
+        .endpoint(airlock_protocol::packages::RESOLVE_ENDPOINT)
+        .await
+        .map_err(BusError::Service)?;
+    tokio::spawn(resolver.serve(endpoint));
     let pool = sandbox.clone();
     airlock_telemetry::metrics::watch_pool(move || {
         let stats = pool.pool_stats();
@@ -533,7 +582,11 @@ impl Executor {
             language: authorized.request.language,
             code: authorized.request.code.clone(),
             inputs: authorized.request.inputs.clone(),
-            packages: authorized.request.packages.clone(),
+            packages: authorized
+                .assessment
+                .as_ref()
+                .map(|a| airlock_protocol::packages::wheels_of(&a.packages))
+                .unwrap_or_default(),
             limits: self.sandbox.effective_limits(&authorized.limits),
             runtime: authorized.runtime,
         };
@@ -725,7 +778,7 @@ mod tests {
             decision_id: MessageId::new(),
             request_id: rid.clone(),
             execution_digest: airlock_protocol::digest::execution_digest(
-                &signed_for.request_digest(rid),
+                &signed_for.request_digest(rid, &[]),
                 &signed_grant,
             ),
             code_digest: signed_for.code_digest(),
@@ -800,7 +853,6 @@ mod tests {
             ("args", r.clone().args(["--evil"])),
             ("env", r.clone().env([("MODE", "evil")])),
             ("stdin", r.clone().stdin("rm -rf /\n")),
-            ("packages", r.clone().packages(["evil-pkg==1.0"])),
             ("language", {
                 let mut bash = r.clone();
                 bash.language = Language::Bash;
@@ -833,6 +885,17 @@ mod tests {
             );
         }
 
+        // Packages named after approval: no wheel of them was rated, so none is installed.
+        assert_eq!(
+            refusal(authorize(
+                &rid,
+                &decided(&gate, &rid, &r, r.clone().packages(["evil-pkg==1.0"]), 5000),
+                &keys,
+                2000
+            )),
+            RefusalReason::PackagesUnresolved
+        );
+
         let other_rid = RequestId::parse("bob.r1").unwrap();
         assert_eq!(
             refusal(authorize(
@@ -848,5 +911,88 @@ mod tests {
             authorize(&rid, &decided(&gate, &rid, &r, r.clone(), 5000), &keys, 6000),
             Err(Unauthorized::Expired(_))
         ));
+    }
+
+    fn rated(file: &str, bytes: &[u8]) -> airlock_protocol::PackageRating {
+        let (name, version) = crate::wheels::parse_file_name(file).unwrap();
+        airlock_protocol::PackageRating {
+            wheel: airlock_protocol::Wheel {
+                name,
+                version,
+                file: file.into(),
+                sha256: airlock_protocol::CodeDigest::of(bytes),
+            },
+            level: Level::Low,
+            findings: vec![],
+            finding_count: 0,
+            files_assessed: 1,
+            native_files: 0,
+            unanalysed: false,
+            trusted: false,
+            summary: String::new(),
+        }
+    }
+
+    fn assessment(packages: Vec<airlock_protocol::PackageRating>) -> Assessment {
+        Assessment {
+            level: Level::Low,
+            findings: vec![],
+            parse: airlock_protocol::ParseStatus::Complete,
+            summary: String::new(),
+            language: Language::Python,
+            origin: airlock_protocol::Origin::Generated,
+            rules_version: "t".into(),
+            threats_version: "t".into(),
+            elapsed_us: 0,
+            packages,
+        }
+    }
+
+    #[test]
+    fn only_the_wheels_signed_for_are_installed() {
+        let gate = SigningKey::generate("test/gate").unwrap();
+        let keys = VerifierSet::new(vec![gate.verifier()]);
+        let rid = RequestId::parse("mai.r1").unwrap();
+        let r = request("import tablefmt_rt").packages(["tablefmt-rt==1.0"]);
+        let approved = vec![rated("tablefmt_rt-1.0-py3-none-any.whl", b"assessed bytes")];
+        let signed = |delivered: Option<Assessment>| {
+            let decision = Decision {
+                decision_id: MessageId::new(),
+                request_id: rid.clone(),
+                execution_digest: airlock_protocol::digest::execution_digest(&r.request_digest(&rid, &approved), &grant()),
+                code_digest: r.code_digest(),
+                level: Level::Low,
+                outcome: DecisionOutcome::approved(grant()),
+                approver: Approver::Policy { rule: "test".into() },
+                issued_at_ms: 1000,
+                expires_at_ms: 5000,
+                policy_version: None,
+            };
+            Decided {
+                signed: Signed::sign(&decision, DECISION_DOMAIN, &gate),
+                request: Some(r.clone()),
+                assessment: delivered,
+            }
+        };
+        let ok = authorize(&rid, &signed(Some(assessment(approved.clone()))), &keys, 2000).expect("the approved wheels");
+        assert_eq!(ok.assessment.map(|a| a.packages), Some(approved.clone()));
+
+        // The same name and version with other bytes (a release swapped on the index), another
+        // wheel added, or none: each differs from what was signed.
+        let swapped = vec![rated("tablefmt_rt-1.0-py3-none-any.whl", b"swapped bytes")];
+        let mut added = approved.clone();
+        added.push(rated("helper-2.0-py3-none-any.whl", b"helper"));
+        for (what, delivered) in [("a swapped wheel", Some(assessment(swapped))), ("an added wheel", Some(assessment(added)))] {
+            assert_eq!(
+                refusal(authorize(&rid, &signed(delivered), &keys, 2000)),
+                RefusalReason::DigestMismatch,
+                "{what}"
+            );
+        }
+        assert_eq!(
+            refusal(authorize(&rid, &signed(None), &keys, 2000)),
+            RefusalReason::DigestMismatch,
+            "no assessment: no wheels, not the signed ones"
+        );
     }
 }

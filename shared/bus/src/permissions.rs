@@ -21,6 +21,8 @@ use airlock_protocol::subjects::{
 pub struct Permissions {
     pub publish: Vec<String>,
     pub subscribe: Vec<String>,
+    /// Subjects taken back out of `subscribe` (the server's `deny` list).
+    pub deny_subscribe: Vec<String>,
 }
 
 impl Permissions {
@@ -31,6 +33,12 @@ impl Permissions {
     fn subscribe(&mut self, subjects: impl IntoIterator<Item = String>) -> &mut Self {
         self.subscribe.extend(subjects);
         self
+    }
+
+    /// Whether these permissions let a user subscribe to `subject`, given a matcher of NATS
+    /// subject patterns.
+    pub fn may_subscribe(&self, subject: &str, matches: impl Fn(&str, &str) -> bool) -> bool {
+        self.subscribe.iter().any(|p| matches(p, subject)) && !self.deny_subscribe.iter().any(|p| matches(p, subject))
     }
 }
 
@@ -148,6 +156,15 @@ fn operator(role: &Role) -> Permissions {
         // Reading (never changing) the services' consumers: `airlock status` shows each one's backlog.
         .publish([format!("$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.*")])
         .subscribe(["airlock.>".to_owned()]);
+    // Services' own endpoints are not the operator's to receive: with `allow_responses`, a user
+    // that receives a request may answer it, and a resolve request answered by anyone but an
+    // executor would rate packages it never read.
+    p.deny_subscribe.extend(
+        airlock_protocol::roles::services()
+            .flat_map(|(_, s)| s.endpoints.iter())
+            .filter(|e| !GATE_OPERATOR_ENDPOINTS.contains(e))
+            .map(|e| (*e).to_owned()),
+    );
     p
 }
 
@@ -158,7 +175,8 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
         .publish(events(role.publishes))
         .publish([dead_letter_subject(role.user, ">")])
         .subscribe(["$SRV.>".to_owned(), service.status_subject()])
-        .subscribe(service.endpoints.iter().map(|e| (*e).to_owned()));
+        .subscribe(service.endpoints.iter().map(|e| (*e).to_owned()))
+        .publish(service.asks.iter().map(|e| (*e).to_owned()));
     if let Some(bucket) = service.bucket {
         p.publish(bucket_user(bucket));
     }
@@ -238,6 +256,22 @@ mod tests {
                 .iter()
                 .any(|s| s.starts_with("airlock.") && !s.starts_with("airlock.status."))
         );
+    }
+
+    #[test]
+    fn only_the_assessor_asks_executors_to_resolve_packages_and_only_executors_answer() {
+        let endpoint = airlock_protocol::packages::RESOLVE_ENDPOINT.to_owned();
+        let exact = |p: &str, s: &str| p == s || p == ">" || (p.ends_with(".>") && s.starts_with(&p[..p.len() - 1]));
+        for role in ROLES {
+            let p = of_role(&role);
+            let asks = p.publish.iter().any(|s| exact(s, &endpoint));
+            let answers = p.may_subscribe(&endpoint, exact);
+            if role.kind == RoleKind::Admin {
+                continue;
+            }
+            assert_eq!(asks, role.user == "assessor", "{} asking", role.user);
+            assert_eq!(answers, role.user == "executor", "{} receiving", role.user);
+        }
     }
 
     #[test]

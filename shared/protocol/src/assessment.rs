@@ -125,6 +125,11 @@ pub struct Assessment {
     /// gate asks a human whatever the level says. Absent on the wire when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unanalysed: bool,
+    /// The packages the request names, resolved to exact wheels (dependencies included) and
+    /// rated: `level` is already the highest of the code's and theirs. What the request digest
+    /// covers and what the executor installs. Absent on the wire when the request names none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<crate::packages::PackageRating>,
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 
 use crate::decision::Limits;
 use crate::ids::CodeDigest;
+use crate::packages::Wheel;
 use crate::request::{ExecutionRequest, Language, TrustLevel};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -124,7 +125,9 @@ struct RequestForm<'a> {
     env: &'a BTreeMap<String, String>,
     /// SHA-256 of the bytes on standard input.
     stdin: CodeDigest,
-    packages: &'a [String],
+    /// The wheels the request's packages resolved to (dependencies included), sorted: what is
+    /// installed, not the specs that named it (a new release changes what a name resolves to).
+    packages: &'a [Wheel],
     network: NetworkMode,
 }
 
@@ -142,9 +145,12 @@ fn digest_of(form: &impl Serialize) -> CodeDigest {
     CodeDigest::of(&bytes)
 }
 
-/// The digest of everything the request decides about what runs, for the request of `client`:
-/// what the assessor rates.
-pub fn request_digest(request: &ExecutionRequest, client: Option<&str>) -> CodeDigest {
+/// The digest of everything the request decides about what runs, for the request of `client`
+/// whose packages resolved to `wheels`: what the assessor rates.
+pub fn request_digest(request: &ExecutionRequest, client: Option<&str>, wheels: &[Wheel]) -> CodeDigest {
+    let mut wheels = wheels.to_vec();
+    wheels.sort();
+    wheels.dedup();
     digest_of(&RequestForm {
         domain: REQUEST_DIGEST_DOMAIN,
         client: client.unwrap_or_default(),
@@ -154,7 +160,7 @@ pub fn request_digest(request: &ExecutionRequest, client: Option<&str>) -> CodeD
         args: &request.inputs.args,
         env: &request.inputs.env,
         stdin: CodeDigest::of(&request.inputs.stdin),
-        packages: &request.packages,
+        packages: &wheels,
         network: request.network,
     })
 }
@@ -184,56 +190,87 @@ mod tests {
         }
     }
 
+    fn wheel(name: &str, version: &str, bytes: &[u8]) -> Wheel {
+        Wheel {
+            name: name.into(),
+            version: version.into(),
+            file: format!("{}-{version}-py3-none-any.whl", name.replace('-', "_")),
+            sha256: CodeDigest::of(bytes),
+        }
+    }
+
     #[test]
     fn every_part_that_decides_what_runs_changes_the_digest() {
         let base = ExecutionRequest::new(Language::Python, "print(1)\n");
-        let digest =
-            |r: &ExecutionRequest, client: Option<&str>, g: &Grant| execution_digest(&request_digest(r, client), g);
-        let original = digest(&base, Some("mai"), &grant());
+        let six = vec![wheel("six", "1.16.0", b"six wheel")];
+        let digest = |r: &ExecutionRequest, client: Option<&str>, wheels: &[Wheel], g: &Grant| {
+            execution_digest(&request_digest(r, client, wheels), g)
+        };
+        let original = digest(&base, Some("mai"), &six, &grant());
         let mut changes: Vec<(&str, CodeDigest)> = Vec::new();
         let mut r = base.clone();
         r.code = b"print(2)\n".to_vec();
-        changes.push(("code", digest(&r, Some("mai"), &grant())));
+        changes.push(("code", digest(&r, Some("mai"), &six, &grant())));
         let mut r = base.clone();
         r.language = Language::Bash;
-        changes.push(("language", digest(&r, Some("mai"), &grant())));
+        changes.push(("language", digest(&r, Some("mai"), &six, &grant())));
         let mut r = base.clone();
         r.inputs.args.push("x".into());
-        changes.push(("args", digest(&r, Some("mai"), &grant())));
+        changes.push(("args", digest(&r, Some("mai"), &six, &grant())));
         let mut r = base.clone();
         r.inputs.env.insert("A".into(), "1".into());
-        changes.push(("env", digest(&r, Some("mai"), &grant())));
+        changes.push(("env", digest(&r, Some("mai"), &six, &grant())));
         let mut r = base.clone();
         r.inputs.stdin = b"y".to_vec();
-        changes.push(("stdin", digest(&r, Some("mai"), &grant())));
-        let mut r = base.clone();
-        r.packages.push("six".into());
-        changes.push(("packages", digest(&r, Some("mai"), &grant())));
+        changes.push(("stdin", digest(&r, Some("mai"), &six, &grant())));
+        changes.push(("no packages", digest(&base, Some("mai"), &[], &grant())));
+        let mut more = six.clone();
+        more.push(wheel("tablefmt-rt", "1.0", b"a wheel"));
+        changes.push(("another package", digest(&base, Some("mai"), &more, &grant())));
+        changes.push((
+            "a wheel's bytes (a release swapped on the index)",
+            digest(&base, Some("mai"), &[wheel("six", "1.16.0", b"other bytes")], &grant()),
+        ));
+        changes.push((
+            "a wheel's version",
+            digest(&base, Some("mai"), &[wheel("six", "1.17.0", b"six wheel")], &grant()),
+        ));
+        let mut renamed = six.clone();
+        renamed[0].file = "six-1.16.0-py2.py3-none-any.whl".into();
+        changes.push(("a wheel's file name", digest(&base, Some("mai"), &renamed, &grant())));
         let mut r = base.clone();
         r.network = NetworkMode::ReadOnly;
-        changes.push(("network asked", digest(&r, Some("mai"), &grant())));
-        changes.push(("client", digest(&base, Some("bob"), &grant())));
+        changes.push(("network asked", digest(&r, Some("mai"), &six, &grant())));
+        changes.push(("client", digest(&base, Some("bob"), &six, &grant())));
         let mut g = grant();
         g.quota = TrustLevel::Trusted;
-        changes.push(("quota", digest(&base, Some("mai"), &g)));
+        changes.push(("quota", digest(&base, Some("mai"), &six, &g)));
         let mut g = grant();
         g.limits.wall_ms += 1;
-        changes.push(("limits", digest(&base, Some("mai"), &g)));
+        changes.push(("limits", digest(&base, Some("mai"), &six, &g)));
         let mut g = grant();
         g.runtime = Runtime::Runsc;
-        changes.push(("runtime", digest(&base, Some("mai"), &g)));
+        changes.push(("runtime", digest(&base, Some("mai"), &six, &g)));
         let mut g = grant();
         g.network = NetworkMode::ReadOnly;
-        changes.push(("network granted", digest(&base, Some("mai"), &g)));
+        changes.push(("network granted", digest(&base, Some("mai"), &six, &g)));
         for (what, changed) in &changes {
             assert_ne!(changed, &original, "changing the {what} must change the digest");
         }
-        // What does not decide what runs does not change it.
+        // What does not decide what runs does not change it: the label, the origin, the
+        // deadline, the specs that named the wheels, the order the wheels are listed in.
         let mut r = base.clone();
         r.label = Some("a label".into());
         r.origin = Origin::External;
         r.deadline_ms = Some(1);
-        assert_eq!(digest(&r, Some("mai"), &grant()), original);
+        r.packages = vec!["Six".into()];
+        assert_eq!(digest(&r, Some("mai"), &six, &grant()), original);
+        let mut reversed = more.clone();
+        reversed.reverse();
+        assert_eq!(
+            digest(&base, Some("mai"), &reversed, &grant()),
+            digest(&base, Some("mai"), &more, &grant())
+        );
     }
 
     #[test]
@@ -244,7 +281,9 @@ mod tests {
         let request: ExecutionRequest = serde_json::from_value(vector["request"].clone()).expect("request");
         let grant: Grant = serde_json::from_value(vector["grant"].clone()).expect("grant");
         let client = vector["client"].as_str();
-        let request_digest = request_digest(&request, client);
+        let wheels: Vec<Wheel> = serde_json::from_value(vector["wheels"].clone()).expect("wheels");
+        assert!(!wheels.is_empty(), "the vector resolves packages");
+        let request_digest = request_digest(&request, client, &wheels);
         assert_eq!(
             request_digest.as_str(),
             vector["request_digest"].as_str().expect("request_digest")

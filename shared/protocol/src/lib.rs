@@ -16,6 +16,7 @@ pub mod ids;
 pub mod keys;
 pub mod overrides;
 pub mod progress;
+pub mod packages;
 pub mod refusal;
 pub mod request;
 pub mod roles;
@@ -42,6 +43,7 @@ pub use overrides::{
     RevokeRemembered,
 };
 pub use progress::Progress;
+pub use packages::{PackageFinding, PackageRating, ResolveFailure, ResolveReply, ResolveRequest, Wheel};
 pub use refusal::{Refusal, RefusalReason, error_chain};
 pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
 pub use signed::{SignatureError, Signed};

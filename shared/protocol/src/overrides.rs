@@ -39,6 +39,10 @@ pub struct OverrideAsked {
     /// what the code does, so the approver sees them with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,
+    /// The packages the request names, resolved to wheels (each with its version, digest and
+    /// rating): what an approval installs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<crate::packages::PackageRating>,
     /// An answer after this instant is too late: the request is denied.
     pub deadline_ms: i64,
     /// When the gate asked.
@@ -235,6 +239,7 @@ impl OverrideAsked {
             origin: Origin::External,
             code_preview: String::new(),
             inputs: vec![],
+            packages: vec![],
             deadline_ms: 0,
             asked_at_ms: 0,
             label: None,

@@ -46,6 +46,10 @@ pub enum RefusalReason {
     TooManyInFlight,
     /// A service failed to handle the message repeatedly and set it aside (dead letter).
     DeadLettered,
+    /// The packages the request names could not be resolved to wheels and rated (unknown,
+    /// no wheel, index unreachable, too large, no executor): nothing runs unassessed. The
+    /// detail starts with the kind (`crate::packages::ResolveFailure`).
+    PackagesUnresolved,
 }
 
 impl RefusalReason {
@@ -68,6 +72,7 @@ impl RefusalReason {
             RefusalReason::RateLimited => "rate_limited",
             RefusalReason::TooManyInFlight => "too_many_in_flight",
             RefusalReason::DeadLettered => "dead_lettered",
+            RefusalReason::PackagesUnresolved => "packages_unresolved",
         }
     }
 }

@@ -217,7 +217,8 @@ pub struct ExecutionRequest {
     pub trust: TrustLevel,
     #[serde(default)]
     pub inputs: Inputs,
-    /// Python packages (`name` or `name==version`) to install before the code runs.
+    /// Python packages (`name` or `name==version`) to install before the code runs. They are
+    /// resolved to exact wheels and rated before the gate decides (see [`crate::packages`]).
     #[serde(default)]
     pub packages: Vec<String>,
     /// The request this one revises, so that the audit log can hold the diff.
@@ -341,9 +342,9 @@ impl ExecutionRequest {
     }
 
     /// The digest of everything this request decides about what runs, for the client that
-    /// submitted it (see [`crate::digest`]).
-    pub fn request_digest(&self, request_id: &RequestId) -> CodeDigest {
-        crate::digest::request_digest(self, request_id.client())
+    /// submitted it, with its packages resolved and rated as `packages` (see [`crate::digest`]).
+    pub fn request_digest(&self, request_id: &RequestId, packages: &[crate::packages::PackageRating]) -> CodeDigest {
+        crate::digest::request_digest(self, request_id.client(), &crate::packages::wheels_of(packages))
     }
 
     /// Checks every field against its bound: code, inputs, environment names, label,

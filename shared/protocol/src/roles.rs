@@ -57,6 +57,8 @@ pub struct ServiceRole {
     pub bucket: Option<&'static str>,
     /// Request-reply endpoints it serves besides the service API.
     pub endpoints: &'static [&'static str],
+    /// Other services' endpoints it may ask (the assessor asks an executor to resolve packages).
+    pub asks: &'static [&'static str],
     pub start: Start,
 }
 
@@ -127,6 +129,7 @@ pub const ASSESSOR: Role = Role {
         },
         bucket: Some(subjects::ASSESSOR_BUCKET),
         endpoints: &[],
+        asks: &[crate::packages::RESOLVE_ENDPOINT],
         start: Start::Always,
     }),
 };
@@ -154,6 +157,7 @@ pub const GATE: Role = Role {
         },
         bucket: Some(subjects::GATE_BUCKET),
         endpoints: &subjects::GATE_OPERATOR_ENDPOINTS,
+        asks: &[],
         start: Start::Always,
     }),
 };
@@ -182,7 +186,8 @@ pub const EXECUTOR: Role = Role {
             kinds: &[EventKind::Decided],
         },
         bucket: Some(subjects::EXECUTOR_BUCKET),
-        endpoints: &[],
+        endpoints: &[crate::packages::RESOLVE_ENDPOINT],
+        asks: &[],
         start: Start::Always,
     }),
 };
@@ -205,6 +210,7 @@ pub const AUDITOR: Role = Role {
         },
         bucket: Some(subjects::AUDITOR_BUCKET),
         endpoints: &[],
+        asks: &[],
         start: Start::Always,
     }),
 };
@@ -232,6 +238,7 @@ pub const CHAT_BRIDGE: Role = Role {
         },
         bucket: Some(BRIDGE_BUCKET),
         endpoints: &[],
+        asks: &[],
         start: Start::WhenConfigured,
     }),
 };

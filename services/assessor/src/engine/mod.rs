@@ -232,6 +232,7 @@ impl Engine {
             threats_version: self.threats.version.clone(),
             elapsed_us: started.elapsed().as_micros().min(u128::from(u64::MAX)) as u64,
             unanalysed,
+            packages: Vec::new(),
         }
     }
 
