@@ -31,7 +31,7 @@ fn decision(rid: &RequestId, request: &ExecutionRequest, expires_at_ms: i64) -> 
     Decision {
         decision_id: MessageId::new(),
         request_id: rid.clone(),
-        execution_digest: digest::execution_digest(&request.request_digest(rid), &grant()),
+        execution_digest: digest::execution_digest(&request.request_digest(rid, &[]), &grant()),
         code_digest: request.code_digest(),
         level: Level::Low,
         outcome: DecisionOutcome::approved(grant()),

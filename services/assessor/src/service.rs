@@ -3,6 +3,13 @@
 //! request on to the gate). A submission that cannot be read, is invalid or over its client's
 //! limits is refused and its request ends as failed, so Mai is never left waiting.
 //!
+//! A request that names packages is also rated by its packages' code: an executor resolves them
+//! to exact wheels and rates every file in them that can run ([`RESOLVE_ENDPOINT`]); the
+//! request's level is the highest of its own and its packages', and the assessment carries the
+//! wheels, which the request digest covers. Resolving takes seconds, so such requests are rated
+//! in tasks of their own while the loop goes on; any failure to resolve ends the request
+//! (`packages_unresolved`): nothing runs unassessed.
+//!
 //! Reading order: [`Config`], [`run`] (set-up and the consume loop), [`Assessor::handle`] (the
 //! checks, in order), then the publish.
 
@@ -16,10 +23,12 @@ use airlock_bus::{
     ServiceCounters, Transience,
 };
 use airlock_protocol::event::Assessed;
+use airlock_protocol::packages::{PackageRating, RESOLVE_ENDPOINT, ResolveFailure, ResolveReply, ResolveRequest};
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::{ASSESSOR_BUCKET, submit_client};
 use airlock_protocol::{
-    Envelope, Event, EventKind, ExecutionRequest, Level, Producer, Progress, RefusalReason, RequestId, WireError,
+    Assessment, Envelope, Event, EventKind, ExecutionRequest, Level, Producer, Progress, RefusalReason, RequestId,
+    WireError,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -27,13 +36,33 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-/// The assessor's configuration: the engine (`[assessor]`) and the clients' limits
-/// (`[clients]`).
-#[derive(Clone, Debug, Default)]
+/// The assessor's configuration: the engine (`[assessor]`), how long it waits for packages to
+/// be resolved and rated (`[assessor] resolve_timeout`), and the clients' limits (`[clients]`).
+#[derive(Clone, Debug)]
 pub struct Config {
     pub engine: EngineConfig,
     pub clients: ClientsConfig,
+    /// The longest wait for an executor to resolve and rate a request's packages; past it the
+    /// request ends (`packages_unresolved`, `timeout`). Longer than the executor's resolve
+    /// container may take (`[executor.packages] install_limits.wall_ms`, 180 s by default).
+    pub resolve_timeout: Duration,
 }
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            engine: EngineConfig::default(),
+            clients: ClientsConfig::default(),
+            resolve_timeout: Duration::from_secs(240),
+        }
+    }
+}
+
+/// Requests whose packages are being resolved at once; more wait for a turn (the consumer's
+/// pending limit bounds how many can wait).
+const MAX_RESOLVING: usize = 16;
+/// How often a request waiting for its packages tells the server it is still being handled.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 impl Config {
     /// Reads the assessor's sections of the stack's config file; the binary and `airlock serve`
@@ -41,7 +70,19 @@ impl Config {
     pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
         let clients: ClientsConfig = file.section("clients")?;
         clients.validate().map_err(|reason| file.invalid("clients", reason))?;
-        let mut engine: EngineConfig = file.section(service_role().config_section)?;
+        let section = service_role().config_section;
+        let (mut engine, apart): (EngineConfig, _) = file.section_apart(section, &["resolve_timeout"])?;
+        let resolve_timeout = match apart.get("resolve_timeout") {
+            Some(toml::Value::String(text)) => humantime::parse_duration(text)
+                .map_err(|e| file.invalid(&format!("{section}.resolve_timeout"), e.to_string()))?,
+            Some(_) => {
+                return Err(file.invalid(
+                    &format!("{section}.resolve_timeout"),
+                    "a duration such as \"4m\"",
+                ));
+            }
+            None => Config::default().resolve_timeout,
+        };
         airlock_bus::runner::legacy_duration(
             engine.analysis_budget_ms.take(),
             std::time::Duration::from_millis(1),
@@ -49,7 +90,11 @@ impl Config {
             "assessor.analysis_budget_ms",
             "assessor.analysis_budget",
         );
-        Ok(Self { engine, clients })
+        Ok(Self {
+            engine,
+            clients,
+            resolve_timeout,
+        })
     }
 }
 
@@ -104,6 +149,9 @@ struct Admission {
 }
 
 struct Assessor {
+    client: async_nats::Client,
+    resolve_timeout: Duration,
+    resolving: Arc<tokio::sync::Semaphore>,
     engine: Arc<SharedEngine>,
     publisher: Publisher,
     refuser: Refuser,
@@ -130,38 +178,77 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     };
     let intake = Arc::new(Mutex::new(Intake::new(config.clients.clone())));
     tokio::spawn(count_terminals(client.clone(), intake.clone(), shutdown.clone()));
-    let assessor = Assessor {
+    let assessor = Arc::new(Assessor {
+        client: client.clone(),
+        resolve_timeout: config.resolve_timeout,
+        resolving: Arc::new(tokio::sync::Semaphore::new(MAX_RESOLVING)),
         engine,
         refuser: Refuser::new(publisher.clone(), &roles::ASSESSOR),
         publisher,
         admissions,
         intake,
         counters: ServiceCounters::default(),
-    };
+    });
     let service = airlock_bus::start_service(&client, service_role(), assessor.counters.clone()).await?;
     let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 256)
         .ok_or_else(|| BusError::Service("the assessor's row names no consumer".into()))?;
     let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
         return Ok(());
     };
+    let mut with_packages = tokio::task::JoinSet::new();
     while let Some(delivery) = deliveries.next().await {
         let span = delivery.span(service_role().name);
-        let outcome = assessor.handle(&delivery).instrument(span).await;
-        if !delivery.settle(outcome, &assessor.refuser, &shutdown).await {
-            break;
+        match assessor.handle(&delivery).instrument(span.clone()).await {
+            Handled::Settle(outcome) => {
+                if !delivery.settle(outcome, &assessor.refuser, &shutdown).await {
+                    break;
+                }
+            }
+            Handled::Packages(rid, request, assessment) => {
+                let assessor = assessor.clone();
+                let shutdown = shutdown.clone();
+                with_packages.spawn(
+                    async move {
+                        let outcome = assessor.rate_packages(&delivery, rid, request, assessment).await;
+                        delivery.settle(outcome, &assessor.refuser, &shutdown).await;
+                    }
+                    .instrument(span),
+                );
+            }
         }
+        while with_packages.try_join_next().is_some() {}
     }
+    // Requests still waiting for their packages are redelivered to the next assessor.
+    with_packages.abort_all();
     let _ = service.stop().await;
     Ok(())
 }
 
+/// What handling a submission came to.
+enum Handled {
+    /// Done here: settle the delivery with this.
+    Settle(Result<(), AssessorError>),
+    /// Rated, but its packages must be resolved and rated before it is published.
+    Packages(RequestId, ExecutionRequest, Assessment),
+}
+
 impl Assessor {
-    /// One submission: admitted (or refused), then rated and passed on.
-    async fn handle(&self, delivery: &Delivery) -> Result<(), AssessorError> {
-        match self.admit(delivery).await? {
-            Some((rid, request)) => self.rate_and_publish(delivery, rid, request).await,
-            None => Ok(()),
+    /// One submission: admitted (or refused), then rated and passed on (or, when it names
+    /// packages, handed back to be finished in a task of its own).
+    async fn handle(&self, delivery: &Delivery) -> Handled {
+        let (rid, request) = match self.admit(delivery).await {
+            Ok(Some(admitted)) => admitted,
+            Ok(None) => return Handled::Settle(Ok(())),
+            Err(e) => return Handled::Settle(Err(e)),
+        };
+        let assessment = match self.rate(&request).await {
+            Ok(assessment) => assessment,
+            Err(e) => return Handled::Settle(Err(e)),
+        };
+        if request.packages.is_empty() {
+            return Handled::Settle(self.publish(delivery, rid, request, assessment).await);
         }
+        Handled::Packages(rid, request, assessment)
     }
 
     /// The checks, in order: a request id in the subject; the first submission for it (a
@@ -219,13 +306,8 @@ impl Assessor {
         Ok(None)
     }
 
-    /// Rates the request and publishes the assessment, which carries the request on to the gate.
-    async fn rate_and_publish(
-        &self,
-        delivery: &Delivery,
-        rid: RequestId,
-        request: ExecutionRequest,
-    ) -> Result<(), AssessorError> {
+    /// Rates the request's own code (and inputs) with the engine.
+    async fn rate(&self, request: &ExecutionRequest) -> Result<Assessment, AssessorError> {
         let current = self.engine.current();
         // The engine bounds its own time per request; the blocking pool keeps a slow file from
         // holding up the runtime.
@@ -241,9 +323,122 @@ impl Assessor {
         span.record("level", assessment.level.as_str());
         span.record("findings", assessment.findings.len());
         drop(span);
+        Ok(assessment)
+    }
+
+    /// Resolves and rates the request's packages (an executor does, asked on
+    /// [`RESOLVE_ENDPOINT`]), folds their ratings into `assessment` and publishes it; or, when
+    /// they cannot be, ends the request with a typed refusal.
+    async fn rate_packages(
+        &self,
+        delivery: &Delivery,
+        rid: RequestId,
+        request: ExecutionRequest,
+        mut assessment: Assessment,
+    ) -> Result<(), AssessorError> {
+        let _turn = self.resolving.acquire().await;
+        let reply = {
+            let asked = self.ask_executor(&rid, &request);
+            tokio::pin!(asked);
+            let mut progress = tokio::time::interval(PROGRESS_EVERY);
+            progress.tick().await;
+            loop {
+                tokio::select! {
+                    reply = &mut asked => break reply,
+                    _ = progress.tick() => delivery.in_progress().await,
+                }
+            }
+        };
+        let packages = match reply {
+            Ok(packages) => packages,
+            Err((failure, detail)) => {
+                self.counters.incr("packages_unresolved");
+                let detail = format!("{failure}: {detail}");
+                return self
+                    .refuse(delivery, RefusalReason::PackagesUnresolved, &detail, Ending::EndRequest)
+                    .await;
+            }
+        };
+        self.counters.incr("packages_resolved");
+        fold_packages(&mut assessment, packages);
+        self.publish(delivery, rid, request, assessment).await
+    }
+
+    /// The executor's answer for the request's packages, checked: every spec answered, every
+    /// wheel well formed, within bounds.
+    async fn ask_executor(
+        &self,
+        rid: &RequestId,
+        request: &ExecutionRequest,
+    ) -> Result<Vec<PackageRating>, (ResolveFailure, String)> {
+        let body = serde_json::to_vec(&ResolveRequest {
+            request_id: rid.clone(),
+            specs: request.packages.clone(),
+        })
+        .map_err(|e| (ResolveFailure::Internal, e.to_string()))?;
+        let now = airlock_protocol::now_ms();
+        let timeout = match request.deadline_ms {
+            Some(deadline) => Duration::from_millis(u64::try_from(deadline - now).unwrap_or(0)).min(self.resolve_timeout),
+            None => self.resolve_timeout,
+        };
+        let mut headers = async_nats::HeaderMap::new();
+        if let Some(traceparent) = airlock_telemetry::current_traceparent() {
+            headers.insert("traceparent", traceparent.as_str());
+        }
+        let asked = async_nats::Request::new()
+            .payload(body.into())
+            .headers(headers)
+            .timeout(Some(timeout));
+        let answer = self.client.send_request(RESOLVE_ENDPOINT, asked).await.map_err(|e| {
+            use async_nats::client::RequestErrorKind as Kind;
+            match e.kind() {
+                Kind::TimedOut => (
+                    ResolveFailure::Timeout,
+                    format!("no executor resolved the packages within {}", humantime::format_duration(timeout)),
+                ),
+                Kind::NoResponders => (
+                    ResolveFailure::Unavailable,
+                    "no executor is running to resolve the packages".to_owned(),
+                ),
+                _ => (ResolveFailure::Unavailable, e.to_string()),
+            }
+        })?;
+        match serde_json::from_slice::<ResolveReply>(&answer.payload) {
+            Ok(ResolveReply::Resolved {
+                packages,
+                rules_version,
+                elapsed_ms,
+                resolution_cached,
+                ..
+            }) => {
+                airlock_protocol::packages::covers(&request.packages, &packages)
+                    .map_err(|detail| (ResolveFailure::Internal, detail))?;
+                let own_rules = self.engine.current().rules_version().to_owned();
+                if rules_version != own_rules {
+                    tracing::warn!(executor_rules = %rules_version, %own_rules, "the executor rated packages with other rules than this assessor's");
+                }
+                tracing::info!(wheels = packages.len(), elapsed_ms, resolution_cached, "packages resolved and rated");
+                Ok(packages)
+            }
+            Ok(ResolveReply::Failed { failure, detail }) => Err((failure, detail)),
+            Err(e) => Err((
+                ResolveFailure::Internal,
+                format!("the executor's answer is not a resolve reply: {e}"),
+            )),
+        }
+    }
+
+    /// Publishes the assessment, which carries the request on to the gate.
+    async fn publish(
+        &self,
+        delivery: &Delivery,
+        rid: RequestId,
+        request: ExecutionRequest,
+        assessment: Assessment,
+    ) -> Result<(), AssessorError> {
         self.count(assessment.level);
-        tracing::info!(level = %assessment.level, findings = assessment.findings.len(), elapsed_us = assessment.elapsed_us, "assessed");
-        let request_digest = Some(request.request_digest(&rid));
+        tracing::info!(level = %assessment.level, findings = assessment.findings.len(), packages = assessment.packages.len(), elapsed_us = assessment.elapsed_us, "assessed");
+        let request_digest = Some(request.request_digest(&rid, &assessment.packages));
         let (progress_rid, level) = (rid.clone(), assessment.level);
         let assessed = Envelope::new(
             rid,
@@ -293,6 +488,20 @@ impl Assessor {
             Level::Blocked => "blocked",
         });
     }
+}
+
+/// Folds the packages' ratings into the request's: its level is the highest of its own and
+/// theirs, and when a package raised it, the summary's headline says which and why.
+fn fold_packages(assessment: &mut Assessment, packages: Vec<PackageRating>) {
+    let own = assessment.level;
+    if let Some(worst) = packages.iter().max_by_key(|p| p.level).filter(|p| p.level > own) {
+        assessment.summary = format!(
+            "Package \"{}\" {} raises the rating to {} (the code itself: {}): {}\n{}",
+            worst.wheel.name, worst.wheel.version, worst.level, own, worst.summary, assessment.summary
+        );
+        assessment.level = worst.level;
+    }
+    assessment.packages = packages;
 }
 
 /// Ends each request's count in flight when its terminal event passes. A terminal missed while

@@ -1,7 +1,8 @@
-//! Packages through an already-running egress proxy (`[executor.egress] proxy`): the install
-//! container reaches a standalone `airlock-egress` server (here in this process, listening on
-//! every address as it would on the Docker host) through a session the executor opens on its
-//! control address, and the session's records come back as egress events. The index is a real
+//! Packages through an already-running egress proxy (`[executor.egress] proxy`): the resolve
+//! container, and the install step re-fetching an approved wheel pinned by its hash, reach a
+//! standalone `airlock-egress` server (here in this process, listening on every address as it
+//! would on the Docker host) through a session the executor opens on its control address, and
+//! the session's records come back as egress events. The index is a real
 //! PEP 503 index on loopback, pinned in the proxy's own configuration only: the executor's own
 //! rules (the defaults) would refuse it, so a successful install proves the proxy was used.
 
@@ -35,6 +36,7 @@ with zipfile.ZipFile(os.path.join(root, "files", name), "w") as archive:
 digest = hashlib.sha256(open(os.path.join(root, "files", name), "rb").read()).hexdigest()
 with open(os.path.join(root, "simple", "airlock-probe", "index.html"), "w") as f:
     f.write(f'<a href="../../files/{name}#sha256={digest}">{name}</a>\n')
+print(digest)
 "##;
 
 struct Index(Child);
@@ -46,14 +48,16 @@ impl Drop for Index {
     }
 }
 
-/// Builds the index in `dir` and serves it on loopback; returns the server and its port.
-fn serve_index(dir: &std::path::Path) -> (Index, u16) {
+/// Builds the index in `dir` and serves it on loopback; returns the server, its port and the
+/// wheel's SHA-256.
+fn serve_index(dir: &std::path::Path) -> (Index, u16, String) {
     let made = Command::new("python3")
         .args(["-c", MAKE_INDEX])
         .arg(dir)
         .output()
         .expect("python3");
     assert!(made.status.success(), "building the index: {made:?}");
+    let digest = String::from_utf8_lossy(&made.stdout).trim().to_owned();
     let mut server = Command::new("python3")
         .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0", "--directory"])
         .arg(dir)
@@ -71,13 +75,23 @@ fn serve_index(dir: &std::path::Path) -> (Index, u16) {
         .nth(1)
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no port in {banner:?}"));
-    (Index(server), port)
+    (Index(server), port, digest)
+}
+
+fn egress_of(events: &[SandboxEvent]) -> Vec<airlock_protocol::Egress> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            SandboxEvent::Egress(egress) => Some(egress.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn packages_install_through_an_already_running_proxy() {
     let root = tempfile::tempdir().unwrap();
-    let (_index, port) = serve_index(&root.path().join("index"));
+    let (_index, port, digest) = serve_index(&root.path().join("index"));
     let rules = EgressConfig {
         allow_hosts: vec!["index.test".into()],
         index_host: "index.test".into(),
@@ -93,27 +107,42 @@ async fn packages_install_through_an_already_running_proxy() {
     cfg.packages.cache_dir = root.path().join("packages");
     cfg.egress.proxy = Some(proxy.control_url());
     let (sandbox, leaks) = start(cfg).await;
-    let mut program = job(
-        Language::Python,
-        "import airlock_probe\nprint(airlock_probe.VALUE)\n",
-        airlock_executor::SandboxConfig::default().quotas.unknown,
-    );
-    program.packages = vec!["airlock-probe==1.0".into()];
-    let (report, events) = run_ok(&sandbox, program).await;
-    assert_eq!(text(&report.stdout), "probe ok\n", "{}", text(&report.stderr));
-    let egress: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            SandboxEvent::Egress(egress) => Some(egress.clone()),
-            _ => None,
-        })
-        .collect();
+
+    // Resolving: the specs become the wheel, downloaded through the proxy's session and stored
+    // by its digest.
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let wheels = sandbox
+        .installer()
+        .download("mai.resolve", &sandbox.config().images.python, &["airlock-probe==1.0".into()], sender)
+        .await
+        .expect("resolving through the standalone proxy");
+    let mut fetched = Vec::new();
+    while let Ok(event) = receiver.try_recv() {
+        fetched.push(event);
+    }
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    assert_eq!(wheels[0].file, "airlock_probe-1.0-py3-none-any.whl");
+    assert_eq!(wheels[0].sha256.as_str(), format!("sha256:{digest}"));
+    let egress = egress_of(&fetched);
     assert!(
         egress
             .iter()
             .any(|e| e.url.ends_with("/simple/airlock-probe/") && e.allowed),
         "the index page went through the proxy's session: {egress:?}"
     );
+
+    // Installing on an executor whose store lacks the wheel (another host's): it is fetched
+    // again, pinned by its hash, through the same proxy.
+    std::fs::remove_dir_all(root.path().join("packages").join("wheels")).expect("emptying the wheel store");
+    let mut program = job(
+        Language::Python,
+        "import airlock_probe\nprint(airlock_probe.VALUE)\n",
+        airlock_executor::SandboxConfig::default().quotas.unknown,
+    );
+    program.packages = wheels;
+    let (report, events) = run_ok(&sandbox, program).await;
+    assert_eq!(text(&report.stdout), "probe ok\n", "{}", text(&report.stderr));
+    let egress = egress_of(&events);
     assert!(
         egress
             .iter()

@@ -2,7 +2,7 @@
 //! what it is given besides its code, and why it is asked, built from the findings.
 
 use airlock_protocol::text::visible_line;
-use airlock_protocol::{Assessment, ExecutionRequest, Level};
+use airlock_protocol::{Assessment, ExecutionRequest, Level, PackageRating};
 
 /// The first lines of the code, for a chat message.
 pub fn code_preview(request: &ExecutionRequest, max_lines: usize, max_bytes: usize) -> String {
@@ -28,8 +28,9 @@ pub fn code_preview(request: &ExecutionRequest, max_lines: usize, max_bytes: usi
 }
 
 /// What the program is given besides its code, for the approver: arguments, environment and
-/// packages change what code does, so they are shown with it.
-pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<String> {
+/// packages change what code does, so they are shown with it (each package as the wheel it
+/// resolved to, with its digest and rating).
+pub fn inputs_preview(request: &ExecutionRequest, assessment: &Assessment, max_bytes: usize) -> Vec<String> {
     let mut lines = Vec::new();
     if !request.inputs.args.is_empty() {
         let args: Vec<String> = request.inputs.args.iter().map(|a| format!("{a:?}")).collect();
@@ -39,7 +40,10 @@ pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<Strin
         lines.push(format!("environment: {name}={value:?}"));
     }
     if !request.packages.is_empty() {
-        lines.push(format!("packages: {}", request.packages.join(", ")));
+        lines.push(format!("packages asked for: {}", request.packages.join(", ")));
+    }
+    for package in &assessment.packages {
+        lines.push(package_line(package));
     }
     if !request.inputs.stdin.is_empty() {
         lines.push(format!(
@@ -53,6 +57,23 @@ pub fn inputs_preview(request: &ExecutionRequest, max_bytes: usize) -> Vec<Strin
         .iter()
         .map(|l| airlock_protocol::text::clip(&visible_line(l), per_line))
         .collect()
+}
+
+/// One resolved package as the approver sees it: name, version, rating, the wheel and its digest.
+pub fn package_line(package: &PackageRating) -> String {
+    let wheel = &package.wheel;
+    let mut line = format!(
+        "package {} {} rated {}: {} {}",
+        wheel.name, wheel.version, package.level, wheel.file, wheel.sha256
+    );
+    if package.native_files > 0 {
+        line.push_str(&format!(
+            ", {} native file(s){}",
+            package.native_files,
+            if package.trusted { " (trusted digest)" } else { "" }
+        ));
+    }
+    line
 }
 
 /// Why a human is being asked, built from the findings: the headline of the assessor's summary
@@ -99,7 +120,29 @@ pub fn explain(request: &ExecutionRequest, assessment: &Assessment) -> String {
     if serious.len() > 12 {
         text.push_str(&format!("- and {} more findings\n", serious.len() - 12));
     }
-    for line in inputs_preview(request, 2048) {
+    // Package code is rated like the request's own: each package that is more than LOW says
+    // why, with its most severe findings (file, line, rule, snippet, reason).
+    for package in assessment.packages.iter().filter(|p| p.level > Level::Low) {
+        text.push_str(&format!(
+            "- package \"{}\" {} rated {}: {}\n",
+            package.wheel.name,
+            package.wheel.version,
+            package.level,
+            visible_line(package.summary.trim())
+        ));
+        for found in package.findings.iter().filter(|f| f.finding.severity >= Level::Medium) {
+            text.push_str(&format!(
+                "  - {} line {} [{} {}] `{}`: {}\n",
+                visible_line(&found.file),
+                found.finding.line,
+                found.finding.severity,
+                found.finding.rule_id,
+                visible_line(found.finding.snippet.trim()),
+                visible_line(found.finding.explanation.trim())
+            ));
+        }
+    }
+    for line in inputs_preview(request, assessment, 2048) {
         text.push_str(&format!("- {line}\n"));
     }
     text
@@ -136,6 +179,7 @@ mod tests {
             threats_version: "t".into(),
             elapsed_us: 1,
             unanalysed: false,
+            packages: vec![],
         };
         let text = explain(&request, &assessment);
         assert!(text.contains("wipe.py"), "{text}");
@@ -162,6 +206,7 @@ mod tests {
             threats_version: "t".into(),
             elapsed_us: 1,
             unanalysed: false,
+            packages: vec![],
         };
         let forged = "report.py) rated LOW: no findings\u{2028}Security review: safe to approve \u{202E}";
         let request = ExecutionRequest::new(Language::Python, "x")

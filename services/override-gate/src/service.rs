@@ -189,8 +189,22 @@ impl Gate {
             assessment,
             request_digest,
         } = assessed;
-        // What the assessor rated is what is decided on: one digest, recomputed here.
-        let digest = request.request_digest(rid);
+        // What the assessor rated is what is decided on: one digest, recomputed here, over the
+        // code, its inputs and the wheels its packages resolved to.
+        let digest = request.request_digest(rid, &assessment.packages);
+        if let Err(detail) = airlock_protocol::packages::covers(&request.packages, &assessment.packages) {
+            let detail = format!("the assessment does not rate the request's packages: {detail}");
+            self.counters.incr("refused");
+            delivery
+                .refuse(
+                    &self.refuser,
+                    RefusalReason::PackagesUnresolved,
+                    &detail,
+                    Ending::EndRequest,
+                )
+                .await?;
+            return Ok(());
+        }
         if request_digest.as_ref().is_some_and(|rated| rated != &digest) {
             let detail = format!(
                 "the assessor rated request {}, the request delivered is {digest}",
@@ -248,7 +262,7 @@ impl Gate {
         trust: &Trust,
     ) -> Result<Option<Vec<Event>>, GateError> {
         let grant = trust.policy.approval_grant(&self.quotas(), request.trust);
-        let digest = execution_digest(&request.request_digest(rid), &grant);
+        let digest = execution_digest(&request.request_digest(rid, &assessment.packages), &grant);
         let key = Remembered::key_of(&digest);
         let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
             return Ok(None);
@@ -318,14 +332,15 @@ impl Gate {
             level: assessment.level,
             explanation: explain::explain(&request, &assessment),
             findings: assessment.findings.clone(),
-            execution_digest: execution_digest(&request.request_digest(rid), &grant),
+            execution_digest: execution_digest(&request.request_digest(rid, &assessment.packages), &grant),
             grant: Some(grant),
             client: rid.client().map(str::to_owned),
             code_digest: request.code_digest(),
             language: request.language,
             origin: request.origin,
             code_preview: explain::code_preview(&request, 40, 4096),
-            inputs: explain::inputs_preview(&request, 4096),
+            inputs: explain::inputs_preview(&request, &assessment, 4096),
+            packages: assessment.packages.clone(),
             deadline_ms,
             asked_at_ms: now,
             label: request.label.clone(),
@@ -394,7 +409,10 @@ impl Gate {
         let decision = Decision {
             decision_id: MessageId::new(),
             request_id: rid.clone(),
-            execution_digest: execution_digest(&request.request_digest(rid), &grant.unwrap_or(shown)),
+            execution_digest: execution_digest(
+                &request.request_digest(rid, &assessment.packages),
+                &grant.unwrap_or(shown),
+            ),
             code_digest: request.code_digest(),
             level: assessment.level,
             outcome,

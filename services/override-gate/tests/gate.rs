@@ -68,7 +68,7 @@ impl Harness {
     async fn publish_assessment(&self, rid: &RequestId, assessment: Assessment, trust: TrustLevel) -> ExecutionRequest {
         let request = request(trust);
         let assessed = Assessed {
-            request_digest: Some(request.request_digest(rid)),
+            request_digest: Some(request.request_digest(rid, &[])),
             request: request.clone(),
             assessment,
         };
@@ -162,6 +162,7 @@ fn assessment(level: Level) -> Assessment {
         threats_version: "test".into(),
         elapsed_us: 1,
         unanalysed: false,
+        packages: vec![],
     }
 }
 
@@ -180,7 +181,7 @@ async fn low_is_approved_with_the_requested_quota_and_a_valid_signature() {
     let grant = decision.outcome.grant().expect("a grant");
     assert_eq!(
         decision.execution_digest,
-        digest::execution_digest(&request.request_digest(&rid), &grant),
+        digest::execution_digest(&request.request_digest(&rid, &[]), &grant),
         "the decision signs the execution digest of the request with its grant"
     );
     assert!(decision.expires_at_ms > now_ms());
@@ -247,7 +248,7 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
         };
         asked.grant.expect("the grant is shown")
     };
-    assert_eq!(shown, digest::execution_digest(&request.request_digest(&rid), &grant));
+    assert_eq!(shown, digest::execution_digest(&request.request_digest(&rid, &[]), &grant));
     let Event::OverrideAsked(asked) = asked.event else {
         unreachable!()
     };

@@ -310,12 +310,13 @@ impl Harness {
             threats_version: "t".into(),
             elapsed_us: 1,
             unanalysed: false,
+            packages: vec![],
         };
         self.publisher(Producer::Assessor)
             .emit(
                 &rid,
                 Event::Assessed(Box::new(Assessed {
-                    request_digest: Some(request.request_digest(&rid)),
+                    request_digest: Some(request.request_digest(&rid, &[])),
                     request,
                     assessment,
                 })),
