@@ -209,6 +209,33 @@ impl Stack {
         self.run_json(&file, extra)
     }
 
+    /// Writes `code` to a file in the home and starts `airlock run --json` on it with `extra`
+    /// arguments, without waiting (it may wait for a human); [`finish_run`] collects it.
+    pub fn run_in_background(&self, name: &str, code: &str, extra: &[&str]) -> Child {
+        let dir = self.home.path().join("programs");
+        std::fs::create_dir_all(&dir).expect("programs dir");
+        let file = dir.join(name);
+        std::fs::write(&file, code).expect("program file");
+        self.airlock()
+            .args(["run", "--json"])
+            .arg(&file)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("airlock run")
+    }
+
+    /// `airlock override approve|deny ID --reason REASON --who tester`, checked to succeed.
+    pub fn answer(&self, verb: &str, request_id: &str, reason: &str) {
+        let out = self.output(&["override", verb, request_id, "--reason", reason, "--who", "tester"]);
+        assert!(
+            out.status.success(),
+            "override {verb} {request_id} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     pub fn output(&self, args: &[&str]) -> Output {
         self.airlock().args(args).output().expect("airlock")
     }
@@ -291,6 +318,14 @@ fn merge(base: &mut toml::Table, extra: toml::Table) {
             }
         }
     }
+}
+
+/// Waits for an `airlock run --json` started in the background; returns its JSON and exit status.
+pub fn finish_run(child: Child) -> (serde_json::Value, i32) {
+    let output = child.wait_with_output().expect("airlock run");
+    let json = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    (json, output.status.code().unwrap_or(-1))
 }
 
 pub fn read_seed(path: &Path) -> String {

@@ -2,7 +2,7 @@
 //! human denies it or nobody answers before the deadline.
 
 use airlock_protocol::EventKind;
-use airlock_tests::{Stack, events_of, trace_ids_of};
+use airlock_tests::{Stack, events_of, finish_run as finish, trace_ids_of};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -47,13 +47,6 @@ fn wait_pending(stack: &Stack, known: &[String]) -> String {
         std::thread::sleep(Duration::from_millis(300));
     }
     panic!("no request became pending:\n{}", stack.diagnostics());
-}
-
-fn finish(child: Child) -> (serde_json::Value, i32) {
-    let output = child.wait_with_output().expect("airlock run");
-    let json = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
-    (json, output.status.code().unwrap_or(-1))
 }
 
 #[tokio::test(flavor = "multi_thread")]

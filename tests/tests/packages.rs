@@ -12,7 +12,7 @@
 //! missing; it fails.
 
 use airlock_protocol::{Event, EventKind};
-use airlock_tests::{Stack, events_of};
+use airlock_tests::{Stack, events_of, finish_run};
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -186,30 +186,6 @@ fn write_program(dir: &Path, name: &str, code: &str) -> std::path::PathBuf {
     file
 }
 
-/// Submits `code` with `extra` arguments in the background (it may wait for a human).
-fn submit_in_background(stack: &Stack, name: &str, code: &str, extra: &[&str]) -> Child {
-    let dir = stack.path().join("programs");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join(name);
-    std::fs::write(&file, code).expect("program");
-    stack
-        .airlock()
-        .args(["run", "--json"])
-        .arg(&file)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("airlock run")
-}
-
-fn finish(child: Child) -> (serde_json::Value, i32) {
-    let output = child.wait_with_output().expect("airlock run");
-    let json = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
-    (json, output.status.code().unwrap_or(-1))
-}
-
 /// Waits until a request other than `known` ones is waiting for a human; returns it as
 /// `airlock override list --json` shows it.
 fn wait_pending(stack: &Stack, known: &[String]) -> serde_json::Value {
@@ -236,7 +212,10 @@ fn wait_pending(stack: &Stack, known: &[String]) -> serde_json::Value {
 async fn package_code_is_rated_before_the_gate_decides_and_only_the_approved_wheels_run() {
     let index = LocalIndex::start();
     let cache = tempfile::tempdir().expect("package cache");
-    let config = format!("{}[gate]\noverride_timeout_secs = 180\n", index.egress_config(cache.path()));
+    let config = format!(
+        "{}[gate]\noverride_timeout_secs = 180\n",
+        index.egress_config(cache.path())
+    );
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(&config))
         .await
         .expect("stack");
@@ -244,8 +223,7 @@ async fn package_code_is_rated_before_the_gate_decides_and_only_the_approved_whe
     // Issue 20, finding 2: Mai's own two lines are harmless, the package's __init__.py downloads
     // code and runs it. The request is rated by the package's code: BLOCKED, and it waits for a
     // human who is shown the package, its version, digest and rating.
-    let tables = submit_in_background(
-        &stack,
+    let tables = stack.run_in_background(
         "tables.py",
         "import tablefmt_rt\nprint(tablefmt_rt.table([1, 2]))\n",
         &["--packages", "tablefmt-rt==1.0"],
@@ -270,11 +248,15 @@ async fn package_code_is_rated_before_the_gate_decides_and_only_the_approved_whe
     );
     let shown = String::from_utf8_lossy(&stack.output(&["override", "list"]).stdout).into_owned();
     assert!(
-        shown.contains("package tablefmt-rt 1.0 rated BLOCKED") && shown.contains(&index.sha256_of("tablefmt_rt-1.0-py3-none-any.whl")),
+        shown.contains("package tablefmt-rt 1.0 rated BLOCKED")
+            && shown.contains(&index.sha256_of("tablefmt_rt-1.0-py3-none-any.whl")),
         "the approver's list shows the package, its version, rating and digest:\n{shown}"
     );
     assert!(
-        !events_of(&stack, &id).await.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        !events_of(&stack, &id)
+            .await
+            .iter()
+            .any(|e| e.kind() == EventKind::ExecStarted),
         "nothing runs before a human answers"
     );
 
@@ -283,9 +265,8 @@ async fn package_code_is_rated_before_the_gate_decides_and_only_the_approved_whe
     // pinned by its digest, and refuses the other bytes it is served. Nothing runs.
     index.swap_tablefmt();
     std::fs::remove_dir_all(cache.path().join("wheels")).expect("emptying the wheel store");
-    let approved = stack.output(&["override", "approve", &id, "--reason", "reviewed by the test", "--who", "tester"]);
-    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
-    let (json, status) = finish(tables);
+    stack.answer("approve", &id, "reviewed by the test");
+    let (json, status) = finish_run(tables);
     assert_ne!(status, 0, "{json}");
     assert_eq!(json["outcome"], "failed", "{json}");
     let reason = json["reason"].as_str().unwrap_or_default();
@@ -294,23 +275,27 @@ async fn package_code_is_rated_before_the_gate_decides_and_only_the_approved_whe
         "refused by digest: {json}"
     );
     assert!(
-        !events_of(&stack, &id).await.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        !events_of(&stack, &id)
+            .await
+            .iter()
+            .any(|e| e.kind() == EventKind::ExecStarted),
         "the swapped wheel never ran: {json}"
     );
 
     // A .pth file whose import line runs a download at interpreter start is read as code.
-    let hooked = submit_in_background(&stack, "hooked.py", "print('hello')\n", &["--packages", "pthhook==1.0"]);
+    let hooked = stack.run_in_background("hooked.py", "print('hello')\n", &["--packages", "pthhook==1.0"]);
     let asked = wait_pending(&stack, std::slice::from_ref(&id));
     let hook_id = asked["request_id"].as_str().expect("request id").to_owned();
     assert_eq!(asked["level"], "BLOCKED", "{asked}");
     let findings = asked["packages"][0]["findings"].as_array().cloned().unwrap_or_default();
     assert!(
-        findings.iter().any(|f| f["file"] == "zz_pthhook.pth" && f["finding"]["severity"] == "BLOCKED"),
+        findings
+            .iter()
+            .any(|f| f["file"] == "zz_pthhook.pth" && f["finding"]["severity"] == "BLOCKED"),
         "{asked}"
     );
-    let denied = stack.output(&["override", "deny", &hook_id, "--reason", "a start-up hook", "--who", "tester"]);
-    assert!(denied.status.success(), "{}", String::from_utf8_lossy(&denied.stderr));
-    let (json, _) = finish(hooked);
+    stack.answer("deny", &hook_id, "a start-up hook");
+    let (json, _) = finish_run(hooked);
     assert_eq!(json["outcome"], "denied", "{json}");
 
     // A harmless package is rated as its code deserves and runs; every fetch goes through the
@@ -407,7 +392,10 @@ fn unresolved_before_any_decision(stack: &Stack, package: &str, failure: &str) -
     );
     assert_eq!(json["refusal"], "packages_unresolved", "{package}: {json}");
     assert!(
-        json["reason"].as_str().unwrap_or_default().contains(&format!("{failure}:")),
+        json["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("{failure}:")),
         "{package}: {json}"
     );
     json

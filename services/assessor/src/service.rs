@@ -76,10 +76,7 @@ impl Config {
             Some(toml::Value::String(text)) => humantime::parse_duration(text)
                 .map_err(|e| file.invalid(&format!("{section}.resolve_timeout"), e.to_string()))?,
             Some(_) => {
-                return Err(file.invalid(
-                    &format!("{section}.resolve_timeout"),
-                    "a duration such as \"4m\"",
-                ));
+                return Err(file.invalid(&format!("{section}.resolve_timeout"), "a duration such as \"4m\""));
             }
             None => Config::default().resolve_timeout,
         };
@@ -337,6 +334,10 @@ impl Assessor {
         mut assessment: Assessment,
     ) -> Result<(), AssessorError> {
         let _turn = self.resolving.acquire().await;
+        let packages = u32::try_from(request.packages.len()).unwrap_or(u32::MAX);
+        self.publisher
+            .progress(&rid, Progress::ResolvingPackages { packages })
+            .await;
         let reply = {
             let asked = self.ask_executor(&rid, &request);
             tokio::pin!(asked);
@@ -378,7 +379,9 @@ impl Assessor {
         .map_err(|e| (ResolveFailure::Internal, e.to_string()))?;
         let now = airlock_protocol::now_ms();
         let timeout = match request.deadline_ms {
-            Some(deadline) => Duration::from_millis(u64::try_from(deadline - now).unwrap_or(0)).min(self.resolve_timeout),
+            Some(deadline) => {
+                Duration::from_millis(u64::try_from(deadline - now).unwrap_or(0)).min(self.resolve_timeout)
+            }
             None => self.resolve_timeout,
         };
         let mut headers = async_nats::HeaderMap::new();
@@ -394,7 +397,10 @@ impl Assessor {
             match e.kind() {
                 Kind::TimedOut => (
                     ResolveFailure::Timeout,
-                    format!("no executor resolved the packages within {}", humantime::format_duration(timeout)),
+                    format!(
+                        "no executor resolved the packages within {}",
+                        humantime::format_duration(timeout)
+                    ),
                 ),
                 Kind::NoResponders => (
                     ResolveFailure::Unavailable,
@@ -417,7 +423,12 @@ impl Assessor {
                 if rules_version != own_rules {
                     tracing::warn!(executor_rules = %rules_version, %own_rules, "the executor rated packages with other rules than this assessor's");
                 }
-                tracing::info!(wheels = packages.len(), elapsed_ms, resolution_cached, "packages resolved and rated");
+                tracing::info!(
+                    wheels = packages.len(),
+                    elapsed_ms,
+                    resolution_cached,
+                    "packages resolved and rated"
+                );
                 Ok(packages)
             }
             Ok(ResolveReply::Failed { failure, detail }) => Err((failure, detail)),
@@ -501,6 +512,9 @@ fn fold_packages(assessment: &mut Assessment, packages: Vec<PackageRating>) {
         );
         assessment.level = worst.level;
     }
+    // Package code nobody could analyse is unanalysed code in the request: the gate asks a
+    // human for it whatever the level says.
+    assessment.unanalysed |= packages.iter().any(|p| p.unanalysed);
     assessment.packages = packages;
 }
 
@@ -549,4 +563,74 @@ fn reload_on_hangup(engine: Arc<SharedEngine>, shutdown: CancellationToken) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::packages::{PackageRating, Wheel};
+    use airlock_protocol::{CodeDigest, Language, Origin};
+
+    fn package(name: &str, level: Level, unanalysed: bool) -> PackageRating {
+        PackageRating {
+            wheel: Wheel {
+                name: name.into(),
+                version: "1.0".into(),
+                file: format!("{}-1.0-py3-none-any.whl", name.replace('-', "_")),
+                sha256: CodeDigest::of(name.as_bytes()),
+            },
+            level,
+            findings: vec![],
+            finding_count: 0,
+            files_assessed: 1,
+            native_files: 0,
+            unanalysed,
+            trusted: false,
+            summary: format!("{level} because of {name}/__init__.py: downloads code and runs it"),
+        }
+    }
+
+    fn own(level: Level) -> Assessment {
+        let mut assessment = crate::Engine::builtin().expect("engine").assess(
+            b"import tablefmt_rt\n",
+            Language::Python,
+            Origin::Generated,
+        );
+        assessment.level = level;
+        assessment
+    }
+
+    #[test]
+    fn the_request_is_rated_by_its_most_severe_package_which_says_so() {
+        let mut assessment = own(Level::Low);
+        fold_packages(
+            &mut assessment,
+            vec![
+                package("six", Level::Low, false),
+                package("tablefmt-rt", Level::Blocked, false),
+            ],
+        );
+        assert_eq!(assessment.level, Level::Blocked);
+        assert!(
+            assessment
+                .summary
+                .starts_with("Package \"tablefmt-rt\" 1.0 raises the rating to BLOCKED (the code itself: LOW)"),
+            "{}",
+            assessment.summary
+        );
+        assert_eq!(assessment.packages.len(), 2);
+        assert!(!assessment.unanalysed);
+
+        // A package below the code's own level changes neither the level nor the headline.
+        let mut assessment = own(Level::High);
+        let before = assessment.summary.clone();
+        fold_packages(&mut assessment, vec![package("six", Level::Medium, false)]);
+        assert_eq!(assessment.level, Level::High);
+        assert_eq!(assessment.summary, before);
+
+        // Package code nobody could analyse makes the request unanalysed.
+        let mut assessment = own(Level::Low);
+        fold_packages(&mut assessment, vec![package("odd", Level::High, true)]);
+        assert!(assessment.unanalysed);
+    }
 }

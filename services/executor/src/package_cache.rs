@@ -183,7 +183,10 @@ pub(crate) fn unpack_into_cache(
 
 /// Unpacks a download's tar into `dir`: regular files at its top level named `*.whl`, nothing
 /// else (pip downloads nothing else). Returns each file's name and path.
-pub(crate) fn unpack_flat(archive: &tempfile::NamedTempFile, dir: &Path) -> Result<Vec<(String, PathBuf)>, SandboxError> {
+pub(crate) fn unpack_flat(
+    archive: &tempfile::NamedTempFile,
+    dir: &Path,
+) -> Result<Vec<(String, PathBuf)>, SandboxError> {
     let reading = |source| SandboxError::Io {
         action: "reading the download's archive",
         path: archive.path().to_path_buf(),
@@ -302,7 +305,11 @@ mod tests {
         };
         let a = set_key("img", &[wheel(b"a"), other.clone()]);
         assert_eq!(a, set_key("img", &[other.clone(), wheel(b"a")]));
-        assert_ne!(a, set_key("img", &[wheel(b"b"), other.clone()]), "other bytes, other set");
+        assert_ne!(
+            a,
+            set_key("img", &[wheel(b"b"), other.clone()]),
+            "other bytes, other set"
+        );
         assert_ne!(a, set_key("img2", &[wheel(b"a"), other]));
     }
 

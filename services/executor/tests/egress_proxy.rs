@@ -113,7 +113,12 @@ async fn packages_install_through_an_already_running_proxy() {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let wheels = sandbox
         .installer()
-        .download("mai.resolve", &sandbox.config().images.python, &["airlock-probe==1.0".into()], sender)
+        .download(
+            "mai.resolve",
+            &sandbox.config().images.python,
+            &["airlock-probe==1.0".into()],
+            sender,
+        )
         .await
         .expect("resolving through the standalone proxy");
     let mut fetched = Vec::new();

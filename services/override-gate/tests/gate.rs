@@ -248,7 +248,10 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
         };
         asked.grant.expect("the grant is shown")
     };
-    assert_eq!(shown, digest::execution_digest(&request.request_digest(&rid, &[]), &grant));
+    assert_eq!(
+        shown,
+        digest::execution_digest(&request.request_digest(&rid, &[]), &grant)
+    );
     let Event::OverrideAsked(asked) = asked.event else {
         unreachable!()
     };

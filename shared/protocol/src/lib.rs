@@ -15,8 +15,8 @@ pub mod execution;
 pub mod ids;
 pub mod keys;
 pub mod overrides;
-pub mod progress;
 pub mod packages;
+pub mod progress;
 pub mod refusal;
 pub mod request;
 pub mod roles;
@@ -42,8 +42,8 @@ pub use overrides::{
     ApprovalRevoked, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
     RevokeRemembered,
 };
-pub use progress::Progress;
 pub use packages::{PackageFinding, PackageRating, ResolveFailure, ResolveReply, ResolveRequest, Wheel};
+pub use progress::Progress;
 pub use refusal::{Refusal, RefusalReason, error_chain};
 pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
 pub use signed::{SignatureError, Signed};

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum Progress {
+    /// Its packages are being resolved to wheels and their code rated, before it is assessed.
+    ResolvingPackages { packages: u32 },
     /// Rated by the assessor.
     Assessed { level: Level },
     /// A human is asked; no answer by `deadline_ms` is a denial.
@@ -43,6 +45,7 @@ impl Progress {
     /// The stage's name on the wire (`waiting_for_human`, ...).
     pub fn stage(&self) -> &'static str {
         match self {
+            Progress::ResolvingPackages { .. } => "resolving_packages",
             Progress::Assessed { .. } => "assessed",
             Progress::WaitingForHuman { .. } => "waiting_for_human",
             Progress::Approved { .. } => "approved",
@@ -58,6 +61,9 @@ impl Progress {
     /// One line for a person (`airlock run` prints these on stderr).
     pub fn describe(&self) -> String {
         match self {
+            Progress::ResolvingPackages { packages } => {
+                format!("resolving {packages} package(s) to wheels and rating their code")
+            }
             Progress::Assessed { level } => format!("assessed: {level}"),
             Progress::WaitingForHuman { deadline_ms, posted_to } => {
                 let left = (deadline_ms - crate::ids::now_ms()).max(0) / 1000;
