@@ -406,6 +406,7 @@ mod tests {
             threats_version: "t".into(),
             elapsed_us: 1,
             unanalysed,
+            packages: vec![],
         };
         let default = EffectivePolicy::default();
         for level in [Level::Low, Level::High] {
