@@ -39,7 +39,14 @@ const ALLOWED: &[(&str, Option<&[&str]>)] = &[
     ),
     (
         "airlock-executor",
-        Some(&["airlock-protocol", "airlock-bus", "airlock-telemetry", "airlock-egress"]),
+        // The assessor's engine rates the wheels the executor resolves (packages.rs).
+        Some(&[
+            "airlock-protocol",
+            "airlock-bus",
+            "airlock-telemetry",
+            "airlock-egress",
+            "airlock-assessor",
+        ]),
     ),
     (
         "airlock-auditor",

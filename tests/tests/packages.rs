@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 /// - `tablefmt-rt 1.0`, whose `__init__.py` downloads code and runs it (BLOCKED written inline);
 /// - `pthhook 1.0`, a harmless module beside a `.pth` file whose `import` line runs a shell
 ///   download at interpreter start.
+///
 /// With `swap`, `tablefmt-rt 1.0` is rebuilt with other bytes (a harmless body) and its index
 /// page pointed at them: the index changed after assessment.
 const MAKE_INDEX: &str = r##"

@@ -201,7 +201,8 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
                     break;
                 }
             }
-            Handled::Packages(rid, request, assessment) => {
+            Handled::Packages(rated) => {
+                let (rid, request, assessment) = *rated;
                 let assessor = assessor.clone();
                 let shutdown = shutdown.clone();
                 with_packages.spawn(
@@ -226,7 +227,7 @@ enum Handled {
     /// Done here: settle the delivery with this.
     Settle(Result<(), AssessorError>),
     /// Rated, but its packages must be resolved and rated before it is published.
-    Packages(RequestId, ExecutionRequest, Assessment),
+    Packages(Box<(RequestId, ExecutionRequest, Assessment)>),
 }
 
 impl Assessor {
@@ -245,7 +246,7 @@ impl Assessor {
         if request.packages.is_empty() {
             return Handled::Settle(self.publish(delivery, rid, request, assessment).await);
         }
-        Handled::Packages(rid, request, assessment)
+        Handled::Packages(Box::new((rid, request, assessment)))
     }
 
     /// The checks, in order: a request id in the subject; the first submission for it (a

@@ -40,7 +40,8 @@ pub struct Resolver {
     policy: RatingPolicy,
     ttl: Duration,
     resolutions: Mutex<HashMap<String, (Instant, Vec<Wheel>)>>,
-    ratings: Mutex<HashMap<(CodeDigest, String, String), (u64, PackageRating)>>,
+    /// Each rating with the order it was made in (the oldest are forgotten first).
+    ratings: Mutex<HashMap<RatingKey, (u64, PackageRating)>>,
     rated: std::sync::atomic::AtomicU64,
     slots: tokio::sync::Semaphore,
     counters: ServiceCounters,
