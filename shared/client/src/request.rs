@@ -117,8 +117,12 @@ impl Client {
         let id = self.request_id(submission.request_id)?;
         // Subscribed before the submission, so nothing about it can slip past.
         let mut request = self.follow(id).await?;
-        // Known only to the submitter: a receipt's check then covers the code that ran.
-        request.request_digest = Some(request_digest(&submission.request, request.id.client()));
+        // Known only to the submitter: a receipt's check then covers the code that ran. A request
+        // naming packages is digested over the wheels they resolve to, which only the assessor
+        // learns: its receipt's check covers the decision and the result, not the code.
+        if submission.request.packages.is_empty() {
+            request.request_digest = Some(request_digest(&submission.request, request.id.client(), &[]));
+        }
         let envelope = Envelope::new(request.id.clone(), Producer::Mai, Event::Submitted(submission.request));
         let payload = envelope.encode().map_err(|e| ClientError::Submit(e.into()))?;
         Publisher::new(
