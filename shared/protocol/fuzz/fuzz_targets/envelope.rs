@@ -13,7 +13,11 @@ fuzz_target!(|data: &[u8]| {
             Ok(envelope) => {
                 if let Event::Submitted(request) = &envelope.event {
                     let _ = request.validate();
-                    let _ = request.inputs_digest();
+                    let _ = airlock_protocol::digest::request_digest(
+                        request,
+                        envelope.request_id.client(),
+                        &[],
+                    );
                 }
                 let bytes = envelope.encode().expect("a decoded envelope encodes");
                 assert_eq!(Envelope::decode(&bytes).expect("and decodes again"), envelope);
