@@ -58,6 +58,20 @@ fn has_all(spans: &[Span]) -> bool {
         .all(|(service, name)| spans.iter().any(|s| s.service == *service && s.name == *name))
 }
 
+/// The first link of `CHAIN` missing from `spans`, if any.
+fn missing_link(spans: &[Span]) -> Option<(&'static str, &'static str)> {
+    CHAIN.iter().copied().find(|(child, parent)| {
+        let parents: BTreeSet<&str> = spans
+            .iter()
+            .filter(|s| s.name == *parent)
+            .map(|s| s.span_id.as_str())
+            .collect();
+        !spans
+            .iter()
+            .any(|s| s.name == *child && parents.contains(s.parent_span_id.as_str()))
+    })
+}
+
 /// The trace id every event of a request carried (all the same, or the test fails).
 fn trace_of(stack: &Stack, request_id: &str) -> String {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -87,8 +101,12 @@ fn one_trace_per_request(mode: &str, protocol: Option<&str>) {
     let request_id = json["request_id"].as_str().expect("request id").to_owned();
     let trace = trace_of(&stack, &request_id);
 
+    // Every step, each under the one before it: the auditor appends each of the request's events
+    // as it comes, so an `audit append` (of an earlier event) can be there before the one under
+    // the terminal's publish.
     receiver.wait_until("every step of the request's trace", Duration::from_secs(60), |r| {
-        has_all(&in_trace(&r.spans(), &trace))
+        let spans = in_trace(&r.spans(), &trace);
+        has_all(&spans) && missing_link(&spans).is_none()
     });
     let spans = in_trace(&receiver.spans(), &trace);
     let services: BTreeSet<&str> = spans.iter().map(|s| s.service.as_str()).collect();
@@ -113,24 +131,26 @@ fn one_trace_per_request(mode: &str, protocol: Option<&str>) {
             "{span:?}'s parent is not in the trace"
         );
     }
-    for (child, parent) in CHAIN {
-        let parents: BTreeSet<&str> = spans
-            .iter()
-            .filter(|s| s.name == parent)
-            .map(|s| s.span_id.as_str())
-            .collect();
-        assert!(
-            spans
-                .iter()
-                .any(|s| s.name == child && parents.contains(s.parent_span_id.as_str())),
-            "no {child:?} span under {parent:?}: {spans:#?}"
-        );
+    if let Some((child, parent)) = missing_link(&spans) {
+        panic!("no {child:?} span under {parent:?}: {spans:#?}");
     }
 
-    // Idle: the exporter's own traffic is not exported, nor anything else.
-    std::thread::sleep(Duration::from_secs(1));
+    // Idle: the exporter's own traffic is not exported, nor anything else. The request's last
+    // spans (its remaining events' appends) may still be on their way on a busy machine: wait
+    // until none came for 1.5 s (which a periodic export every few seconds would not stop),
+    // then watch a longer quiet window.
+    let mut count = receiver.spans().len();
+    let settling = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(1500));
+        let now = receiver.spans().len();
+        if now == count || settling.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        count = now;
+    }
     let before = receiver.spans();
-    std::thread::sleep(Duration::from_secs(4));
+    std::thread::sleep(Duration::from_secs(5));
     let after = receiver.spans();
     assert_eq!(
         before.len(),
