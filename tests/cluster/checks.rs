@@ -1,5 +1,7 @@
-//! What must hold after every disruption: each request ended exactly once, none ran twice, no
-//! container is left behind, the audit log on S3 verifies and holds each event once.
+//! What must hold after every disruption: each request ended exactly once; none ran more than
+//! twice, and one ran twice only because the infrastructure interrupted its first run, which was
+//! announced (`retrying`) and whose second run finished with its own output; no container is
+//! left behind; the audit log on S3 verifies and holds each event once.
 
 use crate::deployment::Deployment;
 use airlock_protocol::subjects::EVENTS_STREAM;
@@ -13,9 +15,16 @@ use std::time::{Duration, Instant};
 pub struct RequestRecord {
     pub terminals: Vec<Outcome>,
     pub reasons: Vec<String>,
-    pub exec_started: usize,
+    /// The terminal event's stdout.
+    pub stdout: String,
+    /// The attempt number of each run started, in order.
+    pub attempts: Vec<u32>,
+    /// `retrying` progress events: a run interrupted by the infrastructure, run again.
+    pub retries: usize,
     /// The distinct run tokens its output showed: one per run of the program.
     pub run_tokens: HashSet<String>,
+    /// The run tokens in the order they were printed, and the attempt that printed each.
+    pub tokens_by_attempt: Vec<(u32, String)>,
     /// Stream sequences of all its events.
     pub stream_seqs: Vec<u64>,
     /// Its events' kinds in stream order, for a failure's story.
@@ -52,12 +61,16 @@ pub async fn read_events(deployment: &Deployment) -> HashMap<String, RequestReco
             Event::Terminal(t) => {
                 record.terminals.push(t.outcome);
                 record.reasons.push(t.reason.unwrap_or_default());
+                record.stdout = String::from_utf8_lossy(&t.stdout).into_owned();
             }
-            Event::ExecStarted(_) => record.exec_started += 1,
+            Event::ExecStarted(started) => record.attempts.push(started.attempt),
+            Event::Progress(airlock_protocol::Progress::Retrying { .. }) => record.retries += 1,
             Event::Output(chunk) => {
+                let attempt = record.attempts.last().copied().unwrap_or(0);
                 for line in String::from_utf8_lossy(&chunk.data).lines() {
                     if let Some(token) = line.strip_prefix("run ") {
                         record.run_tokens.insert(token.trim().to_owned());
+                        record.tokens_by_attempt.push((attempt, token.trim().to_owned()));
                     }
                 }
             }
@@ -71,7 +84,9 @@ pub async fn read_events(deployment: &Deployment) -> HashMap<String, RequestReco
 #[derive(Debug, Default)]
 pub struct Summary {
     pub outcomes: BTreeMap<String, usize>,
-    pub interrupted: usize,
+    /// Requests whose first run the infrastructure interrupted, and whose second run finished
+    /// with its own output.
+    pub run_again: usize,
 }
 
 /// Every request ended exactly once and ran at most once. Waits (up to `limit`) for the
@@ -112,34 +127,63 @@ pub async fn every_request_ended_once(deployment: &Deployment, rids: &[RequestId
     let mut summary = Summary::default();
     for rid in rids {
         let record = &records[rid.as_str()];
+        let story = || format!("request {rid}: events [{}]", record.kinds.join(" "));
         assert_eq!(
             record.terminals.len(),
             1,
-            "request {rid} has {} terminal events",
-            record.terminals.len()
-        );
-        assert!(
-            record.exec_started <= 1,
-            "request {rid}: {} exec.started events",
-            record.exec_started
-        );
-        assert!(
-            record.run_tokens.len() <= 1,
-            "request {rid} ran {} times (tokens {:?})",
-            record.run_tokens.len(),
-            record.run_tokens
+            "{} terminal events; {}",
+            record.terminals.len(),
+            story()
         );
         let outcome = record.terminals[0];
-        if outcome == Outcome::Finished {
-            assert_eq!(
-                record.run_tokens.len(),
-                1,
-                "request {rid} finished without its run's output"
-            );
-            assert_eq!(record.exec_started, 1, "request {rid} finished without exec.started");
+        // Counted as passing only when it ran to its end: an interrupted run is run again once
+        // (`retry_interrupted` = 1), so none may end as interrupted.
+        assert!(
+            !record.reasons[0].starts_with("interrupted"),
+            "it ended as interrupted ({}); {}",
+            record.reasons[0],
+            story()
+        );
+        match record.attempts.as_slice() {
+            [] | [1] => {
+                assert!(
+                    record.run_tokens.len() <= 1,
+                    "ran {:?} without a retry; {}",
+                    record.run_tokens,
+                    story()
+                );
+                assert_eq!(record.retries, 0, "a retry announced, never run; {}", story());
+            }
+            [1, 2] => {
+                // Interrupted by the infrastructure, announced, and run once more in a fresh
+                // container: the result is the second run's, with its own output.
+                assert_eq!(record.retries, 1, "run twice without a `retrying` event; {}", story());
+                let second: Vec<&String> = record
+                    .tokens_by_attempt
+                    .iter()
+                    .filter(|(attempt, _)| *attempt == 2)
+                    .map(|(_, token)| token)
+                    .collect();
+                assert_eq!(second.len(), 1, "the second run printed {second:?}; {}", story());
+                if outcome == Outcome::Finished {
+                    assert_eq!(
+                        record.stdout,
+                        format!("run {}\ndone\n", second[0]),
+                        "the result is not the second run's own output; {}",
+                        story()
+                    );
+                    summary.run_again += 1;
+                }
+            }
+            other => panic!("runs numbered {other:?}: more than one retry; {}", story()),
         }
-        if record.reasons[0].starts_with("interrupted") {
-            summary.interrupted += 1;
+        if outcome == Outcome::Finished {
+            assert_eq!(record.run_tokens.len(), record.attempts.len(), "{}", story());
+            assert!(
+                record.stdout.starts_with("run ") && record.stdout.ends_with("done\n"),
+                "finished without its run's output; {}",
+                story()
+            );
         }
         *summary.outcomes.entry(outcome.as_str().to_owned()).or_default() += 1;
     }

@@ -138,19 +138,20 @@ async fn begin(deployment: &Deployment, scale: Scale, what: &str) -> Load {
 
 /// Lets the load finish, then checks everything; `gone` are containers that must have been
 /// removed meanwhile.
-async fn end(deployment: &Deployment, load: Load, what: &str, gone: &[String]) {
+async fn end(deployment: &Deployment, load: Load, what: &str, gone: &[String]) -> checks::Summary {
     let rids = load.finish().await;
     // An executor's run that died with it ends once the run is judged gone: at the latest the
     // executor lease (60 s) plus a redelivery after it.
     let summary = checks::every_request_ended_once(deployment, &rids, Duration::from_secs(180)).await;
     eprintln!(
-        "{what}: {} requests, outcomes {:?}, interrupted {}",
+        "{what}: {} requests, outcomes {:?}, interrupted and run again {}",
         rids.len(),
         summary.outcomes,
-        summary.interrupted
+        summary.run_again
     );
     checks::audit_log_holds_each_event_once(deployment, &rids, Duration::from_secs(120)).await;
     checks::no_container_left(&deployment.executor_instances(), gone, Duration::from_secs(60)).await;
+    summary
 }
 
 /// The events stream's leader, as a node index.
@@ -249,7 +250,12 @@ async fn executor_loss(d: &Deployment, scale: Scale) {
         // Its supervisor starts it again; the new life removes what the old one left.
         d.restart(victim);
         assert!(!before.is_empty(), "the killed executor had no container");
-        end(d, load, "executor loss", &before).await;
+        let summary = end(d, load, "executor loss", &before).await;
+        // It was killed mid-run: that run was interrupted and run again, to its end.
+        assert!(
+            summary.run_again >= 1,
+            "no request was run again after the executor's loss"
+        );
     }
 }
 

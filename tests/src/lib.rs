@@ -401,7 +401,89 @@ pub fn kinds(events: &[airlock_protocol::Envelope]) -> Vec<airlock_protocol::Eve
 
 /// Sends SIGKILL to a process.
 pub fn kill9(pid: u32) {
+    signal(pid, libc::SIGKILL);
+}
+
+/// Sends a signal to a process.
+pub fn signal(pid: u32, signal: libc::c_int) {
     unsafe {
-        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        libc::kill(pid as libc::pid_t, signal);
     }
+}
+
+/// Submits `code` with `airlock run --json` in the background; returns the child and the
+/// request id once its container has started.
+pub async fn start_long_run(stack: &Stack, name: &str, code: &str) -> (Child, String) {
+    start_long_run_with(stack, name, code, &[]).await
+}
+
+/// [`start_long_run`] with more arguments for `airlock run`.
+pub async fn start_long_run_with(stack: &Stack, name: &str, code: &str, extra: &[&str]) -> (Child, String) {
+    use futures::StreamExt as _;
+    let admin = stack.connect("admin").await;
+    let mut started = admin.subscribe("airlock.exec.started.>").await.expect("subscribe");
+    admin.flush().await.expect("flush");
+    let child = stack.spawn_run(name, code, extra);
+    let message = tokio::time::timeout(Duration::from_secs(60), started.next())
+        .await
+        .unwrap_or_else(|_| panic!("the run never started:\n{}", stack.diagnostics()))
+        .expect("subscription");
+    // `airlock.exec.started.<client>.<local>`
+    let rid = message
+        .subject
+        .as_str()
+        .splitn(4, '.')
+        .nth(3)
+        .expect("request id")
+        .to_owned();
+    (child, rid)
+}
+
+impl Stack {
+    /// Writes `code` to a file in the home and starts `airlock run --json` on it in the
+    /// background, its output piped.
+    pub fn spawn_run(&self, name: &str, code: &str, extra: &[&str]) -> Child {
+        let dir = self.home.path().join("programs");
+        std::fs::create_dir_all(&dir).expect("programs dir");
+        let file = dir.join(name);
+        std::fs::write(&file, code).expect("program");
+        self.airlock()
+            .args(["run", "--json"])
+            .args(extra)
+            .arg(&file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("airlock run")
+    }
+}
+
+/// The JSON result `airlock run --json` printed.
+pub fn finish(child: Child) -> serde_json::Value {
+    let output = child.wait_with_output().expect("airlock run");
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)))
+}
+
+/// A request's terminal events (exactly one, when all is well).
+pub async fn terminals(stack: &Stack, rid: &str) -> Vec<airlock_protocol::Terminal> {
+    events_of(stack, rid)
+        .await
+        .into_iter()
+        .filter_map(|e| match e.event {
+            airlock_protocol::Event::Terminal(t) => Some(*t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A request's progress events, in order.
+pub fn progress_of(events: &[airlock_protocol::Envelope]) -> Vec<airlock_protocol::Progress> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            airlock_protocol::Event::Progress(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect()
 }

@@ -1,63 +1,29 @@
-//! Every request ends in exactly one terminal event, and no request runs twice, even when a
-//! service or the NATS server is killed mid-flight and restarted.
+//! Every request ends in exactly one terminal event, even when a service or the NATS server is
+//! killed mid-flight and restarted; a run the infrastructure interrupted is run again once, in
+//! a fresh container, and never more.
 
 use airlock_protocol::{Event, EventKind, Outcome};
-use airlock_tests::{Stack, events_of, kill9};
+use airlock_tests::{Stack, events_of, finish, kill9, signal, start_long_run, start_long_run_with, terminals};
 use futures::StreamExt as _;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// Submits `code` in the background, returns the child and the request id once its container
-/// has started.
-async fn start_long_run(stack: &Stack, name: &str, code: &str) -> (std::process::Child, String) {
-    start_long_run_with(stack, name, code, &[]).await
-}
+/// A program that prints a fresh token first: each of its runs shows a different one.
+const TOKENED: &str =
+    "import os, time\nprint('run', os.urandom(8).hex(), flush=True)\ntime.sleep(4)\nprint('done', flush=True)\n";
 
-/// [`start_long_run`] with more arguments for `airlock run`.
-async fn start_long_run_with(stack: &Stack, name: &str, code: &str, extra: &[&str]) -> (std::process::Child, String) {
-    let admin = stack.connect("admin").await;
-    let mut started = admin.subscribe("airlock.exec.started.>").await.expect("subscribe");
-    admin.flush().await.expect("flush");
-    let dir = stack.path().join("programs");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join(name);
-    std::fs::write(&file, code).expect("program");
-    let child = stack
-        .airlock()
-        .args(["run", "--json"])
-        .args(extra)
-        .arg(&file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("airlock run");
-    let message = tokio::time::timeout(Duration::from_secs(60), started.next())
-        .await
-        .unwrap_or_else(|_| panic!("the run never started:\n{}", stack.diagnostics()))
-        .expect("subscription");
-    // `airlock.exec.started.<client>.<local>`: the id is everything after the prefix.
-    let rid = message
-        .subject
-        .as_str()
-        .strip_prefix("airlock.exec.started.")
-        .expect("request id")
-        .to_owned();
-    (child, rid)
-}
-
-fn finish(child: std::process::Child) -> serde_json::Value {
-    let output = child.wait_with_output().expect("airlock run");
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)))
-}
-
-async fn terminals(stack: &Stack, rid: &str) -> Vec<airlock_protocol::Terminal> {
-    events_of(stack, rid)
-        .await
-        .into_iter()
-        .filter_map(|e| match e.event {
-            Event::Terminal(t) => Some(*t),
+/// The tokens a request's output chunks showed, in order.
+fn tokens(events: &[airlock_protocol::Envelope]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Output(chunk) => Some(String::from_utf8_lossy(&chunk.data).into_owned()),
             _ => None,
+        })
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("run ").map(str::to_owned))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -70,15 +36,89 @@ fn containers_of(rid: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// Waits until the killed run's containers are gone.
+async fn no_container_of(rid: &str) {
+    let mut leftover = containers_of(rid);
+    for _ in 0..50 {
+        if leftover.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        leftover = containers_of(rid);
+    }
+    panic!("the killed run's container is still there: {leftover}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn killing_the_executor_mid_run_ends_the_request_once_and_removes_its_container() {
+async fn a_run_whose_executor_is_killed_is_run_again_once_and_the_client_gets_the_second_attempts_result() {
     let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
-    let (child, rid) = start_long_run(
-        &stack,
-        "slow.py",
-        "import time\nprint('started', flush=True)\ntime.sleep(20)\nprint('done')\n",
-    )
-    .await;
+    let (child, rid) = start_long_run(&stack, "interrupted.py", TOKENED).await;
+    let executor = stack.service_pid("executor").expect("executor pid");
+    kill9(executor);
+
+    let json = tokio::task::spawn_blocking(move || finish(child)).await.expect("join");
+    assert_eq!(json["request_id"], rid.as_str());
+    assert_eq!(json["outcome"], "finished", "run again after the interruption: {json}");
+    assert_ne!(
+        stack.service_pid("executor"),
+        Some(executor),
+        "the executor was not restarted"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let events = events_of(&stack, &rid).await;
+    let attempts: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ExecStarted(started) => Some(started.attempt),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        attempts,
+        [1, 2],
+        "two runs, numbered: {:?}",
+        airlock_tests::kinds(&events)
+    );
+    let retrying: Vec<String> = airlock_tests::progress_of(&events)
+        .into_iter()
+        .filter_map(|p| match p {
+            airlock_protocol::Progress::Retrying { reason } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retrying.len(), 1, "one retry, announced with its reason");
+    assert!(retrying[0].contains("executor"), "{retrying:?}");
+    // The client's result is the second attempt's own output.
+    let seen = tokens(&events);
+    let stdout = json["stdout"].as_str().unwrap_or_default();
+    assert!(
+        seen.len() == 2 && seen[0] != seen[1],
+        "each attempt printed its own token: {seen:?}"
+    );
+    assert_eq!(stdout, format!("run {}\ndone\n", seen[1]), "{json}");
+    assert_eq!(terminals(&stack, &rid).await.len(), 1);
+    no_container_of(&rid).await;
+
+    // Both attempts and the reason are in the audit log.
+    let replay = stack.output(&["audit", "replay", "--request", &rid]);
+    let text = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
+    assert_eq!(text.matches("exec_started").count(), 2, "{text}");
+    assert!(
+        text.contains("attempt 2:")
+            && text.contains("running it again")
+            && text.contains(&seen[0])
+            && text.contains(&seen[1]),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_retries_off_an_interrupted_run_ends_once_as_interrupted_and_removes_its_container() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with("[executor]\nretry_interrupted = 0\n"))
+        .await
+        .expect("stack");
+    let (child, rid) = start_long_run(&stack, "slow.py", TOKENED).await;
     let executor = stack.service_pid("executor").expect("executor pid");
     kill9(executor);
 
@@ -86,7 +126,7 @@ async fn killing_the_executor_mid_run_ends_the_request_once_and_removes_its_cont
     assert_eq!(json["request_id"], rid.as_str());
     assert_eq!(json["outcome"], "failed", "{json}");
     assert!(
-        json["reason"].as_str().unwrap_or_default().contains("interrupted"),
+        json["reason"].as_str().unwrap_or_default().starts_with("interrupted"),
         "the terminal event should say the run was interrupted: {json}"
     );
     // Give a restarted executor the chance to (wrongly) run it again before counting.
@@ -98,23 +138,7 @@ async fn killing_the_executor_mid_run_ends_the_request_once_and_removes_its_cont
         "ran twice"
     );
     assert_eq!(terminals(&stack, &rid).await.len(), 1, "terminal events: {events:?}");
-    assert_ne!(
-        stack.service_pid("executor"),
-        Some(executor),
-        "the executor was not restarted"
-    );
-    let mut leftover = containers_of(&rid);
-    for _ in 0..50 {
-        if leftover.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        leftover = containers_of(&rid);
-    }
-    assert!(
-        leftover.is_empty(),
-        "the killed run's container is still there: {leftover}"
-    );
+    no_container_of(&rid).await;
 
     // The restarted executor runs new requests.
     let (json, status) = stack.run_code("after.py", "print('after the crash')\n", &[]);
@@ -170,13 +194,6 @@ async fn killing_the_gate_and_assessor_between_requests_loses_none() {
         assert_eq!(json["stdout"], format!("{i}\n"), "{json}");
         let rid = json["request_id"].as_str().expect("id").to_owned();
         assert_eq!(terminals(&stack, &rid).await.len(), 1);
-    }
-}
-
-/// Sends a signal to a process.
-fn signal(pid: u32, signal: libc::c_int) {
-    unsafe {
-        libc::kill(pid as libc::pid_t, signal);
     }
 }
 

@@ -36,6 +36,9 @@ pub struct Instance {
     pub started: String,
     /// Its own counters.
     pub counters: serde_json::Value,
+    /// What keeps it from doing its work now (`engine`: the container engine is unreachable,
+    /// `audit_log`: runs wait for the audit log, ...), by what; empty when healthy.
+    pub problems: BTreeMap<String, String>,
     /// Where it serves its metrics (from its service API INFO metadata), when it does.
     pub metrics: Option<String>,
 }
@@ -134,6 +137,21 @@ impl Report {
     fn all_up(&self) -> bool {
         self.services.values().all(|instances| !instances.is_empty())
     }
+
+    /// Every instance's problems, as `service (instance): what: detail`.
+    fn problems(&self) -> Vec<String> {
+        self.services
+            .iter()
+            .flat_map(|(name, instances)| {
+                instances.iter().flat_map(move |instance| {
+                    instance
+                        .problems
+                        .iter()
+                        .map(move |(what, detail)| format!("{name} ({}): {what}: {detail}", instance.id))
+                })
+            })
+            .collect()
+    }
 }
 
 pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
@@ -150,14 +168,14 @@ pub async fn run(home: &Home, args: StatusArgs) -> anyhow::Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
-        let all_up = report.all_up();
-        if all_up || tokio::time::Instant::now() >= deadline {
+        let healthy = report.all_up() && report.problems().is_empty();
+        if healthy || tokio::time::Instant::now() >= deadline {
             if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
                 print(&report);
             }
-            return Ok(if all_up { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+            return Ok(if healthy { ExitCode::SUCCESS } else { ExitCode::FAILURE });
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -210,6 +228,9 @@ fn print(report: &Report) {
             if let Some(url) = &instance.metrics {
                 println!("    {:<24} metrics {url}", "");
             }
+            for (what, detail) in &instance.problems {
+                println!("    {:<24} PROBLEM {what}: {detail}", "");
+            }
         }
     }
     println!("streams and buckets:");
@@ -221,6 +242,13 @@ fn print(report: &Report) {
     }
     for stream in &report.streams {
         println!("  {stream}");
+    }
+    let problems = report.problems();
+    if !problems.is_empty() {
+        println!("not healthy:");
+        for problem in problems {
+            println!("  {problem}");
+        }
     }
 }
 
@@ -282,11 +310,20 @@ async fn instances(client: &async_nats::Client, name: &str) -> Vec<Instance> {
         let Ok(stats) = serde_json::from_slice::<serde_json::Value>(&message.payload) else {
             continue;
         };
-        let counters = stats["endpoints"]
+        let data = stats["endpoints"]
             .as_array()
             .and_then(|e| e.iter().find_map(|e| e.get("data").filter(|d| !d.is_null())))
             .cloned()
             .unwrap_or(serde_json::Value::Null);
+        // `{"counters", "problems"}`; an instance of an earlier release answers its counters
+        // alone.
+        let (counters, problems) = match data.get("counters") {
+            Some(counters) => (
+                counters.clone(),
+                serde_json::from_value(data["problems"].clone()).unwrap_or_default(),
+            ),
+            None => (data, BTreeMap::new()),
+        };
         let id = stats["id"].as_str().unwrap_or("-").to_owned();
         let info = ask(client, format!("$SRV.INFO.{name}.{id}")).await;
         let metrics = info["metadata"][airlock_bus::METRICS_METADATA]
@@ -294,6 +331,7 @@ async fn instances(client: &async_nats::Client, name: &str) -> Vec<Instance> {
             .map(str::to_owned);
         found.push(Instance {
             metrics,
+            problems,
             id,
             version: stats["version"].as_str().unwrap_or("-").to_owned(),
             started: stats["started"].as_str().unwrap_or("-").to_owned(),

@@ -54,6 +54,15 @@ pub struct Config {
     pub publish_entries: bool,
     /// `[auditor.retention]`: per-client byte budgets and what is kept by digest only.
     pub retention: crate::retention::RetentionConfig,
+    /// No run without its record: executors start a program only while this log keeps up
+    /// (its decision logged, or the log under `max_lag` behind). Read by the executors, which
+    /// follow the published entries (so it needs `publish_entries`). `false`: runs go on while
+    /// the auditor is away and are logged when it is back.
+    pub required: bool,
+    /// How far behind the log may be, as an executor sees it, for a program to start before
+    /// its own decision is logged (read by the executors).
+    #[serde(with = "humantime_serde")]
+    pub max_lag: Duration,
     // Keys of the previous release, read with a warning (see `legacy_duration`); public only
     // so that struct-update syntax works outside the crate.
     #[doc(hidden)]
@@ -91,6 +100,8 @@ impl Default for Config {
             prune_interval: Duration::from_secs(3_600),
             publish_entries: true,
             retention: crate::retention::RetentionConfig::default(),
+            required: true,
+            max_lag: Duration::from_secs(2),
             batch_interval_ms: None,
             ack_wait_ms: None,
             lease_ms: None,
@@ -193,6 +204,9 @@ impl Config {
         }
         if self.origin.is_empty() || self.origin.contains(char::is_whitespace) || self.origin.contains('+') {
             return invalid("origin must be non-empty, without spaces or '+'");
+        }
+        if self.required && !self.publish_entries {
+            return invalid("required needs publish_entries: executors follow the log through its published entries");
         }
         Ok(())
     }

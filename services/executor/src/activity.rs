@@ -7,16 +7,24 @@
 //! write anything there): network calls that Python's audit hook saw in the program's own
 //! interpreter, read from PID 1's memfd through the host's /proc, parsed with bounds on every
 //! size, and never used for anything but the untrusted activity report.
+//!
+//! Every list is bounded, and a list that was cut says so, with how many were left out. The
+//! files listed are chosen so that a flood of decoys cannot hide the file that matters:
+//! executables and scripts first, then every directory in turn (each one's largest first), so
+//! that 600 empty files in one place leave room for one elsewhere.
 
 use crate::monitor::Observer;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// Most processes listed per run (a fork bomb makes thousands).
 const MAX_PROCESSES: usize = 64;
-/// Most files listed, and the deepest directory walked.
+/// Most files listed, and most entries looked at in the tmpfs (it is bounded by the run's disk
+/// limit; this bounds the time the look takes).
 const MAX_FILES: usize = 500;
-const MAX_DEPTH: usize = 16;
+const MAX_WALK: usize = 100_000;
+/// Files whose first bytes are read to tell scripts and binaries from data.
+const MAX_SNIFFED: usize = 5_000;
 /// PID 1's memfd, where the program's audit hook writes JSON lines.
 const ACTIVITY_FD: u32 = 9;
 const ACTIVITY_NAME: &str = "airlock-activity";
@@ -46,7 +54,7 @@ pub struct Processes {
     known: HashMap<u32, PathBuf>,
     ignored: HashSet<u32>,
     described: BTreeSet<String>,
-    more: usize,
+    more: u64,
 }
 
 impl Processes {
@@ -84,48 +92,125 @@ impl Processes {
         }
     }
 
-    pub fn seen(&self) -> Vec<String> {
-        let mut list: Vec<String> = self.described.iter().cloned().collect();
-        if self.more > 0 {
-            list.push(format!("... and {} more", self.more));
-        }
-        list
+    /// The processes described, and how many more were seen beyond the list.
+    pub fn seen(&self) -> (Vec<String>, u64) {
+        (self.described.iter().cloned().collect(), self.more)
     }
+}
+
+/// The files left in the container's /tmp: at most [`MAX_FILES`] with their sizes, and how many
+/// (and how many bytes) were left out.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FilesLeft {
+    pub listed: Vec<(String, u64)>,
+    pub omitted: u64,
+    pub omitted_bytes: u64,
+}
+
+/// A file found in the tmpfs.
+struct Found {
+    path: String,
+    size: u64,
+    /// An executable bit, or a `#!` or ELF header: what runs is what matters most.
+    runnable: bool,
 }
 
 /// Files in the container's /tmp with their sizes, walked through the host's view of the
 /// container's root without following any symlink.
-pub fn files_left(observer: &Observer) -> Vec<(String, u64)> {
+pub fn files_left(observer: &Observer) -> FilesLeft {
     let Some(root) = observer.container_root() else {
-        return vec![];
+        return FilesLeft::default();
     };
     let tmp = root.join("tmp");
-    let mut files = Vec::new();
-    walk(&tmp, &tmp, 0, &mut files);
-    files.sort();
-    files
+    let (found, unwalked) = walk(&tmp);
+    let mut left = choose(found);
+    left.omitted += unwalked;
+    left
 }
 
-fn walk(base: &Path, dir: &Path, depth: usize, files: &mut Vec<(String, u64)>) {
-    if depth > MAX_DEPTH {
-        return;
+/// Every file under `base` (iteratively: no depth is a hiding place), up to [`MAX_WALK`]
+/// entries; returns them and how many entries were not looked at (a lower bound).
+fn walk(base: &Path) -> (Vec<Found>, u64) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut found = Vec::new();
+    let mut dirs = VecDeque::from([base.to_path_buf()]);
+    let mut seen = 0usize;
+    let mut unwalked = 0u64;
+    while let Some(dir) = dirs.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            if seen >= MAX_WALK {
+                unwalked += 1;
+                continue;
+            }
+            seen += 1;
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                dirs.push_back(path);
+                continue;
+            }
+            let relative = path.strip_prefix(base).unwrap_or(&path);
+            let runnable = meta.permissions().mode() & 0o111 != 0
+                || (meta.is_file() && found.len() < MAX_SNIFFED && has_runnable_header(&path));
+            found.push(Found {
+                path: format!("/tmp/{}", relative.to_string_lossy()),
+                size: meta.len(),
+                runnable,
+            });
+        }
     }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if files.len() >= MAX_FILES {
-            return;
+    (found, unwalked)
+}
+
+fn has_runnable_header(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head.starts_with(b"#!") || head == *b"\x7fELF")
+}
+
+/// At most [`MAX_FILES`] of `found`: runnable files first, then the directories in turn, each
+/// one's largest files first; the list sorted by path.
+fn choose(found: Vec<Found>) -> FilesLeft {
+    let total = found.len();
+    let mut by_dir: BTreeMap<(bool, String), VecDeque<Found>> = BTreeMap::new();
+    for file in found {
+        let dir = file.path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        by_dir.entry((!file.runnable, dir)).or_default().push_back(file);
+    }
+    for files in by_dir.values_mut() {
+        files
+            .make_contiguous()
+            .sort_by(|a, b| b.size.cmp(&a.size).then(a.path.cmp(&b.path)));
+    }
+    let mut listed = Vec::new();
+    for runnable in [true, false] {
+        let mut turns: Vec<&mut VecDeque<Found>> = by_dir
+            .iter_mut()
+            .filter(|((not_runnable, _), _)| *not_runnable != runnable)
+            .map(|(_, files)| files)
+            .collect();
+        while listed.len() < MAX_FILES && turns.iter().any(|f| !f.is_empty()) {
+            for files in turns.iter_mut() {
+                if listed.len() >= MAX_FILES {
+                    break;
+                }
+                if let Some(file) = files.pop_front() {
+                    listed.push((file.path, file.size));
+                }
+            }
         }
-        let path = entry.path();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let relative = path.strip_prefix(base).unwrap_or(&path);
-        let name = format!("/tmp/{}", relative.to_string_lossy());
-        if meta.is_dir() {
-            walk(base, &path, depth + 1, files);
-        } else {
-            files.push((name, meta.len()));
-        }
+    }
+    let omitted_bytes = by_dir.values().flatten().map(|f| f.size).sum();
+    listed.sort();
+    FilesLeft {
+        omitted: (total - listed.len()) as u64,
+        omitted_bytes,
+        listed,
     }
 }
 
@@ -134,6 +219,8 @@ fn walk(base: &Path, dir: &Path, depth: usize, files: &mut Vec<(String, u64)>) {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct InsideReport {
     pub network_attempts: Vec<String>,
+    /// Attempts reported beyond those kept.
+    pub omitted: u64,
 }
 
 pub fn inside_report(observer: &Observer) -> Option<InsideReport> {
@@ -156,9 +243,6 @@ pub fn parse_inside(data: &[u8]) -> InsideReport {
     let data = &data[..data.len().min(MAX_ACTIVITY_BYTES)];
     let mut report = InsideReport::default();
     for line in data.split(|&b| b == b'\n') {
-        if report.network_attempts.len() >= MAX_NETWORK_ATTEMPTS {
-            break;
-        }
         if line.len() > MAX_LINE_BYTES {
             continue;
         }
@@ -168,6 +252,10 @@ pub fn parse_inside(data: &[u8]) -> InsideReport {
         let Some(event) = NETWORK_EVENTS.iter().find(|e| **e == line.event) else {
             continue;
         };
+        if report.network_attempts.len() >= MAX_NETWORK_ATTEMPTS {
+            report.omitted += 1;
+            continue;
+        }
         let detail: String = line.detail.chars().take(MAX_DETAIL_CHARS).collect();
         report.network_attempts.push(format!("{event} {detail}"));
     }
@@ -190,6 +278,7 @@ mod tests {
         let line = format!("{{\"event\":\"socket.bind\",\"detail\":\"{}\"}}\n", "é".repeat(300));
         let report = parse_inside(line.repeat(200).as_bytes());
         assert_eq!(report.network_attempts.len(), MAX_NETWORK_ATTEMPTS);
+        assert!(report.omitted > 0, "a cut list says so");
         assert!(
             report
                 .network_attempts
@@ -219,9 +308,40 @@ mod tests {
         std::fs::create_dir(dir.path().join("d")).unwrap();
         std::fs::write(dir.path().join("d/f"), b"12345").unwrap();
         std::os::unix::fs::symlink("/etc", dir.path().join("link")).unwrap();
-        let mut files = Vec::new();
-        walk(dir.path(), dir.path(), 0, &mut files);
-        files.sort();
-        assert_eq!(files, vec![("/tmp/d/f".to_owned(), 5), ("/tmp/link".to_owned(), 4)]);
+        let (found, unwalked) = walk(dir.path());
+        assert_eq!(unwalked, 0);
+        let left = choose(found);
+        assert_eq!(
+            left,
+            FilesLeft {
+                listed: vec![("/tmp/d/f".to_owned(), 5), ("/tmp/link".to_owned(), 4)],
+                omitted: 0,
+                omitted_bytes: 0,
+            }
+        );
+    }
+
+    #[test]
+    fn decoys_do_not_hide_the_file_that_matters_and_a_cut_list_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..600 {
+            std::fs::write(dir.path().join(format!("decoy-{n:03}")), b"").unwrap();
+        }
+        // Deeper than any fixed depth, in its own directory, plain data.
+        let deep: PathBuf = (0..40).map(|n| format!("d{n}")).collect();
+        std::fs::create_dir_all(dir.path().join(&deep)).unwrap();
+        std::fs::write(dir.path().join(&deep).join("stolen.txt"), b"secret").unwrap();
+        std::fs::write(dir.path().join("run.sh"), b"#!/bin/sh\ncurl evil\n").unwrap();
+        let (found, _) = walk(dir.path());
+        let left = choose(found);
+        assert_eq!(left.listed.len(), MAX_FILES);
+        assert_eq!(left.omitted, 602 - MAX_FILES as u64, "how many were left out");
+        assert_eq!(left.omitted_bytes, 0, "only empty decoys were left out");
+        let names: Vec<&str> = left.listed.iter().map(|(p, _)| p.as_str()).collect();
+        assert!(names.contains(&"/tmp/run.sh"), "the script is listed");
+        assert!(
+            names.iter().any(|n| n.ends_with("/d39/stolen.txt")),
+            "the file in another directory is listed"
+        );
     }
 }

@@ -304,6 +304,28 @@ pub async fn remove_container(engine: &Engine, id: &str) -> Result<(), SandboxEr
     }
 }
 
+/// [`remove_container`], tried again for a while when the engine cannot be reached (a
+/// container left by a lost connection is removed once the engine is back, not at the next
+/// start of the executor).
+pub async fn remove_container_eventually(engine: &Engine, id: &str) {
+    let mut delay = std::time::Duration::from_millis(500);
+    for _ in 0..12 {
+        match remove_container(engine, id).await {
+            Ok(()) => return,
+            Err(error) if error.is_docker_unreachable() => {
+                tracing::debug!(container = %id, %error, ?delay, "the engine is away; removing the container later");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(30));
+            }
+            Err(error) => {
+                tracing::warn!(container = %id, %error, "removing a sandbox container; the next start removes it");
+                return;
+            }
+        }
+    }
+    tracing::warn!(container = %id, "the engine stayed away; the next start of the executor removes the container");
+}
+
 /// Sends a signal to a container's PID 1; a container that is already gone is fine.
 pub async fn signal(engine: &Engine, id: &str, signal: &str) -> Result<(), SandboxError> {
     use bollard::query_parameters::KillContainerOptionsBuilder;

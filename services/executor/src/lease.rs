@@ -32,6 +32,19 @@ pub(crate) enum Record {
         holder: Holder,
         #[serde(default)]
         heartbeat_ms: i64,
+        /// Which run of the request this is: 1, then 2 for the one run again after the
+        /// infrastructure interrupted the first.
+        #[serde(default = "first_attempt")]
+        attempt: u32,
+    },
+    /// Run `attempt` was interrupted by the infrastructure, and the request is to be run again
+    /// (the `retrying` progress event, with `reason`, is published): the next claim of the same
+    /// delivery runs attempt + 1, on whichever executor takes it.
+    Interrupted {
+        stream_seq: u64,
+        decision_id: MessageId,
+        attempt: u32,
+        reason: String,
     },
     /// The terminal event is published.
     Done {
@@ -39,6 +52,10 @@ pub(crate) enum Record {
         decision_id: MessageId,
         outcome: Outcome,
     },
+}
+
+fn first_attempt() -> u32 {
+    1
 }
 
 /// Which executor process holds a run.
@@ -199,6 +216,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn records_of_the_previous_release_are_first_attempts() {
+        #[derive(Serialize)]
+        #[serde(tag = "state", rename_all = "snake_case")]
+        enum Old {
+            Running {
+                stream_seq: u64,
+                decision_id: MessageId,
+                claimed_at_ms: i64,
+            },
+        }
+        let bytes = rmp_serde::to_vec_named(&Old::Running {
+            stream_seq: 3,
+            decision_id: MessageId::default(),
+            claimed_at_ms: 1,
+        })
+        .unwrap();
+        match rmp_serde::from_slice::<Record>(&bytes).unwrap() {
+            Record::Running { attempt, holder, .. } => assert_eq!((attempt, holder), (1, Holder::default())),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_holder_is_alive_only_while_its_run_can_still_be_going_on() {
         let runs = Runs::new("local");
         let me = runs.me().clone();
@@ -241,6 +281,7 @@ mod tests {
             claimed_at_ms: 1,
             holder: holder.clone(),
             heartbeat_ms,
+            attempt: 1,
         };
         let mine = running(7, &me, 1);
         assert!(owns(&mine, &running(7, &me, 99)), "a renewal we did not hear of");

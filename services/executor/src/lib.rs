@@ -17,14 +17,18 @@
 pub mod activity;
 #[cfg(feature = "testing")]
 pub mod attacks;
+pub mod audit_gate;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod config;
+mod dispatch;
 pub mod docker;
+pub mod engine_health;
 #[cfg(feature = "testing")]
 pub mod engine_proxy;
 mod error;
 mod events;
+mod execute;
 pub mod host;
 pub mod image;
 pub mod launch;
@@ -35,6 +39,7 @@ pub mod package_rating;
 pub mod packages;
 pub mod pool;
 pub mod resolve;
+mod queue;
 pub mod run;
 pub mod sandbox;
 pub mod seccomp;

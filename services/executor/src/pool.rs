@@ -240,8 +240,33 @@ impl Pool {
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
         self.warmups.close();
-        let idle: Vec<String> = self
-            .state
+        for id in self.drain_idle() {
+            self.remove_later(id);
+        }
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+
+    /// Drops every idle container: their attach connections died with the engine's (the
+    /// engine closed their stdin, or will when it notices), so none can take a job. The pool
+    /// refills once the engine answers again.
+    pub fn discard_idle(&self) {
+        let idle = self.drain_idle();
+        if !idle.is_empty() {
+            tracing::info!(
+                containers = idle.len(),
+                "dropping the warm containers of a lost engine connection"
+            );
+        }
+        for id in idle {
+            let engine = self.engine.clone();
+            self.tasks
+                .spawn(async move { docker::remove_container_eventually(&engine, &id).await });
+        }
+    }
+
+    fn drain_idle(&self) -> Vec<String> {
+        self.state
             .lock()
             .map(|mut s| {
                 s.classes
@@ -249,12 +274,7 @@ impl Pool {
                     .flat_map(|c| c.idle.drain(..).map(|l| l.id))
                     .collect()
             })
-            .unwrap_or_default();
-        for id in idle {
-            self.remove_later(id);
-        }
-        self.tasks.close();
-        self.tasks.wait().await;
+            .unwrap_or_default()
     }
 
     fn remove_later(&self, id: String) {

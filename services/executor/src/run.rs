@@ -61,6 +61,8 @@ pub struct Execution<'a> {
     pub frame: Frame,
     pub stdin: Vec<u8>,
     pub warm: bool,
+    /// Which run of the request this is.
+    pub attempt: u32,
     /// Where the monitor reports the job's memory use (for admission of other jobs).
     pub memory_used: Arc<AtomicU64>,
     /// Background removals, awaited at shutdown.
@@ -92,9 +94,7 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
         if let Some(shown) = shown {
             check_engine_status(&engine, &id, shown, stop_bound).await;
         }
-        if let Err(error) = docker::remove_container(&engine, &id).await {
-            tracing::warn!(container = %id, %error, "removing a sandbox container; the next start removes it");
-        }
+        docker::remove_container_eventually(&engine, &id).await;
     });
     result.map(|(report, _)| report)
 }
@@ -302,6 +302,7 @@ impl<'a> Run<'a> {
             warm: exec.warm,
             runtime: exec.runtime,
             seccomp: Some(crate::seccomp::digest(exec.runtime)),
+            attempt: exec.attempt,
         }));
         let observer = Observer::for_container(&exec.config.host, exec.engine, id, host_pid);
         // A warm container's idle interpreter does not count towards the job's peak.
@@ -512,12 +513,16 @@ impl<'a> Run<'a> {
             self.processes.observe(&self.observer);
             violation = check(&self.exec.limits, &reading);
         }
+        let files = activity::files_left(&self.observer);
+        let (processes, processes_omitted) = self.processes.seen();
         Found {
             outside: Activity {
-                files_created: activity::files_left(&self.observer),
-                processes: self.processes.seen(),
-                network_attempts: vec![],
-                untrusted: false,
+                files_created: files.listed,
+                files_omitted: files.omitted,
+                files_omitted_bytes: files.omitted_bytes,
+                processes,
+                processes_omitted,
+                ..Activity::default()
             },
             inside: activity::inside_report(&self.observer),
             violation,
@@ -576,14 +581,14 @@ impl<'a> Run<'a> {
                 "the container stopped (status {status}), but its output did not end with PID 1's end marker: the engine's stream lost its end"
             )));
         }
+        let (processes, processes_omitted) = self.processes.seen();
         Ok(Ended {
             exit_code: violation.is_none().then_some(status),
             violation,
             outside: Some(Activity {
-                files_created: vec![],
-                processes: self.processes.seen(),
-                network_attempts: vec![],
-                untrusted: false,
+                processes,
+                processes_omitted,
+                ..Activity::default()
             }),
             inside: None,
         })
@@ -598,10 +603,10 @@ impl<'a> Run<'a> {
             && !inside.network_attempts.is_empty()
         {
             self.events.send(SandboxEvent::Activity(Activity {
-                files_created: vec![],
-                processes: vec![],
                 network_attempts: inside.network_attempts,
+                network_attempts_omitted: inside.omitted,
                 untrusted: true,
+                ..Activity::default()
             }));
         }
         if let Some(v) = &ended.violation {

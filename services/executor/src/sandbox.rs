@@ -2,6 +2,7 @@
 
 use crate::config::SandboxConfig;
 use crate::docker::{self, Engine};
+use crate::engine_health::EngineHealth;
 use crate::error::SandboxError;
 use crate::events::EventSink;
 use crate::host::Capacity;
@@ -30,6 +31,8 @@ pub struct Job {
     pub limits: Limits,
     /// The runtime the decision names: run under it or not at all.
     pub runtime: Runtime,
+    /// Which run of the request this is (1, then 2 when an interrupted run is run again).
+    pub attempt: u32,
 }
 
 /// What happens while a job runs, in order.
@@ -57,6 +60,9 @@ pub struct RunReport {
 
 struct Inner {
     engine: Engine,
+    health: Arc<EngineHealth>,
+    /// Stops the engine's watch at shutdown.
+    stop: tokio_util::sync::CancellationToken,
     config: Arc<SandboxConfig>,
     capacity: Arc<Capacity>,
     pool: Option<Arc<Pool>>,
@@ -86,6 +92,7 @@ impl Sandbox {
         }
         let config = Arc::new(config);
         let capacity = Capacity::new(&config);
+        let stop = tokio_util::sync::CancellationToken::new();
         let pool = if config.pool.enabled {
             let mut classes: Vec<(String, Runtime, Limits)> = Vec::new();
             for (_, quota) in config.quotas.all() {
@@ -107,10 +114,20 @@ impl Sandbox {
         } else {
             None
         };
+        let lost = pool.as_ref().map(Arc::downgrade);
+        let health = EngineHealth::start(engine.clone(), stop.clone(), move |state| {
+            if !state.is_reachable()
+                && let Some(pool) = lost.as_ref().and_then(std::sync::Weak::upgrade)
+            {
+                pool.discard_idle();
+            }
+        });
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 installer: Installer::new(engine.clone(), config.clone()),
                 engine,
+                health,
+                stop,
                 config,
                 capacity,
                 pool,
@@ -127,6 +144,11 @@ impl Sandbox {
     /// The package steps: resolving specs to wheels, installing approved wheels.
     pub fn installer(&self) -> &Installer {
         &self.inner.installer
+    }
+
+    /// The watch on the container engine: the executor starts nothing while it is unreachable.
+    pub fn engine_health(&self) -> &Arc<EngineHealth> {
+        &self.inner.health
     }
 
     /// Lowers `limits` to what the host can give now (never raises them).
@@ -155,6 +177,11 @@ impl Sandbox {
         let sink = EventSink::new(events);
         let result = self.run_with(job, &sink).await;
         sink.finish().await;
+        if let Err(error) = &result
+            && (error.is_docker_unreachable() || error.may_have_run())
+        {
+            self.inner.health.suspect();
+        }
         result
     }
 
@@ -217,6 +244,7 @@ impl Sandbox {
                 frame,
                 stdin: job.inputs.stdin,
                 warm: is_warm,
+                attempt: job.attempt,
                 memory_used: admission.used.clone(),
                 cleanup: &inner.cleanup,
             },
@@ -285,6 +313,7 @@ impl Sandbox {
     pub async fn shutdown(&self) {
         let inner = &self.inner;
         self.close().await;
+        inner.stop.cancel();
         inner.cleanup.close();
         inner.cleanup.wait().await;
         if let Err(error) = docker::remove_labelled(&inner.engine, &inner.config.instance).await {

@@ -1,59 +1,104 @@
-//! The executor's loop: consume decisions, run only what a valid, unexpired, unused decision
+//! The executor's service: consume decisions, run only what a valid, unexpired, unused decision
 //! signed by the gate approves for exactly the code delivered, and end each request with one
 //! terminal event.
 //!
-//! Reading order: [`Config`], [`run`] (the consume loop), [`authorize`] (the checks, pure),
-//! [`Executor::execute`] (claim, run, publish).
+//! Reading order: [`Config`], [`run`] (the wiring), [`authorize`] (the checks, pure), then
+//! `dispatch` (the intake and the fair queue, waiting for the engine and the audit log) and
+//! `execute` (claim, run, retry an interrupted run once, publish).
 
-use crate::lease::{Lease, Liveness, Record, Runs};
-use crate::{Job, RunReport, Sandbox, SandboxConfig, SandboxError, SandboxEvent};
+use crate::audit_gate::{AuditGate, AuditRequirement};
+use crate::dispatch::{Counts, Sharing};
+use crate::execute::{ACK_WAIT, Executor};
+use crate::lease::Runs;
+use crate::{Sandbox, SandboxConfig, SandboxError};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
+use airlock_bus::runner::{ConfigError, ConfigFile};
 use airlock_bus::{
-    BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser, ServiceCounters,
-    Transience,
+    BusError, ClaimError, Claims, Failure, PublishError, Publisher, Refuser, ServiceCounters, Transience,
 };
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::subjects::EXECUTOR_BUCKET;
 use airlock_protocol::{
-    Assessment, Decided, Decision, DecisionSummary, Event, ExecutionRequest, Limits, MessageId, Outcome, Producer,
-    RefusalReason, RequestId, Terminal, VerifierKey, VerifierSet, now_ms,
+    Assessment, Decided, Decision, ExecutionRequest, Limits, Producer, RefusalReason, RequestId, VerifierKey,
+    VerifierSet,
 };
-use futures::StreamExt as _;
+use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument as _;
 
-/// A run's events published before the first of them is acknowledged.
-const EVENTS_IN_FLIGHT: usize = 16;
+/// Decisions held by all executors at once (running or waiting in one's queue): the consumer's
+/// bound. Each executor holds at most its own `queue_limit` waiting.
+const HELD_BY_ALL_EXECUTORS: i64 = 4096;
 
-/// The `[executor]` section of the stack's config: the gate's keys, and the sandbox's settings
-/// in the same table.
+/// The `[executor]` section of the stack's config: the gate's keys, how the executor shares its
+/// slots and retries, and the sandbox's settings in the same table; with what it reads of
+/// `[auditor]` and `[clients]`.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     /// Verifier keys of the gate (`name+keyid+base64`): nothing runs without a valid signature
     /// by one of them.
     pub gate_keys: Vec<String>,
+    pub service: ServiceSettings,
+    /// `[auditor] required` and `max_lag`: whether programs wait for the audit log.
+    pub audit: AuditRequirement,
+    /// How many clients the stack has (`mai` and `[clients] extra_users`): with more than one,
+    /// the slots are shared.
+    pub clients: usize,
     pub sandbox: SandboxConfig,
     /// The assessor's engine settings (`[assessor]`: rules, threat list, budgets), with which
     /// package code is rated: one engine, one set of rules for code and packages.
     pub assessor: airlock_assessor::EngineConfig,
 }
 
+/// The executor's own keys of `[executor]` (the rest of the table is the sandbox's).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServiceSettings {
+    /// How many times a run the infrastructure interrupted (its executor killed or restarted,
+    /// the engine or the host lost) is run again, in a fresh container on any executor; 0 ends
+    /// it as interrupted. The program's own failures and violations are never run again.
+    pub retry_interrupted: u32,
+    /// Most slots one client's runs may take at once. Unset: every slot when the stack has one
+    /// client, all but one when it has more, so that another client's request always finds one
+    /// soon.
+    pub max_per_client: Option<usize>,
+    /// Most requests this executor holds waiting for their turn; the rest wait in the stream.
+    pub queue_limit: usize,
+}
+
+impl Default for ServiceSettings {
+    fn default() -> Self {
+        ServiceSettings {
+            retry_interrupted: 1,
+            max_per_client: None,
+            queue_limit: 128,
+        }
+    }
+}
+
+/// The keys of `[executor]` that are the executor's own.
+const SERVICE_KEYS: [&str; 4] = ["gate_keys", "retry_interrupted", "max_per_client", "queue_limit"];
+
 impl Config {
-    /// Reads `[executor]` and `[quotas]` of the stack's config file; the binary, `airlock serve`
-    /// and `airlock image build` all load it this way.
-    pub fn load(file: &airlock_bus::runner::ConfigFile) -> Result<Self, airlock_bus::runner::ConfigError> {
+    /// Reads `[executor]`, `[quotas]`, and what the executor needs of `[auditor]` and
+    /// `[clients]`; the binary, `airlock serve` and `airlock image build` all load it this way.
+    pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
         let section = service_role().config_section;
-        let (mut sandbox, apart): (SandboxConfig, _) = file.section_apart(section, &["gate_keys"])?;
-        let gate_keys = match apart.get("gate_keys") {
+        let (mut sandbox, mut apart): (SandboxConfig, _) = file.section_apart(section, &SERVICE_KEYS)?;
+        let gate_keys = match apart.remove("gate_keys") {
             Some(value) => value
-                .clone()
                 .try_into()
                 .map_err(|e: toml::de::Error| file.invalid(&format!("{section}.gate_keys"), e.to_string()))?,
             None => Vec::new(),
         };
+        let service: ServiceSettings = toml::Value::Table(apart)
+            .try_into()
+            .map_err(|e: toml::de::Error| file.invalid(section, e.to_string()))?;
+        if service.queue_limit == 0 || service.max_per_client == Some(0) {
+            return Err(file.invalid(section, "queue_limit and max_per_client must be at least 1"));
+        }
         sandbox.read_legacy_keys();
         sandbox.quotas = file.section("quotas")?;
         if !sandbox.packages.only_binary {
@@ -63,12 +108,55 @@ impl Config {
             ));
         }
         let assessor = file.section("assessor")?;
+        let clients: airlock_bus::ClientsConfig = file.section("clients")?;
         Ok(Config {
             gate_keys,
+            service,
+            audit: audit_requirement(file)?,
+            clients: clients.users().len(),
             sandbox,
             assessor,
         })
     }
+
+    /// How the slots are shared.
+    fn sharing(&self, slots: usize) -> Sharing {
+        let default_share = if self.clients > 1 {
+            slots.saturating_sub(1)
+        } else {
+            slots
+        };
+        Sharing {
+            slots,
+            max_per_client: self.service.max_per_client.unwrap_or(default_share).clamp(1, slots),
+            queue_limit: self.service.queue_limit,
+        }
+    }
+}
+
+/// `[auditor] required` and `max_lag` (the auditor's own section, which it checks as a whole);
+/// a required log must publish its entries, or the executor could never see it keep up.
+fn audit_requirement(file: &ConfigFile) -> Result<AuditRequirement, ConfigError> {
+    let mut requirement = AuditRequirement::default();
+    if let Some(value) = file.key("auditor", "required") {
+        requirement.required = value
+            .as_bool()
+            .ok_or_else(|| file.invalid("auditor.required", "must be true or false"))?;
+    }
+    if let Some(value) = file.key("auditor", "max_lag") {
+        let text = value
+            .as_str()
+            .ok_or_else(|| file.invalid("auditor.max_lag", "must be a duration such as \"2s\""))?;
+        requirement.max_lag =
+            humantime::parse_duration(text).map_err(|e| file.invalid("auditor.max_lag", e.to_string()))?;
+    }
+    if requirement.required && file.key("auditor", "publish_entries").and_then(toml::Value::as_bool) == Some(false) {
+        return Err(file.invalid(
+            "auditor.publish_entries",
+            "must be true while auditor.required is (the executor follows the log through its published entries)",
+        ));
+    }
+    Ok(requirement)
 }
 
 fn service_role() -> &'static ServiceRole {
@@ -223,37 +311,6 @@ pub fn authorize(
     })
 }
 
-struct Executor {
-    sandbox: Sandbox,
-    gate_keys: VerifierSet,
-    publisher: Publisher,
-    refuser: Refuser,
-    records: Claims,
-    runs: Runs,
-    counters: ServiceCounters,
-    /// Cancelled once the runs in progress have ended (or could not end in time): what is
-    /// still being published or acknowledged then gives up.
-    stop: CancellationToken,
-}
-
-/// What claiming a request came to.
-enum Claimed {
-    Won(u64),
-    Handled(Handled),
-}
-
-/// How a delivery was handled.
-enum Handled {
-    Done,
-    /// Its run is going on elsewhere (or here): look again after this long.
-    Later(Duration),
-}
-
-/// How long the server waits for an ack before redelivering: runs report progress well within it.
-const ACK_WAIT: Duration = Duration::from_secs(10);
-/// How often a run tells the server it is still going, and renews its lease.
-const HEARTBEAT: Duration = Duration::from_millis(ACK_WAIT.as_millis() as u64 / 3);
-
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), ExecutorError> {
     let gate_keys = config
         .gate_keys
@@ -263,13 +320,18 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     if gate_keys.is_empty() {
         return Err(ExecutorError::NoGateKeys);
     }
-    let concurrency = config
+    let slots = config
         .sandbox
         .host
         .max_concurrent
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
         .max(1);
-    let sandbox = Sandbox::start(config.sandbox.clone()).await?;
+    let counters = ServiceCounters::default();
+    let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
+    let Some(sandbox) = start_sandbox(&config.sandbox, &counters, &shutdown).await? else {
+        let _ = service.stop().await;
+        return Ok(());
+    };
     let js = async_nats::jetstream::new(client.clone());
     let records = match Claims::open(&js, EXECUTOR_BUCKET, &shutdown).await {
         Ok(claims) => claims,
@@ -279,6 +341,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     // `shutdown` stops the intake; runs in progress still publish and acknowledge until `stop`.
     let stop = CancellationToken::new();
     let publisher = Publisher::new(js.clone(), Producer::Executor, stop.clone());
+    let audit = AuditGate::start(js.clone(), config.audit, stop.clone());
     let executor = Arc::new(Executor {
         sandbox: sandbox.clone(),
         gate_keys: VerifierSet::new(gate_keys),
@@ -286,10 +349,11 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         publisher,
         records,
         runs: Runs::new(&config.sandbox.instance),
-        counters: ServiceCounters::default(),
+        counters,
+        audit: audit.clone(),
+        retry_interrupted: config.service.retry_interrupted,
         stop: stop.clone(),
     });
-    let service = airlock_bus::start_service(&client, service_role(), executor.counters.clone()).await?;
     // Package code is rated with the assessor's engine and rules, reloaded when they change.
     let engine = Arc::new(airlock_assessor::SharedEngine::new(config.assessor.clone())?);
     let _watcher = if config.assessor.watch {
@@ -308,6 +372,69 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         .await
         .map_err(BusError::Service)?;
     tokio::spawn(resolver.serve(endpoint));
+    let counts = Arc::new(Counts::default());
+    watch(&sandbox, &audit, &counts);
+    let sharing = config.sharing(slots);
+    tracing::info!(
+        slots,
+        max_per_client = sharing.max_per_client,
+        audit_required = config.audit.required,
+        "executor ready"
+    );
+
+    // The consumer hands decisions to every executor, each holding at most its own
+    // `queue_limit` waiting; the rest wait in JetStream.
+    let spec = ConsumerSpec::for_role(&roles::EXECUTOR, ACK_WAIT, HELD_BY_ALL_EXECUTORS)
+        .ok_or_else(|| BusError::Service("the executor's row names no consumer".into()))?
+        // A decision whose run another live executor holds is put back for later, again and
+        // again while it runs: the server must never stop redelivering it, or a run whose
+        // holder then dies would never be ended. Failures are still bounded by `settle`.
+        .unbounded_redelivery()
+        .shared_by_subscribers(sharing.queue_limit + sharing.slots);
+    let Some(deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+        stop.cancel();
+        sandbox.shutdown().await;
+        let _ = service.stop().await;
+        return Ok(());
+    };
+    let mut running = crate::dispatch::dispatch(deliveries, executor, sharing, counts, &shutdown).await;
+    drain(&sandbox, &mut running, &config.sandbox).await;
+    stop.cancel();
+    sandbox.shutdown().await;
+    let _ = service.stop().await;
+    Ok(())
+}
+
+/// Starts the sandbox, waiting (told in the status) while the engine is unreachable; `None`
+/// when shut down first. Other failures (a missing image) are the executor's end.
+async fn start_sandbox(
+    config: &SandboxConfig,
+    counters: &ServiceCounters,
+    shutdown: &CancellationToken,
+) -> Result<Option<Sandbox>, ExecutorError> {
+    let mut delay = Duration::from_millis(250);
+    loop {
+        match Sandbox::start(config.clone()).await {
+            Ok(sandbox) => {
+                counters.clear_problem("engine");
+                return Ok(Some(sandbox));
+            }
+            Err(error) if error.is_docker_unreachable() => {
+                tracing::warn!(%error, "the container engine is unreachable; waiting for it");
+                counters.set_problem("engine", format!("{error}; the executor waits for it to start"));
+            }
+            Err(error) => return Err(error.into()),
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(None),
+            _ = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// The metrics' view of the executor: its warm pool, its engine, the audit log's lag, its queue.
+fn watch(sandbox: &Sandbox, audit: &Arc<AuditGate>, counts: &Arc<Counts>) {
     let pool = sandbox.clone();
     airlock_telemetry::metrics::watch_pool(move || {
         let stats = pool.pool_stats();
@@ -318,61 +445,19 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
             misses: stats.misses,
         }
     });
-    tracing::info!(concurrency, "executor ready");
-
-    // The consumer hands out at most `concurrency` decisions at a time; the rest wait in
-    // JetStream rather than in this process.
-    let spec = ConsumerSpec::for_role(&roles::EXECUTOR, ACK_WAIT, concurrency as i64)
-        .ok_or_else(|| BusError::Service("the executor's row names no consumer".into()))?
-        // A decision whose run another live executor holds is put back for later, again and
-        // again while it runs: the server must never stop redelivering it, or a run whose
-        // holder then dies would never be ended. Failures are still bounded by `settle`.
-        .unbounded_redelivery();
-    let Some(deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
-        sandbox.shutdown().await;
-        let _ = service.stop().await;
-        return Ok(());
-    };
-    let mut running = intake(deliveries, &executor, concurrency, &shutdown).await;
-    drain(&sandbox, &mut running, &config.sandbox).await;
-    stop.cancel();
-    sandbox.shutdown().await;
-    let _ = service.stop().await;
-    Ok(())
+    let (health, audit, counts) = (sandbox.engine_health().clone(), audit.clone(), counts.clone());
+    airlock_telemetry::metrics::watch_executor(move || airlock_telemetry::metrics::ExecutorReading {
+        engine_reachable: health.is_reachable(),
+        audit_lag: audit.lag(),
+        waiting: counts.waiting.load(std::sync::atomic::Ordering::Relaxed),
+        running: counts.running.load(std::sync::atomic::Ordering::Relaxed),
+    });
 }
 
-/// Hands each decision to its own task once one of `concurrency` slots is free, until
-/// `shutdown`; returns the tasks still running. A decision waiting for a slot when the stop
-/// comes is left to the next executor.
-async fn intake(
-    mut deliveries: DeliveryStream,
-    executor: &Arc<Executor>,
-    concurrency: usize,
-    shutdown: &CancellationToken,
-) -> tokio::task::JoinSet<()> {
-    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
-    let mut running = tokio::task::JoinSet::new();
-    while let Some(delivery) = deliveries.next().await {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot,
-            _ = shutdown.cancelled() => break,
-        };
-        let Ok(slot) = slot else { break };
-        let executor = executor.clone();
-        running.spawn(async move {
-            let span = delivery.span(service_role().name);
-            executor.handle(delivery).instrument(span).await;
-            drop(slot);
-        });
-        while running.try_join_next().is_some() {}
-    }
-    running
-}
-
-/// A graceful stop: no new job starts (one still waiting for room gives its claim back and is
-/// redelivered to the next executor), and the runs in progress end by themselves, each bounded
-/// by its own wall time, publishing their events and terminal before this returns. Past the
-/// longest a run could take, what is left is aborted: a later executor ends it as interrupted.
+/// A graceful stop: no new job starts (the waiting ones were given back to the stream for the
+/// next executor), and the runs in progress end by themselves, each bounded by its own wall
+/// time, publishing their events and terminal before this returns. Past the longest a run could
+/// take, what is left is aborted: a later executor runs it again (or ends it as interrupted).
 async fn drain(sandbox: &Sandbox, running: &mut tokio::task::JoinSet<()>, config: &SandboxConfig) {
     sandbox.close().await;
     if running.is_empty() {
@@ -381,322 +466,12 @@ async fn drain(sandbox: &Sandbox, running: &mut tokio::task::JoinSet<()>, config
     let longest = Duration::from_millis(config.limits.ceiling.wall_ms)
         + Duration::from_millis(config.packages.install_limits.wall_ms)
         + Duration::from_secs(60);
-    tracing::info!(runs = running.len(), "stopping: letting the runs in progress finish");
+    tracing::info!("stopping: letting the runs in progress finish");
     let finished = tokio::time::timeout(longest, async { while running.join_next().await.is_some() {} }).await;
     if finished.is_err() {
-        tracing::warn!(
-            runs = running.len(),
-            "runs still going at the stop's limit; aborting them"
-        );
+        tracing::warn!("runs still going at the stop's limit; aborting them");
         running.abort_all();
         while running.join_next().await.is_some() {}
-    }
-}
-
-impl Executor {
-    async fn handle(&self, delivery: Delivery) {
-        match self.try_handle(&delivery).await {
-            Ok(Handled::Later(delay)) => delivery.retry_after(delay).await,
-            outcome => {
-                delivery.settle(outcome.map(|_| ()), &self.refuser, &self.stop).await;
-            }
-        }
-    }
-
-    async fn try_handle(&self, delivery: &Delivery) -> Result<Handled, ExecutorError> {
-        let envelope = match delivery.envelope() {
-            Ok(e) => e,
-            Err(error) => {
-                self.refuse(delivery, RefusalReason::from(&error), airlock_bus::error_text(&error))
-                    .await?;
-                return Ok(Handled::Done);
-            }
-        };
-        let rid = envelope.request_id.clone();
-        tracing::Span::current().record("request_id", rid.as_str());
-        let Event::Decided(decided) = envelope.event else {
-            self.refuse(delivery, RefusalReason::SubjectMismatch, "not a decision".into())
-                .await?;
-            return Ok(Handled::Done);
-        };
-        self.counters.incr("decisions");
-        let authorized = match authorize(&rid, &decided, &self.gate_keys, now_ms()) {
-            Ok(a) => a,
-            Err(Unauthorized::NothingToRun) => return Ok(Handled::Done),
-            Err(Unauthorized::Refuse(reason, detail)) => {
-                self.refuse(delivery, reason, detail).await?;
-                return Ok(Handled::Done);
-            }
-            Err(Unauthorized::Expired(detail)) => {
-                self.refuse(delivery, RefusalReason::Expired, detail.clone()).await?;
-                // Ends the request, unless an earlier decision already ran it.
-                let decision_id = decided
-                    .signed
-                    .peek::<Decision>()
-                    .map(|d| d.decision_id)
-                    .unwrap_or_default();
-                let record = Record::Done {
-                    stream_seq: delivery.position().0,
-                    decision_id,
-                    outcome: Outcome::Expired,
-                };
-                if let Claim::Won { .. } = self.records.claim(rid.as_str(), &record).await? {
-                    let mut terminal = Terminal::without_run(Outcome::Expired, detail);
-                    terminal.decision = decided.signed.peek::<Decision>().map(|d| DecisionSummary {
-                        decision: "expired".into(),
-                        ..DecisionSummary::of(&d)
-                    });
-                    self.publisher.emit(&rid, Event::Terminal(Box::new(terminal))).await?;
-                }
-                return Ok(Handled::Done);
-            }
-        };
-        self.execute(delivery, &rid, authorized).await
-    }
-
-    /// Claims the request, runs it while keeping the claim's lease, publishes its events and
-    /// its terminal event.
-    async fn execute(
-        &self,
-        delivery: &Delivery,
-        rid: &RequestId,
-        authorized: Authorized,
-    ) -> Result<Handled, ExecutorError> {
-        // The decision message's stream sequence tells a redelivery of the same message (after a
-        // crash) from a replay of the decision in a new message.
-        let stream_seq = delivery.position().0;
-        let decision_id = authorized.decision.decision_id.clone();
-        let now = now_ms();
-        let record = Record::Running {
-            stream_seq,
-            decision_id: decision_id.clone(),
-            claimed_at_ms: now,
-            holder: self.runs.me().clone(),
-            heartbeat_ms: now,
-        };
-        let revision = match self.claim(delivery, rid, &authorized, &record).await? {
-            Claimed::Won(revision) => revision,
-            Claimed::Handled(handled) => return Ok(handled),
-        };
-        let _in_progress = self.runs.enter(rid.as_str());
-        let lease = Lease::new(&self.records, rid.as_str(), record, revision);
-        let Some(report) = self.run_leased(delivery, rid, &authorized, &lease).await else {
-            return Ok(Handled::Done);
-        };
-        if let Err(SandboxError::ShuttingDown) = report {
-            // Nothing of it ran: the claim goes back, and the next executor runs it.
-            self.records.remove(rid.as_str()).await?;
-            return Err(SandboxError::ShuttingDown.into());
-        }
-        let terminal = match report {
-            Ok(report) => self.terminal_of(&authorized, report),
-            Err(e) => {
-                let mut terminal = self.terminal_base(&authorized, Outcome::Failed);
-                terminal.reason = Some(if e.may_have_run() {
-                    self.counters.incr("interrupted");
-                    e.to_string()
-                } else {
-                    format!("the sandbox failed: {e}")
-                });
-                terminal
-            }
-        };
-        self.finish(rid, terminal, stream_seq, decision_id, lease.revision())
-            .await?;
-        Ok(Handled::Done)
-    }
-
-    /// Claims the request for this delivery, or settles what an earlier claim left: a run that
-    /// ended, one still going on (looked at again later), one whose executor died (it ends as
-    /// interrupted, never run again), or a replay.
-    async fn claim(
-        &self,
-        delivery: &Delivery,
-        rid: &RequestId,
-        authorized: &Authorized,
-        record: &Record,
-    ) -> Result<Claimed, ExecutorError> {
-        let stream_seq = delivery.position().0;
-        match self.records.claim(rid.as_str(), record).await? {
-            Claim::Won { revision } => Ok(Claimed::Won(revision)),
-            Claim::Held {
-                value: Record::Done { stream_seq: done, .. },
-                ..
-            } if done == stream_seq => {
-                // Redelivered after the terminal event was published: nothing left to do.
-                Ok(Claimed::Handled(Handled::Done))
-            }
-            Claim::Held {
-                value:
-                    Record::Running {
-                        stream_seq: held,
-                        holder,
-                        heartbeat_ms,
-                        ..
-                    },
-                revision,
-            } if held == stream_seq => {
-                if self.runs.judge(rid.as_str(), &holder, heartbeat_ms, now_ms()) == Liveness::Alive {
-                    tracing::info!(holder = ?holder, "redelivered while its run goes on; looking again later");
-                    return Ok(Claimed::Handled(Handled::Later(ACK_WAIT)));
-                }
-                // Its executor died while the code ran. Running it again could do its effects
-                // twice, so the request ends as failed.
-                self.counters.incr("interrupted");
-                let mut terminal = self.terminal_base(authorized, Outcome::Failed);
-                terminal.reason =
-                    Some("interrupted: the executor stopped while the code ran; it is not run again".into());
-                self.finish(
-                    rid,
-                    terminal,
-                    stream_seq,
-                    authorized.decision.decision_id.clone(),
-                    revision,
-                )
-                .await?;
-                Ok(Claimed::Handled(Handled::Done))
-            }
-            Claim::Held { .. } => {
-                self.refuse(
-                    delivery,
-                    RefusalReason::Replayed,
-                    format!("request {rid} was already executed"),
-                )
-                .await?;
-                Ok(Claimed::Handled(Handled::Done))
-            }
-        }
-    }
-
-    /// Runs the job and publishes its events while the lease is kept; `None` when the lease
-    /// was lost (another executor ended the request), after which nothing more is published.
-    async fn run_leased(
-        &self,
-        delivery: &Delivery,
-        rid: &RequestId,
-        authorized: &Authorized,
-        lease: &Lease<'_>,
-    ) -> Option<Result<RunReport, SandboxError>> {
-        let job = Job {
-            request_id: rid.to_string(),
-            language: authorized.request.language,
-            code: authorized.request.code.clone(),
-            inputs: authorized.request.inputs.clone(),
-            packages: authorized
-                .assessment
-                .as_ref()
-                .map(|a| airlock_protocol::packages::wheels_of(&a.packages))
-                .unwrap_or_default(),
-            limits: self.sandbox.effective_limits(&authorized.limits),
-            runtime: authorized.runtime,
-        };
-        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);
-        // The run's two phases, as spans of the request's trace: getting its container ready (a
-        // warm one taken or one launched, packages installed) until the program starts, then
-        // the program's run until its report.
-        let mut phase = tracing::info_span!("container start", warm = tracing::field::Empty);
-        // Pipelined: each event is sent as soon as it is there, in order on the one connection,
-        // and its acknowledgement awaited alongside the next ones. Awaited one by one, the
-        // run's last events (output, usage, activity) each held up the terminal event by a
-        // round trip to the stream.
-        let forward = futures::stream::poll_fn(|cx| events_rx.poll_recv(cx))
-            .map(|event| {
-                let event = match event {
-                    SandboxEvent::Started(e) => {
-                        phase.record("warm", e.warm);
-                        phase = tracing::info_span!("run", container = %e.container);
-                        Event::ExecStarted(e)
-                    }
-                    SandboxEvent::Output(e) => Event::Output(e),
-                    SandboxEvent::Usage(e) => Event::Usage(e),
-                    SandboxEvent::Activity(e) => Event::Activity(e),
-                    SandboxEvent::Egress(e) => Event::Egress(e),
-                };
-                self.publisher.emit(rid, event)
-            })
-            .buffered(EVENTS_IN_FLIGHT)
-            .for_each(|published| async move {
-                if let Err(e) = published {
-                    tracing::warn!(error = %airlock_bus::error_text(&e), "an execution event was not published");
-                }
-            });
-        self.counters.incr("runs");
-        let run = self.sandbox.run(job, events_tx);
-        let report = tokio::select! {
-            (report, ()) = async { tokio::join!(run, forward) } => Some(report),
-            () = lease.keep(HEARTBEAT, delivery) => {
-                tracing::error!("the run's lease was lost: another executor ended the request; nothing more of it is published");
-                None
-            }
-        };
-        drop(phase);
-        report
-    }
-
-    fn terminal_base(&self, authorized: &Authorized, outcome: Outcome) -> Terminal {
-        let mut terminal = Terminal::without_run(outcome, String::new());
-        terminal.reason = None;
-        terminal.level = Some(authorized.decision.level);
-        terminal.findings = authorized
-            .assessment
-            .as_ref()
-            .map(|a| a.findings.clone())
-            .unwrap_or_default();
-        terminal.decision = Some(DecisionSummary::of(&authorized.decision));
-        terminal
-    }
-
-    fn terminal_of(&self, authorized: &Authorized, report: RunReport) -> Terminal {
-        let outcome = if report.violation.is_some() {
-            Outcome::Failed
-        } else {
-            Outcome::Finished
-        };
-        let mut terminal = self.terminal_base(authorized, outcome);
-        terminal.exit_code = report.exit_code;
-        terminal.stdout = report.stdout;
-        terminal.stderr = report.stderr;
-        terminal.usage = Some(report.usage);
-        if let Some(v) = &report.violation {
-            self.counters.incr("violations");
-            terminal.reason = Some(format!("limit violated: {}", v.detail));
-        }
-        terminal.violation = report.violation;
-        terminal
-    }
-
-    async fn finish(
-        &self,
-        rid: &RequestId,
-        terminal: Terminal,
-        stream_seq: u64,
-        decision_id: MessageId,
-        revision: u64,
-    ) -> Result<(), ExecutorError> {
-        let outcome = terminal.outcome;
-        self.publisher.emit(rid, Event::Terminal(Box::new(terminal))).await?;
-        self.records
-            .update(
-                rid.as_str(),
-                &Record::Done {
-                    stream_seq,
-                    decision_id,
-                    outcome,
-                },
-                revision,
-            )
-            .await?;
-        Ok(())
-    }
-
-    /// Refuses a decision: only the gate may publish decisions, so a bad one is a forgery or a
-    /// replay and must not end the request it names (the real decision may still come).
-    async fn refuse(&self, delivery: &Delivery, reason: RefusalReason, detail: String) -> Result<(), ExecutorError> {
-        self.counters.incr("refused");
-        delivery
-            .refuse(&self.refuser, reason, &detail, Ending::MessageOnly)
-            .await?;
-        Ok(())
     }
 }
 
@@ -727,6 +502,58 @@ mod tests {
     }
 
     #[test]
+    fn the_executors_own_keys_and_what_it_reads_of_the_auditor_and_clients() {
+        let config = load("[executor]\ngate_keys = [\"k\"]\n").unwrap();
+        assert_eq!(
+            config.service.retry_interrupted, 1,
+            "an interrupted run is run again once by default"
+        );
+        assert!(config.audit.required, "no run without its record, by default");
+        assert_eq!(config.audit.max_lag, Duration::from_secs(2));
+        assert_eq!(config.clients, 1);
+        let alone = config.sharing(4);
+        assert_eq!(
+            (alone.slots, alone.max_per_client),
+            (4, 4),
+            "a lone client may use every slot"
+        );
+
+        let config = load(
+            "[executor]\nretry_interrupted = 0\nmax_per_client = 3\nqueue_limit = 9\n\
+             [auditor]\nrequired = false\nmax_lag = \"500ms\"\n[clients]\nextra_users = [\"bob\"]\n",
+        )
+        .unwrap();
+        assert_eq!(config.service.retry_interrupted, 0);
+        assert_eq!(
+            (config.service.queue_limit, config.service.max_per_client),
+            (9, Some(3))
+        );
+        assert!(!config.audit.required);
+        assert_eq!(config.audit.max_lag, Duration::from_millis(500));
+        assert_eq!(config.clients, 2);
+        assert_eq!(config.sharing(2).max_per_client, 2, "as configured, at most every slot");
+        let shared = load("[clients]\nextra_users = [\"bob\"]\n").unwrap();
+        assert_eq!(
+            shared.sharing(4).max_per_client,
+            3,
+            "two clients: one slot kept for the other"
+        );
+        assert_eq!(shared.sharing(1).max_per_client, 1);
+
+        for bad in [
+            "[executor]\nqueue_limit = 0\n",
+            "[executor]\nmax_per_client = 0\n",
+            "[executor]\nretry_interrupted = -1\n",
+            "[auditor]\nrequired = \"yes\"\n",
+            "[auditor]\nmax_lag = \"soon\"\n",
+            "[auditor]\npublish_entries = false\n",
+        ] {
+            assert!(load(bad).is_err(), "accepted: {bad}");
+        }
+        assert!(load("[auditor]\nrequired = false\npublish_entries = false\n").is_ok());
+    }
+
+    #[test]
     fn durations_are_humantime_and_old_keys_still_read() {
         let config = load("[executor.pool]\nmax_age = \"2m\"\n[executor.limits]\nwatch = \"5ms\"\n[executor.egress]\nproxy = \"http://127.0.0.1:3129\"\n").unwrap();
         assert_eq!(config.sandbox.pool.max_age, Duration::from_secs(120));
@@ -738,7 +565,7 @@ mod tests {
         assert_eq!(old.sandbox.limits.park, Duration::from_millis(500));
         assert_eq!(old.sandbox.egress.upstream_timeout, Duration::from_secs(5));
     }
-    use airlock_protocol::{Approver, DecisionOutcome, Language, Level, Signed, SigningKey, TrustLevel};
+    use airlock_protocol::{Approver, DecisionOutcome, Language, Level, MessageId, Signed, SigningKey, TrustLevel};
 
     const LIMITS: Limits = Limits {
         memory_bytes: 1 << 28,

@@ -359,6 +359,39 @@ except OSError as e:
 }
 
 #[tokio::test]
+async fn a_cut_file_list_says_so_and_600_decoys_do_not_hide_the_file_that_matters() {
+    let (sandbox, leaks) = start(config("decoys")).await;
+    let code = r#"
+import os
+for n in range(600):
+    open(f'/tmp/decoy-{n:03}', 'w').close()
+os.makedirs('/tmp/.cache/x', exist_ok=True)
+open('/tmp/.cache/x/exfil.tar', 'wb').write(b'k' * 4096)
+"#;
+    let (report, events) = run_ok(&sandbox, job(Language::Python, code, quota())).await;
+    assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+    let outside = events
+        .iter()
+        .find_map(|e| match e {
+            SandboxEvent::Activity(a) if !a.untrusted => Some(a.clone()),
+            _ => None,
+        })
+        .expect("an outside activity report");
+    assert!(
+        outside
+            .files_created
+            .contains(&("/tmp/.cache/x/exfil.tar".to_owned(), 4096)),
+        "the file that matters is listed among {} files",
+        outside.files_created.len()
+    );
+    assert_eq!(outside.files_created.len() as u64 + outside.files_omitted, 601);
+    assert!(outside.files_omitted > 0, "the list was cut and says so");
+    assert_eq!(outside.files_omitted_bytes, 0, "only empty decoys were left out");
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+#[tokio::test]
 async fn signals_the_program_sends_pid_1_do_not_cut_its_end_short() {
     let (sandbox, leaks) = start(config("hurry")).await;
     let code = r#"

@@ -174,7 +174,12 @@ impl ReplayItem {
                 None => format!("an unreadable decision signed by {}", d.signed.key_name),
             },
             Event::ExecStarted(e) => format!(
-                "container {} ({}{}), limits {}",
+                "{}container {} ({}{}), limits {}",
+                if e.attempt > 1 {
+                    format!("attempt {}: ", e.attempt)
+                } else {
+                    String::new()
+                },
                 e.container.chars().take(12).collect::<String>(),
                 e.image,
                 if e.warm { ", warm" } else { "" },
@@ -193,13 +198,25 @@ impl ReplayItem {
                 u.cpu_ms,
                 u.pids
             ),
-            Event::Activity(a) => format!(
-                "{}files {:?}, processes {:?}, network {:?}",
-                if a.untrusted { "(reported by the program) " } else { "" },
-                a.files_created,
-                a.processes,
-                a.network_attempts
-            ),
+            Event::Activity(a) => {
+                let more = |n: u64| {
+                    if n > 0 {
+                        format!(" and {n} more not listed")
+                    } else {
+                        String::new()
+                    }
+                };
+                format!(
+                    "{}files {:?}{}, processes {:?}{}, network {:?}{}",
+                    if a.untrusted { "(reported by the program) " } else { "" },
+                    a.files_created,
+                    more(a.files_omitted),
+                    a.processes,
+                    more(a.processes_omitted),
+                    a.network_attempts,
+                    more(a.network_attempts_omitted)
+                )
+            }
             Event::Egress(e) => format!(
                 "{} {} {} -> {} ({} bytes){}",
                 if e.allowed { "allowed" } else { "refused" },

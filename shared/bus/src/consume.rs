@@ -54,6 +54,11 @@ pub struct ConsumerSpec {
     /// failing message aside at [`MAX_ATTEMPTS`]; this is the backstop in case setting it aside
     /// keeps failing.
     pub max_deliver: i64,
+    /// Most messages one subscriber asks for at once (its share of `max_ack_pending`).
+    pub batch: usize,
+    /// Whether an existing consumer is brought to this configuration when it differs (its
+    /// bounds changed with a release).
+    pub update_existing: bool,
 }
 
 impl ConsumerSpec {
@@ -73,7 +78,19 @@ impl ConsumerSpec {
             ack_wait,
             max_ack_pending,
             max_deliver: MAX_ATTEMPTS + 3,
+            batch: max_ack_pending.clamp(1, 256) as usize,
+            update_existing: false,
         })
+    }
+
+    /// Each subscriber asks for at most `batch` messages at once, and an existing consumer
+    /// whose bounds differ is updated to these.
+    pub fn shared_by_subscribers(self, batch: usize) -> Self {
+        Self {
+            batch: batch.max(1),
+            update_existing: true,
+            ..self
+        }
     }
 
     /// For consumers whose messages are put back on purpose while work goes on elsewhere.
@@ -396,12 +413,24 @@ impl DeliveryStream {
         let stream = self.js.get_stream(&self.spec.stream).await?;
         let consumer: jetstream::consumer::Consumer<pull::Config> = match stream.get_consumer(&self.spec.durable).await
         {
-            Ok(c) => c,
+            Ok(c) => {
+                let current = &c.cached_info().config;
+                if self.spec.update_existing
+                    && (current.max_ack_pending != self.spec.max_ack_pending
+                        || current.max_deliver != self.spec.max_deliver
+                        || current.ack_wait != self.spec.ack_wait)
+                {
+                    tracing::info!(consumer = %self.spec.durable, "bringing the consumer's bounds up to date");
+                    stream.update_consumer(self.spec.config()).await?
+                } else {
+                    c
+                }
+            }
             Err(_) => stream.create_consumer(self.spec.config()).await?,
         };
         Ok(consumer
             .stream()
-            .max_messages_per_batch(self.spec.max_ack_pending.clamp(1, 256) as usize)
+            .max_messages_per_batch(self.spec.batch)
             .heartbeat(Duration::from_secs(5))
             .expires(Duration::from_secs(30))
             .messages()

@@ -189,7 +189,26 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
         // It counts each client's requests in flight until their terminal events.
         p.subscribe(events(&[EventKind::Terminal]));
     }
+    if role.user == airlock_protocol::roles::EXECUTOR.user {
+        // It starts programs only while the audit log keeps up (`[auditor] required`), which it
+        // reads from the entries the auditor publishes: through an ephemeral consumer of its own
+        // on the audit stream, which reads and reshapes nothing else.
+        p.publish(ephemeral_reader(AUDIT_STREAM));
+    }
     p
+}
+
+/// Reading a stream through ephemeral consumers (an ordered consumer): no durable one, no
+/// stream changes.
+fn ephemeral_reader(stream: &str) -> Vec<String> {
+    vec![
+        format!("$JS.API.STREAM.INFO.{stream}"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}.*"),
+        format!("$JS.API.CONSUMER.CREATE.{stream}.*.>"),
+        format!("$JS.API.CONSUMER.INFO.{stream}.*"),
+        format!("$JS.API.CONSUMER.DELETE.{stream}.*"),
+        format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.*"),
+    ]
 }
 
 #[cfg(test)]

@@ -126,6 +126,12 @@ impl ConfigFile {
         Ok((file.section(section)?, apart))
     }
 
+    /// One key of another service's section, as written (`None` when absent): for a setting
+    /// one service reads from a section another owns and checks.
+    pub fn key(&self, section: &str, key: &str) -> Option<&toml::Value> {
+        self.table.get(section)?.as_table()?.get(key)
+    }
+
     /// An error about `key` of this file, for checks serde cannot make.
     pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
         ConfigError::Invalid {

@@ -11,10 +11,13 @@ use std::sync::{Arc, Mutex};
 /// The key of the service API's INFO metadata giving the service's metrics URL.
 pub const METRICS_METADATA: &str = "metrics";
 
-/// Named counters a service bumps as it works (`handled`, `refused`, `approved`, ...).
+/// Named counters a service bumps as it works (`handled`, `refused`, `approved`, ...), and the
+/// problems it has now (what it depends on is away, it cannot do its work): a service with a
+/// problem is up but not healthy, and `airlock status` says so and exits non-zero.
 #[derive(Clone, Default)]
 pub struct ServiceCounters {
     inner: Arc<Mutex<BTreeMap<&'static str, Arc<AtomicU64>>>>,
+    problems: Arc<Mutex<BTreeMap<&'static str, String>>>,
 }
 
 impl ServiceCounters {
@@ -36,11 +39,34 @@ impl ServiceCounters {
             .map(|(k, v)| ((*k).to_owned(), v.load(Ordering::Relaxed)))
             .collect()
     }
+
+    /// Records a problem (`what` names the thing: `engine`, `audit_log`, ...) until cleared.
+    pub fn set_problem(&self, what: &'static str, detail: impl Into<String>) {
+        let mut problems = self.problems.lock().unwrap_or_else(|p| p.into_inner());
+        problems.insert(what, detail.into());
+    }
+
+    pub fn clear_problem(&self, what: &'static str) {
+        let mut problems = self.problems.lock().unwrap_or_else(|p| p.into_inner());
+        problems.remove(what);
+    }
+
+    pub fn problems(&self) -> BTreeMap<String, String> {
+        let problems = self.problems.lock().unwrap_or_else(|p| p.into_inner());
+        problems.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+    }
+
+    /// What the service API's STATS and the status endpoint answer: `{"counters": {..},
+    /// "problems": {..}}`.
+    pub fn report(&self) -> serde_json::Value {
+        serde_json::json!({ "counters": self.snapshot(), "problems": self.problems() })
+    }
 }
 
 /// Registers the service; it answers PING/INFO/STATS until the returned service is dropped or
-/// stopped. Its INFO metadata names its metrics endpoint, if it serves one. The counters appear in each endpoint's `data` in STATS replies, and on the service's
-/// status endpoint (`airlock.status.<name>`) as JSON.
+/// stopped. Its INFO metadata names its metrics endpoint, if it serves one. The counters and
+/// problems ([`ServiceCounters::report`]) appear in each endpoint's `data` in STATS replies, and
+/// on the service's status endpoint (`airlock.status.<name>`) as JSON.
 pub async fn start_service(
     client: &async_nats::Client,
     role: &ServiceRole,
@@ -56,7 +82,7 @@ pub async fn start_service(
         .service_builder()
         .description(role.description)
         .metadata(metadata)
-        .stats_handler(move |_endpoint, _stats| serde_json::json!(stats_counters.snapshot()))
+        .stats_handler(move |_endpoint, _stats| stats_counters.report())
         .start(role.name, env!("CARGO_PKG_VERSION"))
         .await
         .map_err(BusError::Service)?;
@@ -68,7 +94,7 @@ pub async fn start_service(
     tokio::spawn(async move {
         use futures::StreamExt as _;
         while let Some(request) = status.next().await {
-            let body = serde_json::to_vec(&counters.snapshot()).unwrap_or_default();
+            let body = serde_json::to_vec(&counters.report()).unwrap_or_default();
             if let Err(e) = request.respond(Ok(body.into())).await {
                 tracing::debug!(error = %e, "status reply failed");
             }

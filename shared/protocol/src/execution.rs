@@ -23,6 +23,14 @@ pub struct ExecStarted {
     /// `services/executor/seccomp/<runtime>.json`); absent from executors that set none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seccomp: Option<CodeDigest>,
+    /// Which run of the request this is: 1, or 2 when the infrastructure interrupted the first
+    /// and it was run again in a fresh container (a `retrying` progress event says why).
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -102,15 +110,27 @@ pub struct Violation {
 /// What the code did, as far as the sandbox can tell.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Activity {
-    /// Files left in the writable space, with sizes.
+    /// Files left in the writable space, with sizes. Bounded: the most telling ones first
+    /// (executables and scripts, then a share of every directory, larger first).
     #[serde(default)]
     pub files_created: Vec<(String, u64)>,
+    /// Files left beyond those listed, and their bytes: a list that was cut says so.
+    #[serde(default)]
+    pub files_omitted: u64,
+    #[serde(default)]
+    pub files_omitted_bytes: u64,
     /// Processes seen while sampling.
     #[serde(default)]
     pub processes: Vec<String>,
+    /// Processes seen beyond those listed.
+    #[serde(default)]
+    pub processes_omitted: u64,
     /// Network attempts seen.
     #[serde(default)]
     pub network_attempts: Vec<String>,
+    /// Network attempts reported beyond those listed.
+    #[serde(default)]
+    pub network_attempts_omitted: u64,
     /// True when this was reported from inside the container and so may be forged by the code.
     pub untrusted: bool,
 }

@@ -239,6 +239,51 @@ pub fn watch_pool(read: impl Fn() -> PoolReading + Send + Sync + 'static) {
         .build();
 }
 
+/// What the executor depends on and holds, read when metrics are collected.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExecutorReading {
+    /// Whether the container engine answered its last ping.
+    pub engine_reachable: bool,
+    /// How far behind the audit log is as this executor sees it: the age of the oldest decision
+    /// it holds or ran that the auditor has not logged yet (zero when none).
+    pub audit_lag: Duration,
+    /// Requests held waiting (for a slot, the engine or the audit log), and runs in progress.
+    pub waiting: u64,
+    pub running: u64,
+}
+
+/// Registers `read` as the source of the executor's gauges (`airlock.executor.engine.reachable`,
+/// `airlock.executor.audit.lag`, `airlock.executor.requests` by state). Called once by the
+/// executor.
+pub fn watch_executor(read: impl Fn() -> ExecutorReading + Send + Sync + 'static) {
+    let read = std::sync::Arc::new(read);
+    let meter = meter();
+    let engine = read.clone();
+    meter
+        .u64_observable_gauge("airlock.executor.engine.reachable")
+        .with_description("1 while the executor's container engine answers, 0 while it is unreachable")
+        .with_callback(move |observer| observer.observe(u64::from(engine().engine_reachable), &[]))
+        .build();
+    let lag = read.clone();
+    meter
+        .f64_observable_gauge("airlock.executor.audit.lag")
+        .with_unit("s")
+        .with_description(
+            "How far behind the audit log is as the executor sees it: the age of the oldest decision it holds or ran that is not logged yet",
+        )
+        .with_callback(move |observer| observer.observe(lag().audit_lag.as_secs_f64(), &[]))
+        .build();
+    meter
+        .u64_observable_gauge("airlock.executor.requests")
+        .with_description("Requests the executor holds, by state (waiting, running)")
+        .with_callback(move |observer| {
+            let reading = read();
+            observer.observe(reading.waiting, &[KeyValue::new("state", "waiting")]);
+            observer.observe(reading.running, &[KeyValue::new("state", "running")]);
+        })
+        .build();
+}
+
 /// Records when this service started, so that a reset counter can be told from a drop. Called
 /// by a service as it starts (not by a CLI, whose short life is nothing to measure).
 pub fn record_start() {
