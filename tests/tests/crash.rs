@@ -4,7 +4,6 @@
 
 use airlock_protocol::{Event, EventKind, Outcome};
 use airlock_tests::{Stack, events_of, finish, kill9, signal, start_long_run, start_long_run_with, terminals};
-use futures::StreamExt as _;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -53,6 +52,15 @@ async fn no_container_of(rid: &str) {
 async fn a_run_whose_executor_is_killed_is_run_again_once_and_the_client_gets_the_second_attempts_result() {
     let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
     let (child, rid) = start_long_run(&stack, "interrupted.py", TOKENED).await;
+    // Killed mid-run, once the first attempt's output is in the record.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokens(&events_of(&stack, &rid).await).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first attempt printed nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let executor = stack.service_pid("executor").expect("executor pid");
     kill9(executor);
 

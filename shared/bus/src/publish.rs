@@ -7,7 +7,8 @@
 //! - events that happen once per request (`EventKind::once_per_request`) are published
 //!   expecting no earlier message on their subject, so the stream itself refuses a second
 //!   terminal, decision or assessment — whoever sends it, after any crash, for as long as the
-//!   stream keeps the first.
+//!   stream keeps the first. The one exception is the start of an interrupted run's second
+//!   attempt (`ExecStarted::attempt` > 1), kept single by the executors' claim on the attempt.
 //!
 //! Errors are judged, not matched as text: a message too large or refused by the stream fails at
 //! once ([`PublishError::is_permanent`]); outages are retried.
@@ -185,7 +186,7 @@ impl Publisher {
     pub async fn publish(&self, envelope: &Envelope) -> Result<Published, PublishError> {
         let payload = bytes::Bytes::from(envelope.encode()?);
         let kind = envelope.kind();
-        let expect_first = kind.once_per_request();
+        let expect_first = envelope.expects_first_on_its_subject();
         let send = self.send(envelope.subject(), payload, envelope.dedup_id(), expect_first);
         let published = match publish_span(kind, envelope.request_id.as_str()) {
             Some(span) => send.instrument(span).await?,

@@ -104,6 +104,17 @@ impl Envelope {
         self.kind().subject(&self.request_id)
     }
 
+    /// Whether the stream must refuse this event when its subject already holds one: the
+    /// events that happen once per request ([`EventKind::once_per_request`]), except the start
+    /// of a request's repeated attempt (an interrupted run run again, `attempt` > 1), which the
+    /// executors' claim on the attempt keeps single instead.
+    pub fn expects_first_on_its_subject(&self) -> bool {
+        match &self.event {
+            Event::ExecStarted(started) => started.attempt <= 1,
+            event => event.kind().once_per_request(),
+        }
+    }
+
     /// The JetStream de-duplication id (`Nats-Msg-Id`): the message's own random id, so a retry
     /// of the same message is dropped while no one (Mai included) can guess and pre-claim the id
     /// of an event yet to come. Events that happen once per request are kept single by the
