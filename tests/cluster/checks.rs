@@ -154,9 +154,10 @@ pub async fn every_request_ended_once(deployment: &Deployment, rids: &[RequestId
                 );
                 assert_eq!(record.retries, 0, "a retry announced, never run; {}", story());
             }
-            [1, 2] => {
+            [1, 2] | [2] => {
                 // Interrupted by the infrastructure, announced, and run once more in a fresh
-                // container: the result is the second run's, with its own output.
+                // container: the result is the second run's, with its own output. (An executor
+                // killed between its claim and the start's publication leaves no first start.)
                 assert_eq!(record.retries, 1, "run twice without a `retrying` event; {}", story());
                 let second: Vec<&String> = record
                     .tokens_by_attempt
@@ -178,7 +179,14 @@ pub async fn every_request_ended_once(deployment: &Deployment, rids: &[RequestId
             other => panic!("runs numbered {other:?}: more than one retry; {}", story()),
         }
         if outcome == Outcome::Finished {
-            assert_eq!(record.run_tokens.len(), record.attempts.len(), "{}", story());
+            // A first run killed at once may have printed nothing before it was cut.
+            assert!(
+                (1..=record.attempts.len()).contains(&record.run_tokens.len()),
+                "{} runs, tokens {:?}; {}",
+                record.attempts.len(),
+                record.run_tokens,
+                story()
+            );
             assert!(
                 record.stdout.starts_with("run ") && record.stdout.ends_with("done\n"),
                 "finished without its run's output; {}",
