@@ -32,6 +32,8 @@ pub(crate) const ACK_WAIT: Duration = Duration::from_secs(10);
 pub(crate) const HEARTBEAT: Duration = Duration::from_millis(ACK_WAIT.as_millis() as u64 / 3);
 
 pub(crate) struct Executor {
+    /// For reading whether a request's terminal event is already stored.
+    pub(crate) events: async_nats::jetstream::Context,
     pub(crate) sandbox: Sandbox,
     pub(crate) gate_keys: VerifierSet,
     pub(crate) publisher: Publisher,
@@ -291,6 +293,9 @@ impl Executor {
                     tracing::info!(holder = ?holder, "redelivered while its run goes on; looking again later");
                     return Ok(Claimed::Handled(Handled::Later(ACK_WAIT)));
                 }
+                if let Some(handled) = self.ended_already(rid, stream_seq, decision_id, revision).await? {
+                    return Ok(Claimed::Handled(handled));
+                }
                 // Its executor died while the code ran.
                 let reason = format!(
                     "interrupted: the executor running it (instance {}) stopped while the code ran",
@@ -320,6 +325,9 @@ impl Executor {
                     },
                 revision,
             } if held == stream_seq => {
+                if let Some(handled) = self.ended_already(rid, stream_seq, decision_id, revision).await? {
+                    return Ok(Claimed::Handled(handled));
+                }
                 if attempt > self.retry_interrupted {
                     let mut terminal = self.terminal_base(authorized, Outcome::Failed);
                     terminal.reason = Some(gave_up(&reason, attempt));
@@ -340,6 +348,50 @@ impl Executor {
                 Ok(Claimed::Handled(Handled::Done))
             }
         }
+    }
+
+    /// When the request's terminal event is already stored although its record does not say
+    /// so (the run ended and its terminal was published, but the record's update was lost in a
+    /// partition or with its executor), brings the record up to date: the request is over and
+    /// nothing of it may run again.
+    async fn ended_already(
+        &self,
+        rid: &RequestId,
+        stream_seq: u64,
+        decision_id: &MessageId,
+        revision: u64,
+    ) -> Result<Option<Handled>, ExecutorError> {
+        let subject = airlock_protocol::EventKind::Terminal.subject(rid);
+        let stream = self
+            .events
+            .get_stream_no_info(airlock_protocol::subjects::EVENTS_STREAM)
+            .await
+            .map_err(|e| ExecutorError::EventsStream(e.to_string()))?;
+        let message = match stream.direct_get_last_for_subject(subject.clone()).await {
+            Ok(message) => message,
+            Err(e) if e.kind() == async_nats::jetstream::stream::DirectGetErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ExecutorError::EventsStream(e.to_string())),
+        };
+        let outcome = match airlock_protocol::Envelope::decode_on(&subject, &message.payload) {
+            Ok(airlock_protocol::Envelope {
+                event: Event::Terminal(terminal),
+                ..
+            }) => terminal.outcome,
+            _ => return Ok(None),
+        };
+        tracing::info!(
+            ?outcome,
+            "the request already ended (its record missed it); nothing runs again"
+        );
+        let record = Record::Done {
+            stream_seq,
+            decision_id: decision_id.clone(),
+            outcome,
+        };
+        if let Err(error) = self.records.update(rid.as_str(), &record, revision).await {
+            tracing::warn!(%error, "bringing an ended request's record up to date");
+        }
+        Ok(Some(Handled::Done))
     }
 
     /// Claims a request whose earlier attempt was interrupted, for `attempt`; another executor

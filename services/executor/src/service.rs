@@ -186,6 +186,8 @@ pub enum ExecutorError {
     Bus(#[from] BusError),
     #[error("publishing")]
     Publish(#[from] PublishError),
+    #[error("reading the events stream: {0}")]
+    EventsStream(String),
 }
 
 impl Transience for ExecutorError {
@@ -195,6 +197,7 @@ impl Transience for ExecutorError {
             // A sandbox that failed is reported in the request's terminal event, not retried.
             ExecutorError::Sandbox(_) => false,
             ExecutorError::Claims(e) => e.is_permanent(),
+            ExecutorError::EventsStream(_) => false,
             ExecutorError::Bus(e) => e.is_permanent(),
             ExecutorError::Publish(e) => e.is_permanent(),
         }
@@ -343,6 +346,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     let publisher = Publisher::new(js.clone(), Producer::Executor, stop.clone());
     let audit = AuditGate::start(js.clone(), config.audit, stop.clone());
     let executor = Arc::new(Executor {
+        events: js.clone(),
         sandbox: sandbox.clone(),
         gate_keys: VerifierSet::new(gate_keys),
         refuser: Refuser::new(publisher.clone(), &roles::EXECUTOR),

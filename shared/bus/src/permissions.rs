@@ -194,6 +194,12 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
         // reads from the entries the auditor publishes: through an ephemeral consumer of its own
         // on the audit stream, which reads and reshapes nothing else.
         p.publish(ephemeral_reader(AUDIT_STREAM));
+        // Before it runs an interrupted request again, it looks whether the request already
+        // ended (a terminal published whose record update was lost): terminals only.
+        p.publish([format!(
+            "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.>",
+            EventKind::Terminal.subject_prefix()
+        )]);
     }
     p
 }
