@@ -29,6 +29,7 @@ async fn main() -> anyhow::Result<()> {
                 packages: vec![],
                 limits: sandbox.config().quotas.untrusted,
                 runtime,
+                attempt: 1,
             };
             let (tx, mut rx) = tokio::sync::mpsc::channel(64);
             let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
