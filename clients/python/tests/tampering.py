@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 import pytest
 
-from airlock_client import Receipt, ReceiptError, Result, VerifierKey, WireError, verify_receipt
+from airlock_client import AuditKey, Receipt, ReceiptError, Result, WireError, verify_receipt
 from airlock_client.tlog import TlogProof
 
 #: Two different alterations per byte: a neighbouring value, and a flipped case bit (which keeps
@@ -23,7 +23,7 @@ def _flipped(data: bytes, at: int, flip: int) -> bytes:
     return bytes(altered)
 
 
-def _refused(result: Result, keys: Sequence[str | VerifierKey], receipt: Callable[[], Receipt]) -> bool:
+def _refused(result: Result, keys: Sequence[AuditKey], receipt: Callable[[], Receipt]) -> bool:
     """Whether an altered receipt is refused, either as unreadable or by the verifier."""
     try:
         altered = receipt()
@@ -36,7 +36,7 @@ def _refused(result: Result, keys: Sequence[str | VerifierKey], receipt: Callabl
     return False
 
 
-def check_every_alteration_is_refused(result: Result, keys: Sequence[str | VerifierKey]) -> int:
+def check_every_alteration_is_refused(result: Result, keys: Sequence[AuditKey]) -> int:
     """Returns how many alterations were tried (all refused); fails at the first accepted one."""
     receipt = result.receipt
     assert receipt is not None and receipt.raw, "a real receipt, with its published bytes"

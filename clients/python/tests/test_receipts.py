@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airlock_client import ReceiptError, Result, verify_receipt
+from airlock_client import ReceiptError, Result, ResultMismatchError, verify_receipt
 from airlock_client.results import Receipt
 from airlock_client.wire import Envelope
 
@@ -41,8 +41,9 @@ def test_output_moved_to_blobs_is_bound_by_its_digest() -> None:
     assert verify_receipt(result, CAPTURED["auditor_keys"])
     same_length = bytes([result.raw_stdout[0] ^ 1]) + result.raw_stdout[1:]
     forged = Result.from_terminal(result.request_id, {**result.terminal, "stdout": same_length}, result.receipt)
-    with pytest.raises(ReceiptError, match="logged stdout"):
+    with pytest.raises(ResultMismatchError, match="stdout is not the logged one") as refused:
         verify_receipt(forged, CAPTURED["auditor_keys"])
+    assert refused.value.field == "stdout"
 
 
 def test_a_receipt_is_refused_without_a_key_with_another_key_and_for_another_request() -> None:

@@ -22,6 +22,7 @@ import pytest
 from airlock_client import (
     AsyncClient,
     AsyncOperator,
+    AuditKey,
     Client,
     DeniedError,
     ExpiredError,
@@ -30,8 +31,11 @@ from airlock_client import (
     OverrideError,
     PermissionDeniedError,
     RefusedError,
+    Result,
+    ResultMismatchError,
     UnavailableError,
     ViolationError,
+    parse_key_set,
     verify_receipt,
 )
 
@@ -51,11 +55,13 @@ def test_hello_world_runs_and_its_receipt_verifies_in_python(stack: Stack, clien
     assert result.audit == result.receipt.entries and result.audit
     assert result.checkpoint == result.receipt.checkpoint
     assert client.verify_receipt(result) is True
-    # The same check with the key exactly as `airlock audit pubkey` prints it.
+    # The same check with the keys exactly as `airlock audit pubkey` prints them (one key, or
+    # the key set once the key has been rotated).
     pubkey = stack.airlock("audit", "pubkey")
     assert pubkey.returncode == 0, pubkey.stderr
-    assert verify_receipt(result, [pubkey.stdout.strip()]) is True
-    tried = check_every_alteration_is_refused(result, [pubkey.stdout.strip()])
+    keys = parse_key_set(pubkey.stdout)
+    assert verify_receipt(result, keys) is True
+    tried = check_every_alteration_is_refused(result, keys)
     assert tried > 1000
 
 
@@ -66,15 +72,22 @@ def test_the_result_has_the_fields_and_values_of_airlock_run_json(stack: Stack, 
     cli = stack.airlock("run", "--json", str(program))
     assert cli.returncode == 1, cli.stderr
     expected = json.loads(cli.stdout)
-    mine = client.run(code).to_json()
-    # `airlock run` checks the receipt itself and says so (receipt_verified, against the
-    # request_digest it computed at submission); the Python client checks it on request, with
-    # verify_receipt, and does not carry those two fields yet.
-    cli_only = {"receipt_verified", "request_digest"}
-    assert set(mine) == set(expected) - cli_only
+    result = client.run(code)
+    mine = result.to_json()
+    # `airlock run` checks the receipt itself and says so (receipt_verified); the Python client
+    # checks it on request, with verify_receipt.
+    assert expected["receipt_verified"] is True, expected
+    assert set(mine) == set(expected) - {"receipt_verified"}
     for field in ("outcome", "verdict", "findings", "decision", "approver", "quota", "exit_code", "stdout", "stderr",
                   "violation", "reason"):
         assert mine[field] == expected[field], field
+    # The same code, inputs and client: the same request digest, computed by each client.
+    assert mine["request_digest"] is not None and mine["request_digest"] == expected["request_digest"]
+    # Each client's saved result verifies in Python, and an edited one does not.
+    assert client.verify_receipt(Result.from_json(expected)) and client.verify_receipt(Result.from_json(mine))
+    with pytest.raises(ResultMismatchError) as refused:
+        client.verify_receipt(Result.from_json({**expected, "exit_code": 0}))
+    assert refused.value.field == "exit_code"
     assert set(mine["usage"]) == set(expected["usage"])
     assert mine["checkpoint"] and mine["audit"]
 
@@ -135,8 +148,8 @@ def test_a_memory_violation_raises_with_its_kind_and_a_verifiable_receipt(client
     assert verify_receipt(error.result, _auditor_keys(client))
 
 
-def _auditor_keys(client: Client) -> list[str]:
-    return [str(k) for k in client.audit_keys]
+def _auditor_keys(client: Client) -> list[AuditKey]:
+    return client.audit_keys
 
 
 def test_an_invalid_request_is_refused_with_the_services_reason(client: Client) -> None:
@@ -245,9 +258,9 @@ def test_connect_finds_the_stack_through_airlock_home(stack: Stack, monkeypatch:
 
 def test_connect_with_an_explicit_url_and_credentials(stack: Stack, tmp_path: Path) -> None:
     info = json.loads((stack.home / "stack.json").read_text())
-    pubkey = stack.airlock("audit", "pubkey").stdout.strip()
+    keys = parse_key_set(stack.airlock("audit", "pubkey").stdout)
     with Client.connect(home=tmp_path, url=info["nats_url"], creds=stack.home / "creds" / "mai.nk",
-                        audit_keys=[pubkey]) as explicit:
+                        audit_keys=keys) as explicit:
         assert explicit.verify_receipt(explicit.run("print('explicit')\n"))
 
 

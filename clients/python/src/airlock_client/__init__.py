@@ -28,7 +28,9 @@ from .errors import (
     WireError,
 )
 from .keys import SigningKey, VerifierKey
+from .keyset import KeySetError, TrustedKey, parse_key_set
 from .operator import AsyncOperator
+from .receipts import AuditKey, ResultMismatchError
 from .request import AsyncRequest
 from .results import (
     Approver,
@@ -52,6 +54,7 @@ __all__ = [
     "AsyncClient",
     "AsyncOperator",
     "AsyncRequest",
+    "AuditKey",
     "Client",
     "CoApprover",
     "Decision",
@@ -59,6 +62,7 @@ __all__ = [
     "ExecutionFailedError",
     "ExpiredError",
     "Finding",
+    "KeySetError",
     "Language",
     "Operator",
     "Origin",
@@ -73,12 +77,14 @@ __all__ = [
     "Request",
     "RequestError",
     "Result",
+    "ResultMismatchError",
     "SigningKey",
     "Stage",
     "Status",
     "Submission",
     "SubmissionFields",
     "Trust",
+    "TrustedKey",
     "UnavailableError",
     "Usage",
     "Verdict",
@@ -90,5 +96,6 @@ __all__ = [
     "approve_override",
     "deny_override",
     "list_overrides",
+    "parse_key_set",
     "verify_receipt",
 ]

@@ -15,15 +15,17 @@ from typing import Sequence, Unpack
 from . import subjects
 from .connection import Connection, open_connection
 from .errors import AirlockError, ReceiptError, UnavailableError
-from .keys import VerifierKey
 from .operator import AsyncOperator
+from .digest import request_digest
+from .home import Home
+from .receipts import AuditKey
 from .receipts import verify_receipt as _verify_receipt
 from .request import (
     DEFAULT_WAIT,
     RECEIPT_WAIT,
     AsyncRequest,
     fetch_receipt,
-    receipt_missing,
+    receipt_pending_reason,
     resolve_wait,
 )
 from .results import Result
@@ -42,9 +44,12 @@ class AsyncClient:
     `url` and `creds` (the path of an nkey seed file) name one explicitly.
     """
 
-    def __init__(self, connection: Connection, audit_keys: Sequence[str | VerifierKey]) -> None:
+    def __init__(self, connection: Connection, audit_keys: Sequence[AuditKey] | Home) -> None:
         self._connection = connection
-        self._audit_keys = list(audit_keys)
+        # Keys read from a home are read again at each use: after `airlock keys rotate auditor`
+        # a client that stays connected trusts the new key too, and keeps trusting the old one
+        # for what it signed.
+        self._audit_keys: list[AuditKey] | Home = audit_keys if isinstance(audit_keys, Home) else list(audit_keys)
 
     @classmethod
     async def connect(
@@ -54,14 +59,14 @@ class AsyncClient:
         creds: str | os.PathLike[str] | None = None,
         *,
         user: str = subjects.DEFAULT_USER,
-        audit_keys: Sequence[str | VerifierKey] | None = None,
+        audit_keys: Sequence[AuditKey] | None = None,
     ) -> AsyncClient:
         """Connects as client `user` (default `mai`) to the stack of `home` (default
         `$AIRLOCK_HOME`), or to `url` with the nkey seed file `creds`. Receipts are checked
-        against `audit_keys` (default `keys/auditor.pub` of the home)."""
+        against `audit_keys` (default: the home's auditor key set, `keys/auditor.keys`, and
+        its current key, `keys/auditor.pub`)."""
         connection, located = await open_connection(home, url, creds, user)
-        keys = list(audit_keys) if audit_keys is not None else located.auditor_keys()
-        return cls(connection, keys)
+        return cls(connection, list(audit_keys) if audit_keys is not None else located)
 
     @property
     def user(self) -> str:
@@ -69,8 +74,12 @@ class AsyncClient:
         return self._connection.user
 
     @property
-    def audit_keys(self) -> list[str | VerifierKey]:
-        """The auditor verifier keys receipts are checked against."""
+    def audit_keys(self) -> list[AuditKey]:
+        """The auditor verifier keys receipts are checked against: those given to `connect`,
+        else the home's key set and current key as they are now (UnavailableError when a key
+        file there is unreadable)."""
+        if isinstance(self._audit_keys, Home):
+            return list(self._audit_keys.auditor_keys())
         return list(self._audit_keys)
 
     async def close(self) -> None:
@@ -122,10 +131,16 @@ class AsyncClient:
         submission = Submission.of(code, fields)
         if traceparent is not None and trace_id_of(traceparent) is None:
             raise ValueError(f"traceparent {traceparent!r} is not a W3C version-00 trace context")
-        envelope = Envelope.new(request_id_for(self.user, uuid7()), SUBMISSION_PRODUCER, "submitted", submission.to_wire())
+        wire = submission.to_wire()
+        envelope = Envelope.new(request_id_for(self.user, uuid7()), SUBMISSION_PRODUCER, "submitted", wire)
         request = AsyncRequest(
             self._connection, envelope.request_id, receipt, traceparent or new_traceparent(), on_status
         )
+        # Known only to the submitter: the receipt's check then covers the code that ran. The
+        # wheels packages resolve to are the assessor's to learn, so a request naming packages
+        # has none (as in the Rust client).
+        if not submission.packages:
+            request.request_digest = request_digest(wire, self.user)
         # Subscribe before submitting, so that nothing about the request can slip past. Nothing
         # can be in the streams yet for a fresh request id, so there is nothing to read back
         # until a reconnect.
@@ -161,24 +176,25 @@ class AsyncClient:
         not there after `wait` seconds."""
         found = await fetch_receipt(self._connection, result.request_id, wait)
         if found is None:
-            raise UnavailableError(receipt_missing(result.request_id, wait), result.request_id)
+            raise UnavailableError(receipt_pending_reason(result.request_id, wait), result.request_id)
         return result.with_receipt(found)
 
-    async def verify_receipt(self, result: Result, keys: Sequence[str | VerifierKey] | None = None) -> bool:
-        """True when `result.receipt` proves that the result's terminal event is in the audit
-        log, signed by the auditor; raises ReceiptError otherwise."""
-        return verify_receipt(result, keys if keys is not None else self._audit_keys)
+    async def verify_receipt(self, result: Result, keys: Sequence[AuditKey] | None = None) -> bool:
+        """True when `result.receipt` proves that each field of the result is the logged one,
+        signed by the auditor; raises ReceiptError (ResultMismatchError naming the field for an
+        edited result) otherwise. No I/O: the same as the module's `verify_receipt`."""
+        return verify_receipt(result, keys if keys is not None else self.audit_keys)
 
 
-def verify_receipt(result: Result, keys: Sequence[str | VerifierKey]) -> bool:
-    """True when `result.receipt` is valid against the auditor's verifier `keys`; raises
-    ReceiptError otherwise. Needs no connection."""
+def verify_receipt(result: Result, keys: Sequence[AuditKey]) -> bool:
+    """True when `result.receipt` proves the result against the auditor's `keys` (verifier keys
+    as text, `VerifierKey`s, or a key set's `TrustedKey`s); raises ReceiptError otherwise, a
+    ResultMismatchError naming the field when a field of the result is not the logged one.
+    Needs no connection."""
     if not keys:
         raise ReceiptError(
-            "no auditor key: pass audit_keys (`airlock audit pubkey` prints it) or connect through a home "
-            "that has keys/auditor.pub"
+            "no auditor key: pass audit_keys (`airlock audit pubkey` prints them) or connect through a home "
+            "that has keys/auditor.pub (and keys/auditor.keys after a key rotation)"
         )
-    if result.receipt is None and result.receipt_pending is not None:
-        raise ReceiptError(f"the result has no receipt: {result.receipt_pending}")
     _verify_receipt(result, keys)
     return True

@@ -1,8 +1,9 @@
 """Finding a running stack the way the `airlock` command does: through `$AIRLOCK_HOME`.
 
 Layout used here: `stack.json` (the NATS URL of the running stack, the supervisor's pid),
-`creds/<user>.nk` (NATS nkey seeds), `keys/auditor.pub` (the auditor's verifier key, for
-receipts) and `keys/approver.key` (the operator's key for answering overrides).
+`creds/<user>.nk` (NATS nkey seeds), `keys/auditor.pub` and `keys/auditor.keys` (the auditor's
+verifier key, and its keys across rotations, for receipts) and `keys/approver.key` (the
+operator's key for answering overrides).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UnavailableError
+from .keys import KeyFormatError, VerifierKey
+from .keyset import KeySetError, TrustedKey, parse_key_set
 
 #: Set to reach a stack at this URL whatever `stack.json` says (as the CLI honours it).
 NATS_URL_VARIABLE = "AIRLOCK_NATS_URL"
@@ -81,14 +84,41 @@ class Home:
             )
         return url
 
-    def auditor_keys(self) -> list[str]:
-        """The auditor's verifier key(s), if this home has them."""
-        path = self.verifier_key("auditor")
+    def auditor_key_set(self) -> Path:
+        """`keys/auditor.keys`: every key that signed the audit log, newest first, a retired one
+        with when it stopped signing (written by `airlock keys rotate auditor`)."""
+        return self.root / "keys" / "auditor.keys"
+
+    def auditor_keys(self) -> list[TrustedKey]:
+        """The keys receipts are checked against, as the Rust client takes them: the key set
+        (so that receipts signed before a rotation keep verifying, while a retired key vouches
+        for nothing logged after it) and the current key, `keys/auditor.pub`. Without a key set
+        (no rotation yet) the current key alone; empty when this home has neither.
+        UnavailableError when a file is there but unreadable or malformed."""
+        keys: list[TrustedKey] = []
+        key_set = self.auditor_key_set()
         try:
-            text = path.read_text()
+            keys = parse_key_set(key_set.read_text())
         except FileNotFoundError:
-            return []
-        return [line.strip() for line in text.splitlines() if line.strip()]
+            pass
+        except (OSError, UnicodeDecodeError, KeySetError) as error:
+            raise UnavailableError(f"cannot use the auditor's key set {key_set}: {error}") from error
+        current = self.verifier_key("auditor")
+        try:
+            text = current.read_text().strip()
+        except FileNotFoundError:
+            return keys
+        except (OSError, UnicodeDecodeError) as error:
+            raise UnavailableError(f"cannot read the auditor's key {current}: {error}") from error
+        if not text:
+            return keys
+        try:
+            key = VerifierKey.parse(text)
+        except KeyFormatError as error:
+            raise UnavailableError(f"{current} does not hold a verifier key: {error}") from error
+        if not any(k.key == key for k in keys):
+            keys.append(TrustedKey(key))
+        return keys
 
 
 def read_seed(path: str | os.PathLike[str]) -> str:

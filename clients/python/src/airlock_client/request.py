@@ -52,7 +52,7 @@ def resolve_wait(wait: float | None, timeout: float | None, default: float = DEF
     return default if wait is None else wait
 
 
-def receipt_missing(request_id: str, waited: float) -> str:
+def receipt_pending_reason(request_id: str, waited: float) -> str:
     """Why a receipt is not there after `waited` seconds, and how to get it later."""
     return (
         f"no audit receipt for {request_id} after {waited:g} s: the auditor has not yet committed the "
@@ -82,6 +82,9 @@ class AsyncRequest:
         self.request_id = request_id
         #: The W3C trace context the submission carried (None for an attached request).
         self.traceparent = traceparent
+        #: The request digest of what was submitted (None for an attached request, or one
+        #: naming packages: the wheels they resolve to are the assessor's to learn).
+        self.request_digest: str | None = None
         self._connection = connection
         self._want_receipt = want_receipt
         self._on_status = on_status
@@ -273,7 +276,8 @@ class AsyncRequest:
             terminal,
             receipt,
             self.traceparent,
-            receipt_pending=receipt_missing(self.request_id, RECEIPT_WAIT) if self._want_receipt else None,
+            receipt_pending=receipt_pending_reason(self.request_id, RECEIPT_WAIT) if self._want_receipt else None,
+            request_digest=self.request_digest,
         )
         raise_for_outcome(result)
         return result
@@ -285,7 +289,7 @@ class AsyncRequest:
             await self.catch_up()
             if self._receipt.done():
                 return self._receipt.result()
-            log.warning("%s", receipt_missing(self.request_id, RECEIPT_WAIT))
+            log.warning("%s", receipt_pending_reason(self.request_id, RECEIPT_WAIT))
             return None
 
 

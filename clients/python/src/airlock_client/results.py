@@ -3,11 +3,13 @@ chunks, the audit receipt, and the requests waiting for a human."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
-from .errors import WireError
+from .errors import ReceiptError, WireError
 from .types import (
     APPROVER_KINDS,
     DECISIONS,
@@ -29,7 +31,8 @@ from .types import (
     ViolationKind,
     one_of,
 )
-from .wire import unpack
+from .tlog import TlogProof
+from .wire import pack, unpack
 
 Confidence = Literal["LOW", "MEDIUM", "HIGH"]
 Category = Literal["vulnerability", "privileged_access", "malicious_intent", "known_threat", "input"]
@@ -121,8 +124,9 @@ class Receipt:
     entries: list[int]
     checkpoint: str
     proof: str
-    #: The bytes as published, kept so the receipt can be stored and verified again later.
-    raw: bytes = field(repr=False, default=b"")
+    #: The bytes as published, kept so the receipt can be stored and verified again later
+    #: (not part of its identity: a receipt read back from JSON has none).
+    raw: bytes = field(repr=False, default=b"", compare=False)
 
     @classmethod
     def decode(cls, raw: bytes) -> Receipt:
@@ -207,6 +211,10 @@ class Result:
     decision was made; `audit` the request's entry numbers in the audit log and `checkpoint` the
     signed checkpoint covering them (both from the receipt, empty without one). When the
     receipt did not come in time, `receipt_pending` says why and how to fetch it later.
+
+    `to_json()` gives the object `airlock run --json` prints and `from_json()` reads it back,
+    receipt included, so a saved result can be verified later (`verify_receipt` checks each
+    field against the log: an edited one fails).
     """
 
     request_id: str
@@ -236,9 +244,16 @@ class Result:
     #: ...), when it did and the stack says so; `reason` has the words. A str, not a Literal:
     #: the services may add codes (`types.RefusalCode` lists those known).
     refusal: str | None = None
-    #: Why `receipt` is None although it was asked for, and how to get it later
-    #: (`client.fetch_receipt(result)`); None when the receipt is there or was not asked for.
+    #: Why `receipt` is None although it was asked for: the auditor had not committed the
+    #: request's terminal entry to a signed checkpoint within the wait (it is behind, restarting
+    #: or stopped), so the receipt is still to come; `client.fetch_receipt(result)` gets it
+    #: later. None when the receipt is there or was not asked for. (The Rust client calls the
+    #: same text `receipt_missing`; `airlock run --json` reports it as `receipt_problem`.)
     receipt_pending: str | None = None
+    #: The request digest of what this client submitted (its code, inputs and client), when
+    #: it submitted it without packages: `verify_receipt` then also checks that the logged
+    #: approval is for this code. None for an attached request or one naming packages.
+    request_digest: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -263,6 +278,7 @@ class Result:
         receipt: Receipt | None,
         traceparent: str | None = None,
         receipt_pending: str | None = None,
+        request_digest: str | None = None,
     ) -> Result:
         data = _map(terminal, "terminal event")
         outcome = one_of("outcome", data.get("outcome"), OUTCOMES)
@@ -284,18 +300,9 @@ class Result:
         if not isinstance(stdout, bytes) or not isinstance(stderr, bytes):
             raise WireError("terminal event: stdout or stderr is not bytes")
         violation_data = data.get("violation")
-        violation = None
-        if isinstance(violation_data, dict):
-            violation = Violation(
-                kind=one_of("violation.kind", violation_data.get("kind"), VIOLATION_KINDS),
-                detail=_str(violation_data, "detail"),
-                limit=_opt_int(violation_data, "limit"),
-                measured=_opt_int(violation_data, "measured"),
-            )
+        violation = _violation(violation_data) if isinstance(violation_data, dict) else None
         usage_data = data.get("usage")
-        usage = None
-        if isinstance(usage_data, dict):
-            usage = Usage(**{name: _int(usage_data, name) for name in Usage.__dataclass_fields__})
+        usage = _usage(usage_data) if isinstance(usage_data, dict) else None
         approver = summary.get("approver") if summary is not None else None
         quota = summary.get("quota") if summary is not None else None
         level = data.get("level")
@@ -322,11 +329,20 @@ class Result:
             traceparent=traceparent,
             refusal=_opt_str(data, "refusal"),
             receipt_pending=receipt_pending if receipt is None else None,
+            request_digest=request_digest,
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The object `airlock run --json` prints for this request."""
-        return {
+        """The object `airlock run --json` prints for this request (but its own receipt check,
+        `receipt_verified`), which `Result.from_json` reads back for verifying later.
+
+        Output that is not UTF-8 also carries its exact bytes (`stdout_base64`,
+        `stderr_base64`, as `airlock run --json`): its text alone could not prove them.
+        `receipt_pending` is there when set; `terminal_base64` (the terminal event as it
+        arrived, MessagePack) only when the log keeps that event by digest alone (an event
+        too large for its entry), which then cannot be checked without it.
+        """
+        out: dict[str, Any] = {
             "request_id": self.request_id,
             "outcome": self.outcome,
             "verdict": self.verdict,
@@ -344,7 +360,63 @@ class Result:
             "audit": list(self.audit),
             "checkpoint": self.checkpoint,
             "receipt": self.receipt.proof if self.receipt is not None else None,
+            "request_digest": self.request_digest,
         }
+        for name, raw in (("stdout", self.raw_stdout), ("stderr", self.raw_stderr)):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                out[f"{name}_base64"] = base64.b64encode(raw).decode("ascii")
+        if self.receipt_pending is not None:
+            out["receipt_pending"] = self.receipt_pending
+        if self.terminal and _event_kept_by_digest(self.receipt):
+            out["terminal_base64"] = base64.b64encode(pack(self.terminal)).decode("ascii")
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> Result:
+        """A result saved with `to_json()` (or printed by `airlock run --json`), receipt
+        included, ready for `verify_receipt`. WireError when it is not such an object."""
+        data = _map(value, "result")
+        request_id = _str(data, "request_id")
+        outputs = {name: _saved_output(data, name) for name in ("stdout", "stderr")}
+        audit = data.get("audit") or []
+        if not isinstance(audit, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in audit):
+            raise WireError("audit is not a list of integers")
+        proof, checkpoint = _opt_str(data, "receipt"), _opt_str(data, "checkpoint")
+        receipt = None
+        if proof is not None and checkpoint is not None:
+            receipt = Receipt(request_id=request_id, entries=list(audit), checkpoint=checkpoint, proof=proof)
+        terminal: dict[str, Any] = {}
+        if data.get("terminal_base64") is not None:
+            terminal = _map(unpack(_base64(data, "terminal_base64")), "terminal event")
+        approver, violation, usage = data.get("approver"), data.get("violation"), data.get("usage")
+        verdict, quota = data.get("verdict"), data.get("quota")
+        decision = data.get("decision")
+        return cls(
+            request_id=request_id,
+            outcome=one_of("outcome", data.get("outcome"), OUTCOMES),
+            verdict=one_of("verdict", verdict, VERDICTS) if verdict is not None else None,
+            findings=[Finding.from_wire(f) for f in data.get("findings") or []],
+            decision=one_of("decision", decision, DECISIONS) if decision is not None else None,
+            approver=Approver.from_wire(approver) if approver is not None else None,
+            quota=one_of("quota", quota, TRUST_LEVELS) if quota is not None else None,
+            exit_code=_opt_int(data, "exit_code"),
+            stdout=_str(data, "stdout"),
+            stderr=_str(data, "stderr"),
+            violation=_violation(_map(violation, "violation")) if violation is not None else None,
+            usage=_usage(_map(usage, "usage")) if usage is not None else None,
+            reason=_opt_str(data, "reason"),
+            audit=list(audit),
+            checkpoint=checkpoint,
+            receipt=receipt,
+            raw_stdout=outputs["stdout"],
+            raw_stderr=outputs["stderr"],
+            terminal=terminal,
+            refusal=_opt_str(data, "refusal"),
+            receipt_pending=_opt_str(data, "receipt_pending"),
+            request_digest=_opt_str(data, "request_digest"),
+        )
 
 
 @dataclass(frozen=True)
@@ -381,6 +453,48 @@ class PendingOverride:
             code_preview=_str(data, "code_preview"),
             deadline_ms=_int(data, "deadline_ms"),
         )
+
+
+def _violation(data: dict[str, Any]) -> Violation:
+    return Violation(
+        kind=one_of("violation.kind", data.get("kind"), VIOLATION_KINDS),
+        detail=_str(data, "detail"),
+        limit=_opt_int(data, "limit"),
+        measured=_opt_int(data, "measured"),
+    )
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    return Usage(**{name: _int(data, name) for name in Usage.__dataclass_fields__})
+
+
+def _event_kept_by_digest(receipt: Receipt | None) -> bool:
+    """Whether the receipt's entry keeps its event only by digest (too large for the entry)."""
+    if receipt is None:
+        return False
+    try:
+        extra = TlogProof.parse(receipt.proof).extra
+        entry = unpack(extra) if extra is not None else None
+    except (ReceiptError, WireError):
+        return False
+    return isinstance(entry, dict) and entry.get("event") is None
+
+
+def _base64(data: dict[str, Any], name: str) -> bytes:
+    encoded = data.get(name)
+    if not isinstance(encoded, str):
+        raise WireError(f"{name} is not a string")
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise WireError(f"{name} is not base64: {error}") from error
+
+
+def _saved_output(data: dict[str, Any], name: str) -> bytes:
+    """The exact output bytes of a saved result: `<name>_base64` when there, else its text."""
+    if data.get(f"{name}_base64") is not None:
+        return _base64(data, f"{name}_base64")
+    return _str(data, name).encode("utf-8")
 
 
 def _map(value: Any, what: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Coroutine, Iterator, Sequence, TypeVar, U
 
 from . import subjects
 from .aio import AsyncClient, verify_receipt
-from .keys import VerifierKey
+from .receipts import AuditKey
 from .operator import AsyncOperator
 from .request import RECEIPT_WAIT, AsyncRequest, resolve_wait
 from .results import OutputChunk, PendingOverride, Result
@@ -62,12 +62,13 @@ class Client:
         creds: str | os.PathLike[str] | None = None,
         *,
         user: str = subjects.DEFAULT_USER,
-        audit_keys: Sequence[str | VerifierKey] | None = None,
+        audit_keys: Sequence[AuditKey] | None = None,
     ) -> Client:
         """Connects as client `user` (default `mai`) to the stack of `home` (default
         `$AIRLOCK_HOME`, as the `airlock` command finds it), or to `url` with the nkey seed file
-        `creds`. Receipts are checked against `audit_keys` (default `keys/auditor.pub` of the
-        home). UnavailableError when no stack answers; PermissionDeniedError when the server
+        `creds`. Receipts are checked against `audit_keys` (default: the home's auditor key set,
+        `keys/auditor.keys`, and current key, `keys/auditor.pub`, read at each check, so that
+        receipts signed before a key rotation keep verifying). UnavailableError when no stack answers; PermissionDeniedError when the server
         refuses the credentials."""
         runner = _LoopThread()
         try:
@@ -154,13 +155,14 @@ class Client:
         return self._runner.call(self._client.fetch_receipt(result, wait))
 
     @property
-    def audit_keys(self) -> list[str | VerifierKey]:
+    def audit_keys(self) -> list[AuditKey]:
         """The auditor verifier keys receipts are checked against."""
         return self._client.audit_keys
 
-    def verify_receipt(self, result: Result, keys: Sequence[str | VerifierKey] | None = None) -> bool:
-        """True when the receipt proves the result is in the audit log, signed by the auditor;
-        raises ReceiptError otherwise. Offline: no I/O."""
+    def verify_receipt(self, result: Result, keys: Sequence[AuditKey] | None = None) -> bool:
+        """True when the receipt proves that each field of the result is the logged one, signed
+        by the auditor; raises ReceiptError otherwise (ResultMismatchError naming the field for
+        an edited result). Offline: no network."""
         return verify_receipt(result, keys if keys is not None else self._client.audit_keys)
 
 

@@ -180,21 +180,27 @@ class SignedNote:
         return cls(text=text, signatures=signatures)
 
     def verify(self, trusted: Sequence[VerifierKey]) -> VerifierKey:
-        """The trusted key that signed the note; ReceiptError when none did or one fails.
+        """The first trusted key that signed the note; ReceiptError when none did or one fails
+        (see `signers`)."""
+        return self.signers(trusted)[0]
+
+    def signers(self, trusted: Sequence[VerifierKey]) -> list[VerifierKey]:
+        """Every trusted key that signed the note; ReceiptError when none did or one fails.
 
         As the signed-note specification says: signatures by unknown keys are ignored, and a
         signature by a known key that does not verify rejects the whole note.
         """
-        signer = None
+        signers: list[VerifierKey] = []
         for sig in self.signatures:
             for key in trusted:
                 if key.name == sig.name and key.key_id == sig.key_id:
                     if not key.verify(self.text.encode(), sig.signature):
                         raise ReceiptError(f"signature by {key.name}+{key.key_id:08x} does not verify")
-                    signer = signer or key
-        if signer is None:
+                    if key not in signers:
+                        signers.append(key)
+        if not signers:
             raise ReceiptError("no signature by a trusted key")
-        return signer
+        return signers
 
 
 @dataclass(frozen=True)
@@ -227,8 +233,12 @@ class Checkpoint:
 
     def verify(self, trusted: Sequence[VerifierKey]) -> VerifierKey:
         """Checks the signatures; the log's key name is its origin."""
-        signer = self.note.verify([k for k in trusted if k.name == self.origin])
-        return signer
+        return self.signers(trusted)[0]
+
+    def signers(self, trusted: Sequence[VerifierKey]) -> list[VerifierKey]:
+        """Every trusted key named after the log that signed it (ReceiptError if none, or if
+        one of them does not verify)."""
+        return self.note.signers([k for k in trusted if k.name == self.origin])
 
 
 @dataclass(frozen=True)
@@ -278,9 +288,10 @@ class TlogProof:
             hashes.append(h)
         return cls(extra=extra, index=int(digits), hashes=hashes, checkpoint_text=rest)
 
-    def verify(self, trusted: Sequence[VerifierKey], leaf: bytes) -> Checkpoint:
-        """Checks the checkpoint's signature and that `leaf` is entry `index` of its tree."""
+    def verify(self, trusted: Sequence[VerifierKey], leaf: bytes) -> tuple[Checkpoint, list[VerifierKey]]:
+        """Checks the checkpoint's signatures and that `leaf` is entry `index` of its tree;
+        returns the checkpoint and the trusted keys that signed it."""
         checkpoint = Checkpoint.parse(self.checkpoint_text)
-        checkpoint.verify(trusted)
+        signers = checkpoint.signers(trusted)
         verify_inclusion(self.index, checkpoint.size, leaf, self.hashes, checkpoint.root)
-        return checkpoint
+        return checkpoint, signers
