@@ -5,6 +5,7 @@ answered through the client, the asyncio API, and receipts verified in Python.""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -33,6 +34,7 @@ from airlock_client import (
     RefusedError,
     Result,
     ResultMismatchError,
+    Submission,
     UnavailableError,
     ViolationError,
     parse_key_set,
@@ -40,6 +42,7 @@ from airlock_client import (
 )
 
 from airlock_client import subjects
+from airlock_client.digest import request_digest
 from airlock_client.wire import Envelope, execution_request, request_id_for, uuid7
 
 from .conftest import BLOCKED_SCRIPT, EXTRA_CLIENT, OVERRIDE_TIMEOUT_SECS, REPO, Stack
@@ -90,6 +93,41 @@ def test_the_result_has_the_fields_and_values_of_airlock_run_json(stack: Stack, 
     assert refused.value.field == "exit_code"
     assert set(mine["usage"]) == set(expected["usage"])
     assert mine["checkpoint"] and mine["audit"]
+
+
+def test_the_receipt_proves_the_code_this_client_submitted(stack: Stack, client: Client) -> None:
+    """The client knows the request digest of what it submitted; the receipt's check then
+    proves that the approval logged (and the run) was for this code and these inputs. A
+    result claiming other code, or an edited field, fails, in the blocking, asyncio and
+    module-level checks alike."""
+    code = "import sys\nprint(sys.argv[1], sys.stdin.read())\n"
+    submission = Submission(code, args=["one"], stdin="two")
+    result = client.run(submission)
+    assert result.stdout == "one two\n"
+    assert result.request_digest == request_digest(submission.to_wire(), client.user)
+    assert client.verify_receipt(result)
+    for other in (submission.replace(code=code + "# another program\n"), submission.replace(args=["1"]),
+                  submission.replace(stdin="2")):
+        claimed = dataclasses.replace(result, request_digest=request_digest(other.to_wire(), client.user))
+        with pytest.raises(ResultMismatchError) as refused:
+            client.verify_receipt(claimed)
+        assert refused.value.field == "code"
+    # Another client submitting the same code is another request.
+    with pytest.raises(ResultMismatchError):
+        client.verify_receipt(dataclasses.replace(result, request_digest=request_digest(submission.to_wire(), EXTRA_CLIENT)))
+
+    async def scenario() -> None:
+        async with await AsyncClient.connect(home=stack.home) as mai:
+            mine = await mai.run(submission)
+            assert mine.request_digest == result.request_digest
+            assert await mai.verify_receipt(mine)
+            edited = dataclasses.replace(mine, exit_code=1)
+            with pytest.raises(ResultMismatchError, match="exit_code"):
+                await mai.verify_receipt(edited)
+            with pytest.raises(ResultMismatchError, match="exit_code"):
+                verify_receipt(edited, mai.audit_keys)
+
+    asyncio.run(scenario())
 
 
 def test_a_non_zero_exit_is_a_result_not_an_error(client: Client) -> None:
