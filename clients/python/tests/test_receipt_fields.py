@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -23,12 +24,14 @@ from airlock_client import (
     ResultMismatchError,
     SigningKey,
     TrustedKey,
+    UnavailableError,
     VerifierKey,
     Violation,
     WireError,
     parse_key_set,
     verify_receipt,
 )
+from airlock_client.home import Home
 from airlock_client.digest import execution_digest, request_digest
 from airlock_client.tlog import TlogProof
 from airlock_client.wire import unpack
@@ -172,3 +175,25 @@ def test_the_request_and_execution_digests_are_the_rust_ones() -> None:
     assert request_digest(request, "other", vector["wheels"]) != digest
     assert request_digest({**request, "code": request["code"] + b" "}, vector["client"], vector["wheels"]) != digest
     assert execution_digest(digest, {**vector["grant"], "quota": "trusted"}) != vector["execution_digest"]
+
+
+def test_a_home_trusts_its_key_set_and_falls_back_to_its_current_key(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    assert home.auditor_keys() == [], "neither file: no key (verify_receipt then says so)"
+    (tmp_path / "keys").mkdir()
+    current = SigningKey(name="airlock.local/audit", private=Ed25519PrivateKey.generate()).verifier()
+    home.verifier_key("auditor").write_text(f"{current}\n")
+    assert home.auditor_keys() == [TrustedKey(current)], "no rotation yet: keys/auditor.pub alone"
+    old = VerifierKey.parse(KEYS[0])
+    home.auditor_key_set().write_text(f"{current} created=2026-11-27T12:00:00Z\n{old} retired=2026-11-27T12:00:01Z\n")
+    keys = home.auditor_keys()
+    assert [k.key for k in keys] == [current, old] and keys[1].retired_ms == 1_795_780_801_000
+    # The current key is trusted even when the set does not list it yet (a rotation in progress).
+    home.auditor_key_set().write_text(f"{old} retired=2026-11-27T12:00:01Z\n")
+    assert [k.key for k in home.auditor_keys()] == [old, current]
+    # The captured receipt (signed by `old` long before) verifies through the home's keys.
+    assert verify_receipt(captured_result("hello"), home.auditor_keys())
+    for broken in (f"{old} retierd=2026-11-27T12:00:01Z\n", "garbage\n"):
+        home.auditor_key_set().write_text(broken)
+        with pytest.raises(UnavailableError, match="auditor.keys: line 1"):
+            home.auditor_keys()
