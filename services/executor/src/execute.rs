@@ -16,8 +16,8 @@ use crate::service::{Authorized, ExecutorError, Unauthorized, authorize};
 use crate::{Job, RunReport, Sandbox, SandboxError, SandboxEvent};
 use airlock_bus::{Claim, Claims, Delivery, Ending, Publisher, Refuser, ServiceCounters};
 use airlock_protocol::{
-    Decision, DecisionSummary, Event, MessageId, Outcome, Progress, RefusalReason, RequestId, Terminal, VerifierSet,
-    now_ms,
+    Decision, DecisionSummary, Envelope, Event, MessageId, Outcome, Progress, RefusalReason, RequestId, Terminal,
+    VerifierSet, now_ms,
 };
 use futures::StreamExt as _;
 use std::time::Duration;
@@ -204,11 +204,20 @@ impl Executor {
         let record = self.running(stream_seq, &decision_id, attempt);
         let _in_progress = self.runs.enter(rid.as_str());
         let lease = Lease::new(&self.records, rid.as_str(), record, revision);
-        let Some(report) = self.run_leased(delivery, rid, authorized, attempt, &lease).await else {
+        let Some((report, unrecorded)) = self.run_leased(delivery, rid, authorized, attempt, &lease).await else {
             return Ok(Handled::Done);
         };
         let terminal = match report {
-            Ok(report) => self.terminal_of(authorized, report),
+            Ok(report) => {
+                let mut terminal = self.terminal_of(authorized, report);
+                if let Some(unrecorded) = unrecorded {
+                    // The run's result stands (its output is in this terminal event), but the
+                    // record must not look complete when some of its events are missing.
+                    let said = terminal.reason.take().map(|r| format!("{r}; ")).unwrap_or_default();
+                    terminal.reason = Some(format!("{said}{unrecorded}"));
+                }
+                terminal
+            }
             Err(error) if !error.may_have_run() => {
                 if let SandboxError::ShuttingDown = error {
                     // Nothing of it ran: the claim goes back, and the next executor runs it.
@@ -480,7 +489,7 @@ impl Executor {
         authorized: &Authorized,
         attempt: u32,
         lease: &Lease<'_>,
-    ) -> Option<Result<RunReport, SandboxError>> {
+    ) -> Option<(Result<RunReport, SandboxError>, Option<String>)> {
         let job = Job {
             request_id: rid.to_string(),
             language: authorized.request.language,
@@ -519,24 +528,62 @@ impl Executor {
                 };
                 futures::stream::iter(events)
             })
-            .map(|event| self.publisher.emit(rid, event))
-            .buffered(EVENTS_IN_FLIGHT)
-            .for_each(|published| async move {
-                if let Err(e) = published {
-                    tracing::warn!(error = %airlock_bus::error_text(&e), "an execution event was not published");
+            .map(|event| {
+                // One envelope per event, kept for a later try: published again, it carries the
+                // same message id, so the stream keeps it once even if the first try was stored.
+                let envelope = Envelope::new(rid.clone(), self.publisher.producer(), event);
+                async move {
+                    let published = self.publisher.publish(&envelope).await;
+                    (envelope, published)
                 }
+            })
+            .buffered(EVENTS_IN_FLIGHT)
+            .fold(Vec::new(), |mut failed, (envelope, published)| async move {
+                if let Err(e) = published {
+                    tracing::warn!(
+                        error = %airlock_bus::error_text(&e),
+                        kind = ?envelope.kind(),
+                        "an execution event was not published; it is tried again before the terminal event"
+                    );
+                    failed.push(envelope);
+                }
+                failed
             });
         self.counters.incr("runs");
         let run = self.sandbox.run(job, events_tx);
-        let report = tokio::select! {
-            (report, ()) = async { tokio::join!(run, forward) } => Some(report),
+        let outcome = tokio::select! {
+            (report, failed) = async { tokio::join!(run, forward) } => Some((report, failed)),
             () = lease.keep(HEARTBEAT, delivery) => {
                 tracing::error!("the run's lease was lost: another executor ended the request; nothing more of it is published");
                 None
             }
         };
         drop(phase);
-        report
+        let (report, failed) = outcome?;
+        Some((report, self.republish(failed).await))
+    }
+
+    /// Tries the events that were not published once more, in their order, before the terminal
+    /// event follows them; says how many are still missing from the record, if any.
+    async fn republish(&self, failed: Vec<Envelope>) -> Option<String> {
+        let tried = failed.len();
+        let mut missing = std::collections::BTreeMap::<&str, usize>::new();
+        let mut last_error = None;
+        for envelope in failed {
+            if let Err(e) = self.publisher.publish(&envelope).await {
+                *missing.entry(envelope.kind().as_str()).or_default() += 1;
+                last_error = Some(airlock_bus::error_text(&e));
+            }
+        }
+        let error = last_error?;
+        let count: usize = missing.values().sum();
+        let kinds: Vec<String> = missing.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
+        self.counters.incr("events_unrecorded");
+        tracing::error!(tried, missing = count, %error, "execution events are missing from the record");
+        Some(format!(
+            "{count} of the run's events ({}) could not be recorded: {error}",
+            kinds.join(", ")
+        ))
     }
 
     fn terminal_base(&self, authorized: &Authorized, outcome: Outcome) -> Terminal {
