@@ -316,6 +316,19 @@ impl Pool {
             let launch_secs = state.launch_secs;
             let mut total: usize = state.classes.values().map(|c| c.idle.len() + c.starting).sum();
             let memory_short = free < WARM_COST_BYTES;
+            // Containers warmed together expire together: replaced only at `max_age`, a class
+            // had none ready for as long as a launch takes (seconds on a busy host), and every
+            // request then missed. Those close to their age are replaced ahead of it, and
+            // removed once their replacements are ready (the trim below, oldest first).
+            let lead = Duration::from_secs_f64((3.0 * launch_secs).max(1.0)).min(max_age / 2);
+            let expiring = |class: &Class| {
+                class
+                    .idle
+                    .iter()
+                    .filter(|c| c.started.elapsed() + lead >= max_age)
+                    .count()
+            };
+            let refreshing: usize = state.classes.values().map(expiring).sum();
             for (shape, class) in state.classes.iter_mut() {
                 while class
                     .idle
@@ -351,11 +364,14 @@ impl Pool {
                 if class.backoff_until.is_some_and(|t| now < t) || memory_short {
                     continue;
                 }
-                let have = class.idle.len() + class.starting;
+                let have = class.idle.len() - expiring(class) + class.starting;
                 let affordable = (free / WARM_COST_BYTES) as usize;
+                // The ones being replaced do not count against `max_total`: they leave as
+                // their replacements arrive.
+                let counted = total.saturating_sub(refreshing);
                 let want = target
                     .saturating_sub(have)
-                    .min(pool.max_total.saturating_sub(total))
+                    .min(pool.max_total.saturating_sub(counted))
                     .min(affordable.saturating_sub(total));
                 for _ in 0..want {
                     class.starting += 1;
