@@ -54,8 +54,52 @@ pub struct PipelineArgs {
     /// measures the Python client in one process (`ops/bench/python_client_runner.py`).
     #[arg(long)]
     pub python_client: Option<String>,
+    /// Sequential mode: only the user-facing contenders (`airlock run`, and the Python client
+    /// with `--python-client`), one request at a time with this pause before each (as an
+    /// assistant's occasional requests come), no baselines and no throughput phase. Shows
+    /// whether the warm pool is there when a request comes after a quiet while.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub sequential_pause: Option<std::time::Duration>,
+    /// Keep one core busy with a CPU-bound loop in this process while measuring (a noisy
+    /// neighbour).
+    #[arg(long)]
+    pub cpu_neighbour: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+/// A CPU-bound loop on its own thread until dropped.
+struct Neighbour {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Neighbour {
+    fn start() -> Neighbour {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut x: u64 = 1;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                for _ in 0..100_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+        });
+        Neighbour {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 const SCRIPT: &str = "print('hello')\n";
@@ -327,6 +371,15 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let ours = contenders.len();
+    let _neighbour = args.cpu_neighbour.then(Neighbour::start);
+    if let Some(pause) = args.sequential_pause {
+        let measured = harness::interleaved(&contenders, args.runs, 1, pause).await;
+        if let Some(helper) = &python_client {
+            helper.close().await;
+        }
+        let latencies = measured.map_err(|e| anyhow::anyhow!(e))?;
+        return print_sequential(&latencies, &args, pause);
+    }
     contenders.push(("Rust client in-process, no receipt".to_owned(), in_process.clone()));
     contenders.push((
         "docker run --rm -i".to_owned(),
@@ -434,6 +487,37 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
             measured.latency.p50_ms,
             measured.latency.p99_ms,
             share * 100.0
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_sequential(
+    latencies: &[(String, harness::Latency)],
+    args: &PipelineArgs,
+    pause: std::time::Duration,
+) -> anyhow::Result<ExitCode> {
+    if args.json {
+        let report = serde_json::json!({
+            "script": SCRIPT.trim(),
+            "runs": args.runs,
+            "sequential_pause_ms": pause.as_millis() as u64,
+            "cpu_neighbour": args.cpu_neighbour,
+            "contenders": latencies.iter().map(|(name, l)| serde_json::json!({"name": name, "latency": l})).collect::<Vec<_>>(),
+        });
+        println!("{report}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "trivial script, one at a time with {} before each, {} runs{}:",
+        humantime::format_duration(pause),
+        args.runs,
+        if args.cpu_neighbour { ", one core kept busy" } else { "" }
+    );
+    for (name, l) in latencies {
+        println!(
+            "  {name:<42} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms  max {:7.1} ms",
+            l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms
         );
     }
     Ok(ExitCode::SUCCESS)
