@@ -171,3 +171,68 @@ async fn limits_end_runs_as_violations() {
     let (json, status) = stack.run_code("after.py", "print('still fine')\n", &untrusted);
     assert_eq!(status, 0, "{json}");
 }
+
+/// The grant signed for request `request_id`, from its decision in the log.
+async fn granted_limits(stack: &Stack, request_id: &str) -> airlock_protocol::Limits {
+    events_of(stack, request_id)
+        .await
+        .iter()
+        .find_map(|e| match &e.event {
+            airlock_protocol::Event::Decided(d) => d.signed.peek::<airlock_protocol::Decision>(),
+            _ => None,
+        })
+        .and_then(|decision| decision.outcome.grant())
+        .map(|grant| grant.limits)
+        .expect("an approved decision with its grant")
+}
+
+/// `--wall`, `--memory` and `--cpus` lower the quota for one call: the gate signs the lowered
+/// limits, the sandbox enforces them, and asking for more than the quota gets the quota.
+#[tokio::test(flavor = "multi_thread")]
+async fn per_call_limits_lower_the_quota_and_are_what_the_gate_signs() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with(""))
+        .await
+        .expect("stack");
+    let quota = airlock_protocol::Quotas::default().unknown;
+
+    let (json, status) = stack.run_code("sleepy.py", "import time\ntime.sleep(8)\n", &["--wall", "1s"]);
+    assert_eq!(status, 3, "{json}");
+    assert_eq!(json["violation"]["kind"], "timeout", "{json}");
+    let wall = json["usage"]["wall_ms"].as_u64().expect("wall time");
+    assert!(
+        (1000..4000).contains(&wall),
+        "ended after {wall} ms, not near 1 s: {json}"
+    );
+    let rid = json["request_id"].as_str().expect("request id");
+    let granted = granted_limits(&stack, rid).await;
+    assert_eq!(granted.wall_ms, 1000, "{granted:?}");
+    assert_eq!(
+        granted.memory_bytes, quota.memory_bytes,
+        "only what was asked is lowered"
+    );
+
+    let (json, status) = stack.run_code(
+        "hungry.py",
+        "x = []\nwhile True:\n    x.append(' ' * 10_000_000)\n",
+        &["--memory", "64MiB", "--cpus", "0.5"],
+    );
+    assert_eq!(status, 3, "{json}");
+    assert_eq!(json["violation"]["kind"], "memory", "{json}");
+    let granted = granted_limits(&stack, json["request_id"].as_str().expect("request id")).await;
+    assert_eq!(granted.memory_bytes, 64 * 1024 * 1024, "{granted:?}");
+    assert_eq!(granted.cpu_millis, 500.min(quota.cpu_millis), "{granted:?}");
+
+    // More than the quota is not granted: the quota is.
+    let (json, status) = stack.run_code("fine.py", "print('fine')\n", &["--wall", "100h", "--memory", "64GiB"]);
+    assert_eq!(status, 0, "{json}");
+    let granted = granted_limits(&stack, json["request_id"].as_str().expect("request id")).await;
+    assert_eq!(granted, quota, "asking for more than the quota raised it");
+
+    // Below the floor: refused before anything is submitted, saying which limit.
+    let tiny = stack.path().join("programs/tiny.py");
+    std::fs::write(&tiny, "print('x')\n").expect("program");
+    let output = stack.output(&["run", "--wall", "10ms", tiny.to_str().expect("utf-8 path")]);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(said.contains("wall_ms") && said.contains("floor"), "{said}");
+}

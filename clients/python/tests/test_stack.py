@@ -21,6 +21,7 @@ import nats
 import pytest
 
 from airlock_client import (
+    Limits,
     AsyncClient,
     AsyncOperator,
     AuditKey,
@@ -184,6 +185,22 @@ def test_a_memory_violation_raises_with_its_kind_and_a_verifiable_receipt(client
     assert error.result.outcome == "failed" and error.result.stdout == ""
     assert "memory" in error.reason
     assert verify_receipt(error.result, _auditor_keys(client))
+
+
+def test_per_call_limits_lower_the_quota_and_the_sandbox_enforces_them(client: Client) -> None:
+    with pytest.raises(ViolationError) as raised:
+        client.run("x = bytearray(200 * 1024 * 1024)\nprint('never')\n", limits=Limits(memory=64 << 20, wall=5))
+    assert raised.value.violation.kind == "memory"
+    assert raised.value.violation.limit == 64 << 20
+    with pytest.raises(ViolationError) as raised:
+        client.run("import time\ntime.sleep(8)\n", limits=Limits(wall=1))
+    assert raised.value.violation.kind == "timeout"
+    assert raised.value.result.usage is not None and raised.value.result.usage.wall_ms < 4000
+    assert verify_receipt(raised.value.result, _auditor_keys(client))
+    # Below a floor: the services refuse it and say which limit.
+    with pytest.raises(RefusedError) as refused:
+        client.run("print(1)\n", limits=Limits(wall=0.01))
+    assert "wall_ms" in str(refused.value)
 
 
 def _auditor_keys(client: Client) -> list[AuditKey]:

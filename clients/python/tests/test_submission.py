@@ -11,7 +11,7 @@ from typing import Any, get_type_hints
 
 import pytest
 
-from airlock_client import AsyncClient, Client, Request, Status, Submission, SubmissionFields, WireError
+from airlock_client import AsyncClient, Client, Limits, Request, Status, Submission, SubmissionFields, WireError
 from airlock_client.request import AsyncRequest, resolve_wait
 from airlock_client.wire import execution_request
 
@@ -47,6 +47,9 @@ def test_a_submission_encodes_as_the_wire_request() -> None:
     assert Submission.of("x", {"trust": "untrusted"}) == Submission("x", trust="untrusted")
     assert Submission.of(job, {"args": ["b"]}) == job.replace(args=["b"])
     assert Submission.of(job, {}) is job
+    limited = Submission("x", limits=Limits(wall=1.5, memory=64 << 20, cpus=0.5)).to_wire()
+    assert limited["limits"] == {"wall_ms": 1500, "memory_bytes": 64 << 20, "cpu_millis": 500}
+    assert "limits" not in Submission("x", limits=Limits()).to_wire(), "nothing asked: no field"
 
 
 @pytest.mark.parametrize(
@@ -60,6 +63,7 @@ def test_a_submission_encodes_as_the_wire_request() -> None:
         ({"env": {"A": 1}}, TypeError),
         ({"revises": "not an id!"}, ValueError),
         ({"deadline": 0}, ValueError),
+        ({"limits": {"wall": 1}}, TypeError),
     ],
 )
 def test_bad_fields_are_refused_before_anything_is_sent(fields: dict[str, Any], error: type[Exception]) -> None:

@@ -62,6 +62,31 @@ pub struct RunArgs {
     /// Seconds to wait for the result before giving up (the request goes on).
     #[arg(long, default_value_t = 3600)]
     pub wait: u64,
+    /// At most this much wall-clock time for this run (`5s`, `1m`), below the quota's.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub wall: Option<Duration>,
+    /// At most this much memory for this run (`128MiB`, `1GiB`), below the quota's.
+    #[arg(long)]
+    pub memory: Option<bytesize::ByteSize>,
+    /// At most this many cores for this run (`0.5`), below the quota's.
+    #[arg(long)]
+    pub cpus: Option<f64>,
+}
+
+/// The per-call limits `--wall`, `--memory` and `--cpus` ask for.
+fn requested_limits(args: &RunArgs) -> anyhow::Result<airlock_protocol::RequestedLimits> {
+    let cpu_millis = match args.cpus {
+        Some(cpus) if !(cpus.is_finite() && cpus > 0.0 && cpus <= 1024.0) => {
+            anyhow::bail!("--cpus {cpus} is not a number of cores above 0")
+        }
+        Some(cpus) => Some((cpus * 1000.0).round() as u32),
+        None => None,
+    };
+    Ok(airlock_protocol::RequestedLimits {
+        wall_ms: args.wall.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        memory_bytes: args.memory.map(|m| m.as_u64()),
+        cpu_millis,
+    })
 }
 
 pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -179,7 +204,8 @@ fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
         .packages(args.packages.clone())
         .revises(args.revises.clone())
         .deadline_ms(args.deadline.map(|s| airlock_protocol::now_ms() + (s as i64) * 1000))
-        .label(name);
+        .label(name)
+        .limits(requested_limits(args)?);
     request.validate()?;
     Ok(request)
 }

@@ -231,7 +231,7 @@ impl Gate {
         let (trust, _) = self.current.get();
         let ruling = trust
             .policy
-            .decide_assessed(&self.quotas(), &assessment, request.origin, request.trust);
+            .decide_assessed(&self.quotas(&request), &assessment, request.origin, request.trust);
         tracing::info!(level = %assessment.level, ?ruling, policy_version = %trust.policy.version, "policy ruling");
         match ruling {
             Ruling::Ask => {
@@ -244,7 +244,7 @@ impl Gate {
                 let approver = Approver::Policy {
                     rule: ruling_rule(&ruling),
                 };
-                let shown = trust.policy.grant(&self.quotas(), request.trust);
+                let shown = trust.policy.grant(&self.quotas(&request), request.trust);
                 let events = self.decision_events(rid, request, assessment, ruling, approver, shown, &trust);
                 self.commit(rid, events).await
             }
@@ -261,7 +261,7 @@ impl Gate {
         assessment: &Assessment,
         trust: &Trust,
     ) -> Result<Option<Vec<Event>>, GateError> {
-        let grant = trust.policy.approval_grant(&self.quotas(), request.trust);
+        let grant = trust.policy.approval_grant(&self.quotas(request), request.trust);
         let digest = execution_digest(&request.request_digest(rid, &assessment.packages), &grant);
         let key = Remembered::key_of(&digest);
         let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
@@ -311,8 +311,17 @@ impl Gate {
         )))
     }
 
-    fn quotas(&self) -> airlock_protocol::Quotas {
-        self.current.get().1.quotas
+    /// The quotas this request may be granted from: each trust level's, lowered by the limits
+    /// the request asks for (never raised), so that every grant made for it (by policy, shown
+    /// to a human, remembered) is the lowered one and is what the gate signs.
+    fn quotas(&self, request: &ExecutionRequest) -> airlock_protocol::Quotas {
+        let mut quotas = self.current.get().1.quotas;
+        if let Some(asked) = &request.limits {
+            quotas.untrusted = asked.lower(&quotas.untrusted);
+            quotas.unknown = asked.lower(&quotas.unknown);
+            quotas.trusted = asked.lower(&quotas.trusted);
+        }
+        quotas
     }
 
     async fn ask(
@@ -327,7 +336,7 @@ impl Gate {
         let timeout = now + i64::try_from(config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
         let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
         let policy = &trust.policy;
-        let grant = policy.approval_grant(&self.quotas(), request.trust);
+        let grant = policy.approval_grant(&self.quotas(&request), request.trust);
         let asked = OverrideAsked {
             level: assessment.level,
             explanation: explain::explain(&request, &assessment),
@@ -541,7 +550,7 @@ impl Gate {
             let (trust, _) = self.current.get();
             let shown = asked
                 .grant
-                .unwrap_or_else(|| trust.policy.approval_grant(&self.quotas(), request.trust));
+                .unwrap_or_else(|| trust.policy.approval_grant(&self.quotas(&request), request.trust));
             let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, shown, &trust);
             match self
                 .records

@@ -45,6 +45,8 @@ pub use overrides::{
 pub use packages::{PackageFinding, PackageRating, ResolveFailure, ResolveReply, ResolveRequest, Wheel};
 pub use progress::Progress;
 pub use refusal::{Refusal, RefusalReason, error_chain};
-pub use request::{ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, TrustLevel};
+pub use request::{
+    ExecutionRequest, Inputs, Language, MAX_CODE_BYTES, Origin, RequestError, RequestedLimits, TrustLevel,
+};
 pub use signed::{SignatureError, Signed};
 pub use source::{Codec, Cookie, SourceEncoding, SourceRefusal, Undecodable, python_source_encoding};

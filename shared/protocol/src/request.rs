@@ -233,6 +233,64 @@ pub struct ExecutionRequest {
     /// The network the program asks for (`none` unless the policy grants `read-only`).
     #[serde(default, skip_serializing_if = "NetworkMode::is_none")]
     pub network: NetworkMode,
+    /// Limits for this call below the trust level's quota (never above it): the gate grants
+    /// the tighter of the two, field by field, and signs what it grants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RequestedLimits>,
+}
+
+/// Per-call limits a request may ask for; each one set lowers the quota's, none raises it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestedLimits {
+    /// Wall-clock time, at least [`MIN_WALL_MS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<u64>,
+    /// Memory, at least [`MIN_MEMORY_BYTES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// CPU in thousandths of a core, at least [`MIN_CPU_MILLIS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_millis: Option<u32>,
+}
+
+/// Floors of per-call limits: below them the interpreter itself cannot start, and the request
+/// would only end in a violation that says nothing about the program.
+pub const MIN_WALL_MS: u64 = 100;
+pub const MIN_MEMORY_BYTES: u64 = 32 * 1024 * 1024;
+pub const MIN_CPU_MILLIS: u32 = 10;
+
+impl RequestedLimits {
+    /// `limits` lowered by what is asked for here.
+    pub fn lower(&self, limits: &crate::Limits) -> crate::Limits {
+        let mut lowered = *limits;
+        if let Some(wall) = self.wall_ms {
+            lowered.wall_ms = lowered.wall_ms.min(wall);
+        }
+        if let Some(memory) = self.memory_bytes {
+            lowered.memory_bytes = lowered.memory_bytes.min(memory);
+        }
+        if let Some(cpu) = self.cpu_millis {
+            lowered.cpu_millis = lowered.cpu_millis.min(cpu);
+        }
+        lowered
+    }
+
+    fn validate(&self) -> Result<(), RequestError> {
+        let too_low = |field: &'static str, value: u64, floor: u64| {
+            (value < floor).then_some(RequestError::LimitTooLow { field, value, floor })
+        };
+        let checks = [
+            self.wall_ms.and_then(|v| too_low("wall_ms", v, MIN_WALL_MS)),
+            self.memory_bytes
+                .and_then(|v| too_low("memory_bytes", v, MIN_MEMORY_BYTES)),
+            self.cpu_millis
+                .and_then(|v| too_low("cpu_millis", u64::from(v), u64::from(MIN_CPU_MILLIS))),
+        ];
+        match checks.into_iter().flatten().next() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -263,6 +321,12 @@ pub enum RequestError {
     LabelTooLong { chars: usize, limit: usize },
     #[error("the label contains a control character")]
     ControlInLabel,
+    #[error("limit {field} = {value} is below its floor {floor}")]
+    LimitTooLow {
+        field: &'static str,
+        value: u64,
+        floor: u64,
+    },
     /// Python source that cannot be read as the interpreter would read it: a declared encoding
     /// other than UTF-8, ASCII or Latin-1, or bytes the interpreter itself refuses to decode.
     #[error("the Python source is refused: {0}")]
@@ -284,7 +348,14 @@ impl ExecutionRequest {
             deadline_ms: None,
             label: None,
             network: NetworkMode::None,
+            limits: None,
         }
+    }
+
+    /// Limits for this call below the quota's (see [`RequestedLimits`]).
+    pub fn limits(mut self, limits: RequestedLimits) -> Self {
+        self.limits = (limits != RequestedLimits::default()).then_some(limits);
+        self
     }
 
     pub fn origin(mut self, origin: Origin) -> Self {
@@ -355,6 +426,9 @@ impl ExecutionRequest {
         self.inputs.validate()?;
         if let Some(label) = &self.label {
             validate_label(label)?;
+        }
+        if let Some(limits) = &self.limits {
+            limits.validate()?;
         }
         validate_packages(&self.packages)
     }
@@ -472,6 +546,53 @@ mod tests {
 
     fn request(code: &[u8]) -> ExecutionRequest {
         ExecutionRequest::new(Language::Python, code)
+    }
+
+    #[test]
+    fn per_call_limits_only_lower_and_have_floors() {
+        let quota = crate::Quotas::default().unknown;
+        let asked = RequestedLimits {
+            wall_ms: Some(1500),
+            memory_bytes: Some(u64::MAX),
+            cpu_millis: None,
+        };
+        let lowered = asked.lower(&quota);
+        assert_eq!(lowered.wall_ms, 1500.min(quota.wall_ms));
+        assert_eq!(lowered.memory_bytes, quota.memory_bytes, "never raised");
+        assert_eq!(lowered.cpu_millis, quota.cpu_millis, "not asked: the quota's");
+        assert_eq!((RequestedLimits::default()).lower(&quota), quota);
+
+        assert_eq!(request(b"x = 1").limits(asked).validate(), Ok(()));
+        for (bad, field) in [
+            (
+                RequestedLimits {
+                    wall_ms: Some(99),
+                    ..Default::default()
+                },
+                "wall_ms",
+            ),
+            (
+                RequestedLimits {
+                    memory_bytes: Some(1024),
+                    ..Default::default()
+                },
+                "memory_bytes",
+            ),
+            (
+                RequestedLimits {
+                    cpu_millis: Some(0),
+                    ..Default::default()
+                },
+                "cpu_millis",
+            ),
+        ] {
+            assert!(
+                matches!(request(b"x = 1").limits(bad).validate(), Err(RequestError::LimitTooLow { field: f, .. }) if f == field),
+                "{bad:?}"
+            );
+        }
+        // Nothing asked is no field on the wire, so older services read the request unchanged.
+        assert_eq!(request(b"x = 1").limits(RequestedLimits::default()).limits, None);
     }
 
     #[test]

@@ -44,7 +44,7 @@ from .results import (
     Violation,
 )
 from .status import Status
-from .submission import Submission, SubmissionFields
+from .submission import Limits, Submission, SubmissionFields
 from .sync import Client, Operator, Request, approve_override, deny_override, list_overrides
 from .types import Decision, Language, Origin, Outcome, Stage, Trust, Verdict, ViolationKind
 
@@ -81,6 +81,7 @@ __all__ = [
     "SigningKey",
     "Stage",
     "Status",
+    "Limits",
     "Submission",
     "SubmissionFields",
     "Trust",

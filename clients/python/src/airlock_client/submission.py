@@ -23,6 +23,40 @@ from .wire import execution_request, is_request_id, now_ms
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Limits for one call below the trust level's quota: the gate grants the tighter of the
+    two, field by field (asking for more than the quota gets the quota), and signs what it
+    grants. The services refuse a value below its floor (wall 0.1 s, memory 32 MiB, 0.01
+    core) with a `RefusedError`."""
+
+    #: Wall-clock seconds.
+    wall: float | None = None
+    #: Memory in bytes.
+    memory: int | None = None
+    #: Cores (0.5 is half a core).
+    cpus: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("wall", "cpus"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+                raise ValueError(f"{name} must be a positive number")
+        if self.memory is not None and (isinstance(self.memory, bool) or not isinstance(self.memory, int) or self.memory <= 0):
+            raise ValueError("memory must be a positive number of bytes")
+
+    def to_wire(self) -> dict[str, int] | None:
+        """`RequestedLimits` on the wire; None when nothing is asked (no field is sent)."""
+        wire: dict[str, int] = {}
+        if self.wall is not None:
+            wire["wall_ms"] = round(self.wall * 1000)
+        if self.memory is not None:
+            wire["memory_bytes"] = self.memory
+        if self.cpus is not None:
+            wire["cpu_millis"] = round(self.cpus * 1000)
+        return wire or None
+
+
+@dataclass(frozen=True)
 class Submission:
     """A program and everything said about it. Only the shape is checked here (names of the
     enumerations, types); the services check every bound and refuse what exceeds one with a
@@ -49,6 +83,8 @@ class Submission:
     revises: str | None = None
     #: Seconds from submission after which the request must not start (it ends `expired`).
     deadline: float | None = None
+    #: Limits for this call below the quota's (`Limits(wall=5, memory=128 << 20, cpus=0.5)`).
+    limits: Limits | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.code, (str, bytes)):
@@ -68,6 +104,8 @@ class Submission:
             raise ValueError(f"revises {self.revises!r} is not a request id")
         if self.deadline is not None and not self.deadline > 0:
             raise ValueError("deadline is seconds from now and must be positive")
+        if self.limits is not None and not isinstance(self.limits, Limits):
+            raise TypeError("limits must be a Limits")
 
     @classmethod
     def of(cls, code: str | bytes | Submission, fields: Mapping[str, Any]) -> Submission:
@@ -98,6 +136,7 @@ class Submission:
             revises=self.revises,
             deadline_ms=now_ms() + int(self.deadline * 1000) if self.deadline is not None else None,
             label=self.label,
+            limits=self.limits.to_wire() if self.limits is not None else None,
         )
 
 
@@ -114,3 +153,4 @@ class SubmissionFields(TypedDict, total=False):
     label: str | None
     revises: str | None
     deadline: float | None
+    limits: Limits | None

@@ -217,6 +217,7 @@ def execution_request(
     revises: str | None,
     deadline_ms: int | None,
     label: str | None,
+    limits: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The `submitted` event's data, in the schema's field order.
 
@@ -238,7 +239,7 @@ def execution_request(
         raise TypeError("env must map str to str")
     if revises is not None and not is_request_id(revises):
         raise ValueError(f"revises {revises!r} is not a request id")
-    return {
+    request: dict[str, Any] = {
         "language": language,
         "code": code,
         "origin": origin,
@@ -255,3 +256,8 @@ def execution_request(
         "deadline_ms": deadline_ms,
         "label": label,
     }
+    # Absent unless asked, as the services write it (`network` sits between them and is
+    # never sent by this client).
+    if limits:
+        request["limits"] = dict(limits)
+    return request

@@ -77,7 +77,7 @@ impl Gate {
         let source = trust.source_of(&checked.signer, answer.via.as_ref().map(|v| v.system.as_str()), &config);
         let grant = asked
             .grant
-            .unwrap_or_else(|| trust.policy.approval_grant(&config.quotas, request.trust));
+            .unwrap_or_else(|| trust.policy.approval_grant(&self.quotas(&request), request.trust));
         let judgement = Judge {
             policy: &trust.policy,
             people: &trust.people,
