@@ -54,6 +54,24 @@ impl StoreError {
             StoreError::Rewrite { .. } | StoreError::Url { .. } | StoreError::Credentials { .. }
         )
     }
+
+    /// A store URL (`shown`, redacted) that is wrong as written.
+    fn bad_url(shown: &str, detail: String) -> StoreError {
+        StoreError::Url {
+            url: shown.to_owned(),
+            detail,
+            source: None,
+        }
+    }
+
+    /// A store URL that could not be used, with the error that said so.
+    fn url_failed(shown: &str, detail: &str, source: Box<dyn std::error::Error + Send + Sync>) -> StoreError {
+        StoreError::Url {
+            url: shown.to_owned(),
+            detail: detail.to_owned(),
+            source: Some(source),
+        }
+    }
 }
 
 /// Whether a write-once put stored new bytes or found the same bytes already there.
@@ -89,16 +107,6 @@ impl Store {
     /// The URL is kept, and said in errors, with its secrets replaced by `***`.
     pub fn open(url: &str) -> Result<Store, StoreError> {
         let shown = redacted(url);
-        let bad = |detail: String| StoreError::Url {
-            url: shown.clone(),
-            detail,
-            source: None,
-        };
-        let failed = |detail: &str, e: Box<dyn std::error::Error + Send + Sync>| StoreError::Url {
-            url: shown.clone(),
-            detail: detail.to_owned(),
-            source: Some(e),
-        };
         if url == "memory://" || url == "memory:" {
             return Ok(Store {
                 inner: Arc::new(object_store::memory::InMemory::new()),
@@ -111,12 +119,18 @@ impl Store {
         }
         let dir = match url.strip_prefix("file://") {
             Some(path) => std::path::PathBuf::from(path),
-            None if url.contains("://") => return Err(bad("unsupported scheme (file://, s3:// or memory://)".into())),
+            None if url.contains("://") => {
+                return Err(StoreError::bad_url(
+                    &shown,
+                    "unsupported scheme (file://, s3:// or memory://)".into(),
+                ));
+            }
             None => std::path::PathBuf::from(url),
         };
-        std::fs::create_dir_all(&dir).map_err(|e| failed("creating the directory", Box::new(e)))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| StoreError::url_failed(&shown, "creating the directory", Box::new(e)))?;
         let local = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-            .map_err(|e| failed("opening the directory", Box::new(e)))?;
+            .map_err(|e| StoreError::url_failed(&shown, "opening the directory", Box::new(e)))?;
         Ok(Store {
             inner: Arc::new(local),
             url: url.to_owned(),
@@ -127,21 +141,11 @@ impl Store {
     /// An S3 store, `builder` holding what the environment configures.
     fn open_s3(url: &str, builder: object_store::aws::AmazonS3Builder) -> Result<Store, StoreError> {
         let shown = redacted(url);
-        let bad = |detail: String| StoreError::Url {
-            url: shown.clone(),
-            detail,
-            source: None,
-        };
-        let failed = |detail: &str, e: Box<dyn std::error::Error + Send + Sync>| StoreError::Url {
-            url: shown.clone(),
-            detail: detail.to_owned(),
-            source: Some(e),
-        };
-        let parsed = url::Url::parse(url).map_err(|e| failed("not a URL", Box::new(e)))?;
+        let parsed = url::Url::parse(url).map_err(|e| StoreError::url_failed(&shown, "not a URL", Box::new(e)))?;
         let bucket = parsed
             .host_str()
             .filter(|b| !b.is_empty())
-            .ok_or_else(|| bad("no bucket".into()))?;
+            .ok_or_else(|| StoreError::bad_url(&shown, "no bucket".into()))?;
         let prefix = parsed.path().trim_matches('/');
         let mut builder = builder.with_bucket_name(bucket);
         let mut retry = object_store::RetryConfig::default();
@@ -149,17 +153,20 @@ impl Store {
             builder = match key.as_ref() {
                 "allow_http" => builder.with_allow_http(value == "true"),
                 "max_retries" => {
-                    retry.max_retries = value.parse().map_err(|_| bad(format!("max_retries={value:?}")))?;
+                    retry.max_retries = value
+                        .parse()
+                        .map_err(|_| StoreError::bad_url(&shown, format!("max_retries={value:?}")))?;
                     builder
                 }
                 "retry_timeout" => {
-                    retry.retry_timeout =
-                        humantime::parse_duration(&value).map_err(|e| failed("retry_timeout", Box::new(e)))?;
+                    retry.retry_timeout = humantime::parse_duration(&value)
+                        .map_err(|e| StoreError::url_failed(&shown, "retry_timeout", Box::new(e)))?;
                     builder
                 }
                 other => {
-                    let key: object_store::aws::AmazonS3ConfigKey =
-                        other.parse().map_err(|_| bad(format!("unknown S3 option {other:?}")))?;
+                    let key: object_store::aws::AmazonS3ConfigKey = other
+                        .parse()
+                        .map_err(|_| StoreError::bad_url(&shown, format!("unknown S3 option {other:?}")))?;
                     builder.with_config(key, value.as_ref())
                 }
             };
@@ -173,7 +180,7 @@ impl Store {
         let s3 = builder
             .with_retry(retry)
             .build()
-            .map_err(|e| failed("configuring S3", Box::new(e)))?;
+            .map_err(|e| StoreError::url_failed(&shown, "configuring S3", Box::new(e)))?;
         let inner: Arc<dyn ObjectStore> = if prefix.is_empty() {
             Arc::new(s3)
         } else {
