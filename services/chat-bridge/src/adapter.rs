@@ -66,6 +66,29 @@ impl airlock_bus::Transience for ChatError {
     }
 }
 
+impl ChatError {
+    /// The chat refused this message for good: a 4xx other than 408 and 429 (a malformed
+    /// message, a channel that does not exist, a token that is not allowed), or a Web API
+    /// error that is not one of Slack's documented transient ones. Sending the same message
+    /// again gets the same answer, so it is not retried.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            ChatError::Status { status, .. } => (400..500).contains(status) && !matches!(status, 408 | 429),
+            // Other systems' `Api` errors are replies without the id they must carry: a broken
+            // proxy more likely than a refusal.
+            ChatError::Api { system, error } => {
+                *system == "slack"
+                    && !matches!(
+                        error.as_str(),
+                        "internal_error" | "fatal_error" | "service_unavailable" | "request_timeout" | "ratelimited"
+                    )
+            }
+            ChatError::Secret { .. } => true,
+            ChatError::Http { .. } | ChatError::RateLimited { .. } | ChatError::Unreadable { .. } => false,
+        }
+    }
+}
+
 pub type ChatResult<'a, T> = BoxFuture<'a, Result<T, ChatError>>;
 
 pub trait Adapter: Send + Sync {

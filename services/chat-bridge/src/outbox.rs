@@ -45,7 +45,12 @@ pub struct Outbox {
     /// Requests with something still to do.
     active: BTreeSet<RequestId>,
     retries: BTreeMap<(RequestId, &'static str), Retry>,
+    /// Per chat system: messages refused for good, and when the last was.
+    refusals: BTreeMap<&'static str, (u64, Instant)>,
 }
+
+/// How long a chat's refusals stay in `airlock status` after the last one.
+const REFUSALS_SHOWN_FOR: Duration = Duration::from_secs(3600);
 
 impl Outbox {
     pub fn new(core: Arc<Core>, adapters: Vec<Arc<dyn Adapter>>) -> Self {
@@ -54,6 +59,7 @@ impl Outbox {
             adapters,
             active: BTreeSet::new(),
             retries: BTreeMap::new(),
+            refusals: BTreeMap::new(),
         }
     }
 
@@ -82,6 +88,7 @@ impl Outbox {
             }
             if pruned.elapsed() > Duration::from_secs(600) {
                 self.core.directory.prune(now_ms());
+                self.forget_old_refusals();
                 pruned = Instant::now();
             }
             // Requests that are new or changed since the last round.
@@ -123,10 +130,58 @@ impl Outbox {
                 done = false;
                 continue;
             }
-            let outcome = self.step_system(&tracked, adapter.as_ref(), now).await;
-            done &= self.after(key, outcome).unwrap_or(false);
+            if tracked.refused_in.iter().any(|s| s == system) {
+                continue;
+            }
+            match self.step_system(&tracked, adapter.as_ref(), now).await {
+                Err(StepError::Chat(e)) if e.is_refusal() => {
+                    self.refused(key, &e);
+                    let system = system.to_owned();
+                    self.core
+                        .update(rid, |t| {
+                            if !t.refused_in.contains(&system) {
+                                t.refused_in.push(system.clone());
+                            }
+                        })
+                        .await?;
+                }
+                outcome => done &= self.after(key, outcome).unwrap_or(false),
+            }
         }
         Ok(done)
+    }
+
+    /// A chat refused a request's message for good: the other chats carry on, the operator
+    /// sees it in `airlock status` (the bridge's problems) and the log; it is not retried.
+    fn refused(&mut self, key: (RequestId, &'static str), error: &crate::adapter::ChatError) {
+        let (rid, system) = key;
+        self.retries.remove(&(rid.clone(), system));
+        self.core.counters.incr("chat_refusals");
+        let at = now_ms();
+        let refusals = self.refusals.entry(system).or_insert((0, Instant::now()));
+        *refusals = (refusals.0 + 1, Instant::now());
+        self.core.counters.set_problem(
+            system,
+            format!(
+                "refused {} message(s) for good, the last at {} for request {rid}: {}",
+                refusals.0,
+                crate::render::time_of(at),
+                airlock_protocol::error_chain(error)
+            ),
+        );
+        tracing::error!(request_id = %rid, system, error = %airlock_protocol::error_chain(error), "the chat refused the request's message; not retried, the other chats still have it");
+    }
+
+    /// A chat's refusals stay in the bridge's problems for an hour after the last one.
+    fn forget_old_refusals(&mut self) {
+        let core = &self.core;
+        self.refusals.retain(|system, (_, last)| {
+            let keep = last.elapsed() < REFUSALS_SHOWN_FOR;
+            if !keep {
+                core.counters.clear_problem(system);
+            }
+            keep
+        });
     }
 
     /// Notes the outcome of one chat's step: `None` when it failed and will be retried.
@@ -171,7 +226,13 @@ impl Outbox {
         if self.retries.get(&key).is_some_and(|r| r.at > Instant::now()) {
             return Ok(false);
         }
-        let outcome = self.post_ran_again(&ran, adapter.as_ref()).await;
+        let outcome = match self.post_ran_again(&ran, adapter.as_ref()).await {
+            Err(StepError::Chat(e)) if e.is_refusal() => {
+                self.refused(key, &e);
+                return Ok(true);
+            }
+            outcome => outcome,
+        };
         match self.after(key, outcome) {
             Some(id) => {
                 ran.posted = Some(id);

