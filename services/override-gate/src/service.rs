@@ -78,6 +78,43 @@ pub(crate) fn service_role() -> &'static ServiceRole {
     }
 }
 
+/// A pending override request's times (Unix ms).
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    asked_at_ms: i64,
+    deadline_ms: i64,
+}
+
+impl Waiting {
+    fn of(asked: &airlock_protocol::OverrideAsked) -> Self {
+        Waiting {
+            asked_at_ms: asked.asked_at_ms,
+            deadline_ms: asked.deadline_ms,
+        }
+    }
+}
+
+/// The pending overrides as metrics see them, at `now_ms`.
+fn overrides_reading(
+    waiting: &BTreeMap<RequestId, Waiting>,
+    now_ms: i64,
+) -> airlock_telemetry::metrics::OverridesReading {
+    let since = |ms: i64| Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    airlock_telemetry::metrics::OverridesReading {
+        pending: waiting.len() as u64,
+        oldest_age: waiting
+            .values()
+            .map(|w| since(now_ms - w.asked_at_ms))
+            .max()
+            .unwrap_or_default(),
+        nearest_deadline: waiting
+            .values()
+            .map(|w| since(w.deadline_ms - now_ms))
+            .min()
+            .unwrap_or_default(),
+    }
+}
+
 struct Gate {
     /// The policy and trusted keys in force, reloaded when the config file changes.
     current: Arc<Current>,
@@ -86,8 +123,8 @@ struct Gate {
     refuser: Refuser,
     records: Claims,
     counters: ServiceCounters,
-    /// Deadlines of the pending requests this gate knows of.
-    deadlines: Mutex<BTreeMap<RequestId, i64>>,
+    /// When the pending requests this gate knows of were asked, and their deadlines.
+    deadlines: Mutex<BTreeMap<RequestId, Waiting>>,
 }
 
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), GateError> {
@@ -114,6 +151,11 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         deadlines: Mutex::new(BTreeMap::new()),
     });
     tracing::info!(key = %gate.key.verifier(), "override-gate signing decisions");
+    let watched = gate.clone();
+    airlock_telemetry::metrics::watch_overrides(move || {
+        let waiting = watched.deadlines.lock().unwrap_or_else(|p| p.into_inner());
+        overrides_reading(&waiting, now_ms())
+    });
 
     let service = airlock_bus::start_service(&client, service_role(), gate.counters.clone()).await?;
     let endpoint = |name: &'static str| {
@@ -373,7 +415,7 @@ impl Gate {
                 self.deadlines
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(rid.clone(), deadline_ms);
+                    .insert(rid.clone(), Waiting::of(&asked));
                 self.counters.incr("asked");
                 let posted_to = asked.approvers.keys().cloned().collect();
                 let deadline_ms = asked.deadline_ms;
@@ -511,7 +553,7 @@ impl Gate {
                 self.deadlines
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(rid.clone(), asked.deadline_ms);
+                    .insert(rid.clone(), Waiting::of(&asked));
                 self.publisher.emit(rid, Event::OverrideAsked(asked)).await?;
             }
             Record::Decided { events, .. } => {
@@ -629,7 +671,7 @@ impl Gate {
                     self.deadlines
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .insert(rid, asked.deadline_ms);
+                        .insert(rid, Waiting::of(&asked));
                 }
                 Ok(Some((
                     Record::Decided {
@@ -696,7 +738,7 @@ async fn enforce_deadlines(gate: Arc<Gate>, shutdown: CancellationToken) {
             let deadlines = gate.deadlines.lock().unwrap_or_else(|p| p.into_inner());
             deadlines
                 .iter()
-                .filter(|(_, d)| **d < now)
+                .filter(|(_, w)| w.deadline_ms < now)
                 .map(|(r, _)| r.clone())
                 .collect()
         };
@@ -724,5 +766,48 @@ async fn serve_pending(gate: Arc<Gate>, mut endpoint: async_nats::service::endpo
         if let Err(e) = request.respond(reply).await {
             tracing::debug!(error = %e, "pending reply failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_reading_names_the_oldest_wait_and_the_nearest_deadline() {
+        let rid = |local: &str| RequestId::for_client("mai", local).expect("request id");
+        let mut waiting = BTreeMap::new();
+        assert_eq!(overrides_reading(&waiting, 10_000), Default::default());
+        waiting.insert(
+            rid("a"),
+            Waiting {
+                asked_at_ms: 1_000,
+                deadline_ms: 70_000,
+            },
+        );
+        waiting.insert(
+            rid("b"),
+            Waiting {
+                asked_at_ms: 4_000,
+                deadline_ms: 40_000,
+            },
+        );
+        // One already past its deadline (not yet expired by the loop) counts as zero time left.
+        waiting.insert(
+            rid("c"),
+            Waiting {
+                asked_at_ms: 5_000,
+                deadline_ms: 9_000,
+            },
+        );
+        let reading = overrides_reading(&waiting, 10_000);
+        assert_eq!(reading.pending, 3);
+        assert_eq!(reading.oldest_age, Duration::from_secs(9));
+        assert_eq!(reading.nearest_deadline, Duration::ZERO);
+        waiting.remove(&rid("c"));
+        assert_eq!(
+            overrides_reading(&waiting, 10_000).nearest_deadline,
+            Duration::from_secs(30)
+        );
     }
 }

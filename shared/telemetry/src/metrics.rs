@@ -284,9 +284,53 @@ pub fn watch_executor(read: impl Fn() -> ExecutorReading + Send + Sync + 'static
         .build();
 }
 
-/// Records when this service started, so that a reset counter can be told from a drop. Called
-/// by a service as it starts (not by a CLI, whose short life is nothing to measure).
+/// The override requests a gate holds waiting for a human, read when metrics are collected.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OverridesReading {
+    /// Requests waiting for an answer.
+    pub pending: u64,
+    /// How long the oldest of them has waited (zero when none).
+    pub oldest_age: Duration,
+    /// Time left before the nearest deadline (zero when none, or when one is already due).
+    pub nearest_deadline: Duration,
+}
+
+/// Registers `read` as the source of the gate's gauges (`airlock.overrides.pending`,
+/// `airlock.overrides.oldest.age`, `airlock.overrides.deadline.remaining`). Called once by the
+/// override-gate.
+pub fn watch_overrides(read: impl Fn() -> OverridesReading + Send + Sync + 'static) {
+    let read = std::sync::Arc::new(read);
+    let meter = meter();
+    let pending = read.clone();
+    meter
+        .u64_observable_gauge("airlock.overrides.pending")
+        .with_description("Override requests waiting for a human's answer")
+        .with_callback(move |observer| observer.observe(pending().pending, &[]))
+        .build();
+    let oldest = read.clone();
+    meter
+        .f64_observable_gauge("airlock.overrides.oldest.age")
+        .with_unit("s")
+        .with_description("How long the oldest pending override request has waited (0 when none)")
+        .with_callback(move |observer| observer.observe(oldest().oldest_age.as_secs_f64(), &[]))
+        .build();
+    meter
+        .f64_observable_gauge("airlock.overrides.deadline.remaining")
+        .with_unit("s")
+        .with_description("Time left before the nearest deadline of a pending override request (0 when none)")
+        .with_callback(move |observer| observer.observe(read().nearest_deadline.as_secs_f64(), &[]))
+        .build();
+}
+
+/// Records when this service started, so that a reset counter can be told from a drop, and which
+/// build it runs (`airlock.build.info`, always 1, labelled with the version). Called by a
+/// service as it starts (not by a CLI, whose short life is nothing to measure).
 pub fn record_start() {
+    meter()
+        .u64_gauge("airlock.build.info")
+        .with_description("Always 1: the version of the build this service runs, as its label")
+        .build()
+        .record(1, &[KeyValue::new("version", env!("CARGO_PKG_VERSION"))]);
     let start = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
