@@ -46,7 +46,7 @@ pub struct Outbox {
     active: BTreeSet<RequestId>,
     retries: BTreeMap<(RequestId, &'static str), Retry>,
     /// Per chat system: messages refused for good, and when the last was.
-    refusals: BTreeMap<&'static str, (u64, Instant)>,
+    refusals: std::sync::Mutex<BTreeMap<&'static str, (u64, Instant)>>,
 }
 
 /// How long a chat's refusals stay in `airlock status` after the last one.
@@ -59,7 +59,7 @@ impl Outbox {
             adapters,
             active: BTreeSet::new(),
             retries: BTreeMap::new(),
-            refusals: BTreeMap::new(),
+            refusals: Default::default(),
         }
     }
 
@@ -135,7 +135,8 @@ impl Outbox {
             }
             match self.step_system(&tracked, adapter.as_ref(), now).await {
                 Err(StepError::Chat(e)) if e.is_refusal() => {
-                    self.refused(key, &e);
+                    self.retries.remove(&key);
+                    self.refused(rid, system, &e);
                     let system = system.to_owned();
                     self.core
                         .update(rid, |t| {
@@ -153,12 +154,11 @@ impl Outbox {
 
     /// A chat refused a request's message for good: the other chats carry on, the operator
     /// sees it in `airlock status` (the bridge's problems) and the log; it is not retried.
-    fn refused(&mut self, key: (RequestId, &'static str), error: &crate::adapter::ChatError) {
-        let (rid, system) = key;
-        self.retries.remove(&(rid.clone(), system));
+    fn refused(&self, rid: &RequestId, system: &'static str, error: &crate::adapter::ChatError) {
         self.core.counters.incr("chat_refusals");
         let at = now_ms();
-        let refusals = self.refusals.entry(system).or_insert((0, Instant::now()));
+        let mut all = self.refusals.lock().unwrap_or_else(|p| p.into_inner());
+        let refusals = all.entry(system).or_insert((0, Instant::now()));
         *refusals = (refusals.0 + 1, Instant::now());
         self.core.counters.set_problem(
             system,
@@ -173,9 +173,10 @@ impl Outbox {
     }
 
     /// A chat's refusals stay in the bridge's problems for an hour after the last one.
-    fn forget_old_refusals(&mut self) {
+    fn forget_old_refusals(&self) {
         let core = &self.core;
-        self.refusals.retain(|system, (_, last)| {
+        let mut all = self.refusals.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|system, (_, last)| {
             let keep = last.elapsed() < REFUSALS_SHOWN_FOR;
             if !keep {
                 core.counters.clear_problem(system);
@@ -228,7 +229,8 @@ impl Outbox {
         }
         let outcome = match self.post_ran_again(&ran, adapter.as_ref()).await {
             Err(StepError::Chat(e)) if e.is_refusal() => {
-                self.refused(key, &e);
+                self.retries.remove(&key);
+                self.refused(rid, adapter.system(), &e);
                 return Ok(true);
             }
             outcome => outcome,
@@ -345,29 +347,12 @@ impl Outbox {
                 .await?;
         }
         if let Some(place) = &target.place {
-            let message = request_message(&view);
-            let id = adapter
-                .post_request(place, &view, &message, now, &txn(rid, &format!("second-{system}")))
-                .await?;
-            self.record_post(
-                rid,
-                system,
-                place.clone(),
-                id.clone(),
-                true,
-                fingerprint(tracked, system),
-            )
-            .await?;
-            let notice_id = adapter
-                .post(
-                    place,
-                    Some(&id),
-                    &notice,
-                    now,
-                    &txn(rid, &format!("escalate-second-{system}")),
-                )
-                .await?;
-            self.core.store.index_message(system, &notice_id, rid).await?;
+            // A second place that refuses for good (the bot not in the room, a channel gone)
+            // must not keep the escalation from the main place.
+            match self.escalate_in(tracked, adapter, place, &notice, now).await {
+                Err(StepError::Chat(e)) if e.is_refusal() => self.refused(rid, system, &e),
+                outcome => outcome?,
+            }
         }
         let first = tracked.first_post(system).map(|p| p.message.clone());
         let notice_id = adapter
@@ -390,6 +375,44 @@ impl Outbox {
             .await?;
         self.core.counters.incr("escalations");
         tracing::info!(request_id = %rid, system, mention = ?target.mention, second_place = ?target.place, repost = target.repost, "escalated: half the time passed without an answer");
+        Ok(())
+    }
+
+    /// Posts the request and the escalation notice in the escalation's second place.
+    async fn escalate_in(
+        &self,
+        tracked: &Tracked,
+        adapter: &dyn Adapter,
+        place: &str,
+        notice: &crate::render::Message,
+        now: i64,
+    ) -> Result<(), StepError> {
+        let system = adapter.system();
+        let rid = &tracked.request_id;
+        let view = view(tracked, system);
+        let message = request_message(&view);
+        let id = adapter
+            .post_request(place, &view, &message, now, &txn(rid, &format!("second-{system}")))
+            .await?;
+        self.record_post(
+            rid,
+            system,
+            place.to_owned(),
+            id.clone(),
+            true,
+            fingerprint(tracked, system),
+        )
+        .await?;
+        let notice_id = adapter
+            .post(
+                place,
+                Some(&id),
+                notice,
+                now,
+                &txn(rid, &format!("escalate-second-{system}")),
+            )
+            .await?;
+        self.core.store.index_message(system, &notice_id, rid).await?;
         Ok(())
     }
 

@@ -168,3 +168,59 @@ async fn a_chat_that_refuses_for_good_is_asked_once_shown_in_status_and_the_othe
     let status = bridge_status(&h).await;
     assert_eq!(status["counters"]["chat_refusals"], 2, "{status:#}");
 }
+
+#[tokio::test]
+async fn an_escalation_place_that_refuses_does_not_keep_the_escalation_from_the_main_channel() {
+    let secrets = tempfile::tempdir().unwrap();
+    let slack = Recorder::default();
+    let config = Config {
+        listen: free_addr(),
+        slack: Some(SlackConfig {
+            api_base: fake_slack(slack.clone(), SLACK_TOKEN).await,
+            bot_token_file: write_secret(secrets.path(), "slack-token", SLACK_TOKEN),
+            signing_secret_file: write_secret(secrets.path(), "slack-secret", "8f742231b10e8888abcd99yyyzzz85a5"),
+            channel: "C123".into(),
+            approvers: vec!["U0ALICE".into()],
+        }),
+        ..Config::default()
+    };
+    let policy: airlock_override_gate::Policy = toml::from_str(&format!(
+        r#"
+        [escalation.slack]
+        mention = ["U0ONCALL"]
+        place = "{GONE_CHANNEL}"
+        "#
+    ))
+    .unwrap();
+    let mut h = Harness::start_with_policy("slack", &["U0ALICE"], config, policy).await;
+    let rid = h.blocked_until(Some(airlock_protocol::now_ms() + 6_000)).await;
+
+    // The second channel refuses; the on-call group is still told in the main channel.
+    slack
+        .wait("the escalation notice in the main channel", |c| {
+            c.path == "chat.postMessage"
+                && c.body["channel"] == "C123"
+                && c.body["text"].as_str().unwrap_or_default().contains("<@U0ONCALL>")
+        })
+        .await;
+    let gone = |c: &common::Call| c.path == "chat.postMessage" && c.body["channel"] == GONE_CHANNEL;
+    assert_eq!(slack.calls().into_iter().filter(|c| gone(c)).count(), 1);
+    let status = bridge_status(&h).await;
+    assert!(
+        status["problems"]["slack"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("channel_not_found"),
+        "{status:#}"
+    );
+
+    // The main channel's message still follows the request to its end.
+    let decision = h.decision(&rid).await;
+    assert!(matches!(decision.approver, airlock_protocol::Approver::Deadline));
+    slack
+        .wait("the main message edited at the end", |c| {
+            c.path == "chat.update" && c.body["text"].as_str().unwrap_or_default().contains("EXPIRED")
+        })
+        .await;
+    assert_eq!(slack.calls().into_iter().filter(|c| gone(c)).count(), 1, "asked once");
+}
