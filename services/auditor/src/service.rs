@@ -65,6 +65,10 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         shutdown.clone(),
     );
 
+    if airlock_telemetry::metrics::enabled() {
+        tokio::spawn(sample_store_usage(store.clone(), shutdown.clone()));
+    }
+
     let writer_id = format!("{}-{}", std::process::id(), airlock_protocol::MessageId::new());
     // The log may have been signed by keys since retired (a rotation): its key set counts.
     let trusted: Vec<_> = config.trusted_keys(&keys)?.into_iter().map(|k| k.key).collect();
@@ -119,6 +123,27 @@ pub(crate) struct Auditor {
     pub(crate) metrics: crate::metrics::AuditMetrics,
     /// What is stored in full and what by digest only (per-client byte budgets).
     pub(crate) retention: crate::retention::Retention,
+}
+
+/// How often the audit store's use is measured (a listing of the whole store).
+const STORE_USAGE_EVERY: Duration = Duration::from_secs(60);
+
+/// Measures the audit store's use for its gauges until `shutdown`, standby or writer alike (a
+/// standby's store fills too); a failed measure is logged and tried at the next tick.
+async fn sample_store_usage(store: Store, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(STORE_USAGE_EVERY);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match store.usage().await {
+            Ok(usage) => {
+                airlock_telemetry::metrics::audit_store_usage(usage.bytes_used, usage.volume.map(|v| (v.used, v.size)))
+            }
+            Err(e) => tracing::warn!(error = %e, "measuring the audit store's use failed"),
+        }
+    }
 }
 
 impl Auditor {

@@ -86,6 +86,47 @@ pub struct Store {
     inner: Arc<dyn ObjectStore>,
     url: String,
     is_s3: bool,
+    /// The directory of a local store, whose volume can fill.
+    local_dir: Option<std::path::PathBuf>,
+}
+
+/// How much a store holds and, for a local directory, how full its volume is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    /// Bytes of every object in the store (the log's own size).
+    pub bytes_used: u64,
+    /// The volume of a local directory store (none for S3 or memory, whose size is the
+    /// provider's to tell).
+    pub volume: Option<Volume>,
+}
+
+/// A file system's size and what is used of it, in bytes (blocks reserved for root count as
+/// used: the auditor cannot write them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Volume {
+    pub used: u64,
+    pub size: u64,
+}
+
+impl Volume {
+    /// The volume holding `dir`.
+    pub fn of(dir: &std::path::Path) -> std::io::Result<Volume> {
+        let stat = rustix::fs::statvfs(dir)?;
+        let size = stat.f_blocks.saturating_mul(stat.f_frsize);
+        let available = stat.f_bavail.saturating_mul(stat.f_frsize);
+        Ok(Volume {
+            used: size.saturating_sub(available),
+            size,
+        })
+    }
+
+    /// The fraction used, 0 to 1 (1 for a volume of no size).
+    pub fn fraction(&self) -> f64 {
+        if self.size == 0 {
+            return 1.0;
+        }
+        self.used as f64 / self.size as f64
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -112,6 +153,7 @@ impl Store {
                 inner: Arc::new(object_store::memory::InMemory::new()),
                 url: url.to_owned(),
                 is_s3: false,
+                local_dir: None,
             });
         }
         if url.starts_with("s3://") {
@@ -135,6 +177,7 @@ impl Store {
             inner: Arc::new(local),
             url: url.to_owned(),
             is_s3: false,
+            local_dir: Some(dir),
         })
     }
 
@@ -190,6 +233,7 @@ impl Store {
             inner,
             url: shown,
             is_s3: true,
+            local_dir: None,
         })
     }
 
@@ -258,6 +302,29 @@ impl Store {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(io(path, e)),
         }
+    }
+
+    /// What the store holds (by listing it: every object's size) and, for a local directory, its
+    /// volume's use.
+    pub async fn usage(&self) -> Result<Usage, StoreError> {
+        let bytes_used = self
+            .inner
+            .list(None)
+            .try_fold(0u64, |sum, meta| async move { Ok(sum.saturating_add(meta.size)) })
+            .await
+            .map_err(|e| io("", e))?;
+        let volume = match &self.local_dir {
+            Some(dir) => Some(Volume::of(dir).map_err(|e| StoreError::Unavailable {
+                url: self.url.clone(),
+                what: "cannot read the size of its volume",
+                source: object_store::Error::Generic {
+                    store: "local",
+                    source: Box::new(e),
+                },
+            })?),
+            None => None,
+        };
+        Ok(Usage { bytes_used, volume })
     }
 
     /// Every object path under `prefix`, sorted (local directories list in no order).
@@ -353,6 +420,30 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn usage_counts_every_object_and_a_local_store_s_volume() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path().to_str().expect("utf-8 path")).expect("open");
+        store
+            .put_once("tile/0", Bytes::from(vec![7u8; 1000]))
+            .await
+            .expect("put");
+        store.put_checkpoint("twelve bytes").await.expect("checkpoint");
+        let usage = store.usage().await.expect("usage");
+        assert_eq!(usage.bytes_used, 1012);
+        let volume = usage.volume.expect("a local store's volume");
+        assert!(volume.size > 0 && volume.used <= volume.size, "{volume:?}");
+        assert!((0.0..=1.0).contains(&volume.fraction()));
+        let memory = Store::open("memory://").expect("memory").usage().await.expect("usage");
+        assert_eq!(
+            memory,
+            Usage {
+                bytes_used: 0,
+                volume: None
+            }
+        );
+    }
 
     #[test]
     fn secrets_in_a_store_url_are_not_repeated() {

@@ -322,6 +322,41 @@ pub fn watch_overrides(read: impl Fn() -> OverridesReading + Send + Sync + 'stat
         .build();
 }
 
+/// The audit store's use, sampled by the auditor: bytes of every object of the log, and for a
+/// local directory store its volume's used and total bytes (`airlock.audit.store.used`,
+/// `airlock.audit.store.volume.used`, `airlock.audit.store.volume.size`).
+pub fn audit_store_usage(bytes_used: u64, volume: Option<(u64, u64)>) {
+    static GAUGES: std::sync::OnceLock<[Gauge<u64>; 3]> = std::sync::OnceLock::new();
+    let [used, volume_used, volume_size] = GAUGES.get_or_init(|| {
+        let bytes = |name: &'static str, description: &'static str| {
+            meter()
+                .u64_gauge(name)
+                .with_unit("By")
+                .with_description(description)
+                .build()
+        };
+        [
+            bytes(
+                "airlock.audit.store.used",
+                "Bytes the audit log takes in its store (every object)",
+            ),
+            bytes(
+                "airlock.audit.store.volume.used",
+                "Bytes used of the volume a local-directory audit store is on (reserved blocks count as used)",
+            ),
+            bytes(
+                "airlock.audit.store.volume.size",
+                "Size of the volume a local-directory audit store is on",
+            ),
+        ]
+    });
+    used.record(bytes_used, &[]);
+    if let Some((volume_bytes_used, size)) = volume {
+        volume_used.record(volume_bytes_used, &[]);
+        volume_size.record(size, &[]);
+    }
+}
+
 /// Records when this service started, so that a reset counter can be told from a drop, and which
 /// build it runs (`airlock.build.info`, always 1, labelled with the version). Called by a
 /// service as it starts (not by a CLI, whose short life is nothing to measure).
