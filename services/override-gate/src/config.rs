@@ -7,8 +7,9 @@ pub use crate::policy::{Action, Policy};
 use airlock_approvals::{CHAT_SYSTEMS, Person};
 use airlock_bus::runner::{ConfigError, ConfigFile, legacy_duration};
 pub use airlock_protocol::Quotas;
+use airlock_protocol::Runtime;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -50,6 +51,10 @@ pub struct Config {
     /// `[bridge.<system>] approvers`, read from the bridge's sections (not keys of `[gate]`).
     #[serde(skip)]
     pub chat_approvers: BTreeMap<String, Vec<String>>,
+    /// `[executor.runtimes] available`, read from the executor's section (not a key of
+    /// `[gate]`): the gate never grants a runtime the stack does not offer.
+    #[serde(skip)]
+    pub offered_runtimes: BTreeSet<Runtime>,
     /// The file this was read from, for reloading.
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -82,6 +87,7 @@ impl Config {
             config.operators_dir = dir.join(&config.operators_dir);
         }
         config.chat_approvers = chat_approvers(file)?;
+        config.offered_runtimes = offered_runtimes(file)?;
         if file.path().is_file() {
             config.source = Some(file.path().to_owned());
         }
@@ -120,7 +126,11 @@ impl Config {
 
     /// The policy in force with this configuration.
     pub fn effective_policy(&self) -> EffectivePolicy {
-        EffectivePolicy::new(self.policy.clone(), self.chat_approvers.clone())
+        EffectivePolicy::new(
+            self.policy.clone(),
+            self.chat_approvers.clone(),
+            self.offered_runtimes.clone(),
+        )
     }
 }
 
@@ -142,6 +152,26 @@ fn chat_approvers(file: &ConfigFile) -> Result<BTreeMap<String, Vec<String>>, Co
     Ok(lists)
 }
 
+/// `[executor.runtimes] available` (runc alone when unset, as the executor reads it). Only that
+/// key is read here: the executor checks its own section in full.
+fn offered_runtimes(file: &ConfigFile) -> Result<BTreeSet<Runtime>, ConfigError> {
+    let executor: toml::Table = file.section("executor")?;
+    let Some(available) = executor.get("runtimes").and_then(|r| r.get("available")) else {
+        return Ok([Runtime::Runc].into());
+    };
+    let names: Vec<String> = available
+        .clone()
+        .try_into()
+        .map_err(|_| file.invalid("executor.runtimes.available", "a list of runtime names"))?;
+    names
+        .iter()
+        .map(|name| {
+            name.parse()
+                .map_err(|e: String| file.invalid("executor.runtimes.available", e))
+        })
+        .collect()
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -157,6 +187,7 @@ impl Default for Config {
             people: BTreeMap::new(),
             quotas: Quotas::default(),
             chat_approvers: BTreeMap::new(),
+            offered_runtimes: [Runtime::Runc].into(),
             source: None,
             decision_ttl_secs: None,
             override_timeout_secs: None,
@@ -184,6 +215,17 @@ mod tests {
         assert_eq!(policy.medium, Action::ApproveWith(TrustLevel::Unknown));
         assert_eq!(policy.high, Action::Deny);
         assert_eq!(policy.override_quota, TrustLevel::Untrusted);
+    }
+
+    #[test]
+    fn the_runtimes_offered_are_the_executors() {
+        let parse = |text: &str| Config::load(&ConfigFile::parse(Path::new("a.toml"), text).unwrap());
+        let default = parse("").unwrap();
+        assert_eq!(default.effective_policy().offered, [Runtime::Runc].into());
+        let both = parse("[executor.runtimes]\navailable = [\"runc\", \"runsc\"]\n").unwrap();
+        assert_eq!(both.effective_policy().offered, [Runtime::Runc, Runtime::Runsc].into());
+        let error = parse("[executor.runtimes]\navailable = [\"kata\"]\n").unwrap_err();
+        assert!(airlock_bus::error_text(&error).contains("kata"), "{error}");
     }
 
     #[test]

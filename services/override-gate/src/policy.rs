@@ -71,6 +71,68 @@ impl LevelLists {
     }
 }
 
+/// What the gate does when the runtime the policy chooses is not one the stack offers
+/// (`[executor.runtimes] available`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WhenUnavailable {
+    /// Run under the strongest runtime offered (runc where gVisor is not installed): the
+    /// decision, the approver's message and the audit log name the runtime actually granted.
+    #[default]
+    FallBack,
+    /// Deny the request: code the policy wants under gVisor never runs on the host's kernel.
+    Deny,
+}
+
+/// `[gate.policy.runtimes]`: the container runtime each request runs under. A request gets the
+/// strongest (runsc over runc) of its level's runtime and its origin's, when set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RuntimeChoice {
+    pub low: Runtime,
+    pub medium: Runtime,
+    pub high: Runtime,
+    pub blocked: Runtime,
+    /// Code Mai wrote, whatever its level.
+    pub generated: Option<Runtime>,
+    /// Fetched or pasted code, whatever its level.
+    pub external: Option<Runtime>,
+    pub unavailable: WhenUnavailable,
+}
+
+impl Default for RuntimeChoice {
+    fn default() -> Self {
+        Self {
+            low: Runtime::Runc,
+            medium: Runtime::Runc,
+            high: Runtime::Runsc,
+            blocked: Runtime::Runsc,
+            generated: None,
+            external: Some(Runtime::Runsc),
+            unavailable: WhenUnavailable::FallBack,
+        }
+    }
+}
+
+impl RuntimeChoice {
+    /// The runtime the policy wants for code of `level` and `origin`, before asking what the
+    /// stack offers.
+    pub fn wanted(&self, level: Level, origin: Origin) -> Runtime {
+        let by_level = match level {
+            Level::Low => self.low,
+            Level::Medium => self.medium,
+            Level::High => self.high,
+            Level::Blocked => self.blocked,
+        };
+        let by_origin = match origin {
+            Origin::Generated => self.generated,
+            Origin::External => self.external,
+        };
+        // `Runtime` is ordered by strength: runc < runsc.
+        by_origin.map_or(by_level, |r| r.max(by_level))
+    }
+}
+
 /// `[gate.policy]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -96,6 +158,8 @@ pub struct Policy {
     /// (zero: the choice is not offered).
     #[serde(with = "humantime_serde")]
     pub approve_again_max: Duration,
+    /// `[gate.policy.runtimes]`: which runtime each request runs under.
+    pub runtimes: RuntimeChoice,
 }
 
 impl Default for Policy {
@@ -112,6 +176,7 @@ impl Default for Policy {
             two_person: false,
             escalation: BTreeMap::new(),
             approve_again_max: Duration::ZERO,
+            runtimes: RuntimeChoice::default(),
         }
     }
 }
@@ -171,32 +236,58 @@ impl Ruling {
     }
 }
 
-/// The policy in force: `[gate.policy]` with each chat system's own approver list, and the
-/// version (a digest of both) recorded in every decision.
+/// The policy in force: `[gate.policy]` with each chat system's own approver list and the
+/// runtimes the stack offers, and the version (a digest of all three) recorded in every decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EffectivePolicy {
     pub rules: Policy,
     /// `[bridge.<system>] approvers`, by system.
     pub chat_approvers: BTreeMap<String, Vec<String>>,
+    /// `[executor.runtimes] available`: the only runtimes a decision may name.
+    pub offered: BTreeSet<Runtime>,
     pub version: String,
 }
 
 impl Default for EffectivePolicy {
     fn default() -> Self {
-        Self::new(Policy::default(), BTreeMap::new())
+        Self::new(Policy::default(), BTreeMap::new(), [Runtime::Runc].into())
     }
 }
 
 impl EffectivePolicy {
-    pub fn new(rules: Policy, chat_approvers: BTreeMap<String, Vec<String>>) -> Self {
+    pub fn new(rules: Policy, chat_approvers: BTreeMap<String, Vec<String>>, offered: BTreeSet<Runtime>) -> Self {
         // serde_json of BTreeMaps and structs is deterministic: the same policy, the same version.
-        let canonical = serde_json::to_vec(&(&rules, &chat_approvers)).unwrap_or_default();
+        let canonical = serde_json::to_vec(&(&rules, &chat_approvers, &offered)).unwrap_or_default();
         let digest = Sha256::digest(&canonical);
         let version = format!("policy-{}", hex::encode(&digest[..6]));
         Self {
             rules,
             chat_approvers,
+            offered,
             version,
+        }
+    }
+
+    /// The runtime code of `level` and `origin` runs under, among those the stack offers; an
+    /// error (the reason for a denial) when the policy wants a stronger runtime than any offered
+    /// and says to deny then, or when nothing is offered.
+    pub fn runtime(&self, level: Level, origin: Origin) -> Result<Runtime, String> {
+        let wanted = self.rules.runtimes.wanted(level, origin);
+        if self.offered.contains(&wanted) {
+            return Ok(wanted);
+        }
+        // A stronger runtime than wanted is always acceptable; a weaker one only by fall-back.
+        if let Some(&stronger) = self.offered.range(wanted..).next() {
+            return Ok(stronger);
+        }
+        match (self.rules.runtimes.unavailable, self.offered.last()) {
+            (WhenUnavailable::FallBack, Some(&strongest)) => Ok(strongest),
+            (_, None) => Err("policy: the stack offers no container runtime".to_owned()),
+            (WhenUnavailable::Deny, Some(_)) => Err(format!(
+                "policy: {level} {} code must run under {}, which this stack does not offer",
+                origin_name(origin),
+                wanted.as_str()
+            )),
         }
     }
 
@@ -215,19 +306,21 @@ impl EffectivePolicy {
 
     /// What the policy says for code rated `level`, of `origin`, that asked for `requested`.
     pub fn decide(&self, quotas: &Quotas, level: Level, origin: Origin, requested: TrustLevel) -> Ruling {
-        let origin_name = match origin {
-            Origin::Generated => "generated",
-            Origin::External => "external",
+        let origin_name = origin_name(origin);
+        let action = self.action(level, origin);
+        let runtime = match self.runtime(level, origin) {
+            Ok(runtime) => runtime,
+            Err(reason) if action != Action::Deny => return Ruling::Deny { reason },
+            Err(_) => Runtime::Runc,
         };
-        match self.action(level, origin) {
-            Action::Approve => self.approve(quotas, requested, format!("policy: {origin_name} {level} is approved")),
-            Action::ApproveUntrusted => self.approve(
-                quotas,
+        let approve = |quota: TrustLevel, rule: String| Ruling::approve(self.grant_under(quotas, quota, runtime), rule);
+        match action {
+            Action::Approve => approve(requested, format!("policy: {origin_name} {level} is approved")),
+            Action::ApproveUntrusted => approve(
                 requested.min(TrustLevel::Untrusted),
                 format!("policy: {origin_name} {level} is approved with the untrusted quota"),
             ),
-            Action::ApproveWith(cap) => self.approve(
-                quotas,
+            Action::ApproveWith(cap) => approve(
                 requested.min(cap),
                 format!(
                     "policy: {origin_name} {level} is approved with at most the {} quota",
@@ -262,20 +355,29 @@ impl EffectivePolicy {
         requested.min(self.rules.override_quota)
     }
 
-    /// What an approval with `quota` grants: the quota's limits, the runtime and the network.
-    pub fn grant(&self, quotas: &Quotas, quota: TrustLevel) -> Grant {
+    /// What an approval of code of `level` and `origin` with `quota` grants: the quota's limits,
+    /// the runtime the policy chooses (the strongest offered when it cannot be had: a request
+    /// the policy denies for that reason never reaches an approval) and the network.
+    pub fn grant(&self, quotas: &Quotas, quota: TrustLevel, level: Level, origin: Origin) -> Grant {
+        let runtime = self
+            .runtime(level, origin)
+            .unwrap_or_else(|_| self.offered.last().copied().unwrap_or(Runtime::Runsc));
+        self.grant_under(quotas, quota, runtime)
+    }
+
+    fn grant_under(&self, quotas: &Quotas, quota: TrustLevel, runtime: Runtime) -> Grant {
         Grant {
             quota,
             limits: quotas.for_level(quota),
-            runtime: Runtime::Runc,
+            runtime,
             network: NetworkMode::None,
         }
     }
 
-    /// What a human's approval of a request that asked for `requested` grants: shown to the
-    /// human, signed into the execution digest they answer.
-    pub fn approval_grant(&self, quotas: &Quotas, requested: TrustLevel) -> Grant {
-        self.grant(quotas, self.approval_quota(requested))
+    /// What a human's approval of a request of `level` and `origin` that asked for `requested`
+    /// grants: shown to the human, signed into the execution digest they answer.
+    pub fn approval_grant(&self, quotas: &Quotas, requested: TrustLevel, level: Level, origin: Origin) -> Grant {
+        self.grant(quotas, self.approval_quota(requested), level, origin)
     }
 
     fn systems(&self) -> BTreeSet<&str> {
@@ -334,9 +436,12 @@ impl EffectivePolicy {
     pub fn approve_again_max_ms(&self) -> u64 {
         u64::try_from(self.rules.approve_again_max.as_millis()).unwrap_or(u64::MAX)
     }
+}
 
-    fn approve(&self, quotas: &Quotas, quota: TrustLevel, rule: String) -> Ruling {
-        Ruling::approve(self.grant(quotas, quota), rule)
+fn origin_name(origin: Origin) -> &'static str {
+    match origin {
+        Origin::Generated => "generated",
+        Origin::External => "external",
     }
 }
 
@@ -366,7 +471,7 @@ mod tests {
             .iter()
             .map(|(s, list)| ((*s).to_owned(), list.iter().map(|w| (*w).to_owned()).collect()))
             .collect();
-        EffectivePolicy::new(rules, chat)
+        EffectivePolicy::new(rules, chat, [Runtime::Runc].into())
     }
 
     #[test]
@@ -426,6 +531,100 @@ mod tests {
             denying.decide_assessed(&q, &assessed(Level::High, true), Origin::Generated, TrustLevel::Trusted),
             Ruling::Deny { .. }
         ));
+    }
+
+    fn offering(toml_text: &str, offered: &[Runtime]) -> EffectivePolicy {
+        let rules: Policy = toml::from_str(toml_text).expect("policy parses");
+        EffectivePolicy::new(rules, BTreeMap::new(), offered.iter().copied().collect())
+    }
+
+    fn granted_runtime(ruling: &Ruling) -> Option<Runtime> {
+        ruling.grant().map(|g| g.runtime)
+    }
+
+    #[test]
+    fn by_default_external_code_and_high_ratings_run_under_gvisor_where_offered() {
+        let q = Quotas::default();
+        let both = offering("", &[Runtime::Runc, Runtime::Runsc]);
+        let runtime = |level, origin| granted_runtime(&both.decide(&q, level, origin, TrustLevel::Untrusted));
+        assert_eq!(runtime(Level::Low, Origin::Generated), Some(Runtime::Runc));
+        assert_eq!(runtime(Level::Medium, Origin::Generated), Some(Runtime::Runc));
+        assert_eq!(runtime(Level::High, Origin::Generated), Some(Runtime::Runsc));
+        assert_eq!(runtime(Level::Low, Origin::External), Some(Runtime::Runsc));
+        // What a human is asked to approve names the runtime too.
+        assert_eq!(
+            both.approval_grant(&q, TrustLevel::Trusted, Level::Blocked, Origin::Generated)
+                .runtime,
+            Runtime::Runsc
+        );
+        assert_eq!(
+            both.approval_grant(&q, TrustLevel::Trusted, Level::Medium, Origin::Generated)
+                .runtime,
+            Runtime::Runc
+        );
+    }
+
+    #[test]
+    fn the_runtime_is_configured_per_level_and_origin() {
+        let q = Quotas::default();
+        let p = offering(
+            r#"
+            [runtimes]
+            medium = "runsc"
+            high = "runc"
+            external = "runc"
+            generated = "runsc"
+            "#,
+            &[Runtime::Runc, Runtime::Runsc],
+        );
+        let runtime = |level, origin| granted_runtime(&p.decide(&q, level, origin, TrustLevel::Untrusted));
+        assert_eq!(runtime(Level::Low, Origin::External), Some(Runtime::Runc));
+        assert_eq!(runtime(Level::High, Origin::External), Some(Runtime::Runc));
+        // The stronger of the level's runtime and the origin's.
+        assert_eq!(runtime(Level::Medium, Origin::External), Some(Runtime::Runsc));
+        assert_eq!(runtime(Level::Low, Origin::Generated), Some(Runtime::Runsc));
+        assert!(toml::from_str::<Policy>("[runtimes]\nlow = \"kata\"").is_err());
+    }
+
+    #[test]
+    fn a_runtime_the_stack_does_not_offer_is_never_granted() {
+        let q = Quotas::default();
+        // Default: fall back to the strongest runtime offered, named in the grant.
+        let runc_only = offering("", &[Runtime::Runc]);
+        for level in [Level::Low, Level::High] {
+            let ruling = runc_only.decide(&q, level, Origin::External, TrustLevel::Untrusted);
+            assert_eq!(granted_runtime(&ruling), Some(Runtime::Runc), "{level}");
+        }
+        // Configured to deny: code the policy wants under gVisor does not run at all, asked or not.
+        let strict = offering("low = \"ask\"\n[runtimes]\nunavailable = \"deny\"", &[Runtime::Runc]);
+        match strict.decide(&q, Level::Low, Origin::External, TrustLevel::Untrusted) {
+            Ruling::Deny { reason } => assert!(reason.contains("runsc"), "{reason}"),
+            other => panic!("expected a denial, got {other:?}"),
+        }
+        assert_eq!(
+            strict.decide(&q, Level::Low, Origin::Generated, TrustLevel::Untrusted),
+            Ruling::Ask
+        );
+        // A stronger runtime than wanted is always acceptable.
+        let runsc_only = offering("[runtimes]\nunavailable = \"deny\"", &[Runtime::Runsc]);
+        assert_eq!(
+            granted_runtime(&runsc_only.decide(&q, Level::Low, Origin::Generated, TrustLevel::Untrusted)),
+            Some(Runtime::Runsc)
+        );
+        // Nothing offered: nothing runs.
+        let none = offering("", &[]);
+        assert!(matches!(
+            none.decide(&q, Level::Low, Origin::Generated, TrustLevel::Untrusted),
+            Ruling::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn the_version_changes_with_the_runtimes_offered() {
+        assert_ne!(
+            offering("", &[Runtime::Runc]).version,
+            offering("", &[Runtime::Runc, Runtime::Runsc]).version
+        );
     }
 
     #[test]

@@ -130,6 +130,7 @@ mod tests {
         EffectivePolicy::new(
             rules,
             [("matrix".to_owned(), matrix.iter().map(|s| (*s).to_owned()).collect())].into(),
+            [airlock_protocol::Runtime::Runc].into(),
         )
     }
 

@@ -286,7 +286,9 @@ impl Gate {
                 let approver = Approver::Policy {
                     rule: ruling_rule(&ruling),
                 };
-                let shown = trust.policy.grant(&self.quotas(&request), request.trust);
+                let shown = trust
+                    .policy
+                    .grant(&self.quotas(&request), request.trust, assessment.level, request.origin);
                 let events = self.decision_events(rid, request, assessment, ruling, approver, shown, &trust);
                 self.commit(rid, events).await
             }
@@ -303,7 +305,9 @@ impl Gate {
         assessment: &Assessment,
         trust: &Trust,
     ) -> Result<Option<Vec<Event>>, GateError> {
-        let grant = trust.policy.approval_grant(&self.quotas(request), request.trust);
+        let grant = trust
+            .policy
+            .approval_grant(&self.quotas(request), request.trust, assessment.level, request.origin);
         let digest = execution_digest(&request.request_digest(rid, &assessment.packages), &grant);
         let key = Remembered::key_of(&digest);
         let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
@@ -378,7 +382,7 @@ impl Gate {
         let timeout = now + i64::try_from(config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
         let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
         let policy = &trust.policy;
-        let grant = policy.approval_grant(&self.quotas(&request), request.trust);
+        let grant = policy.approval_grant(&self.quotas(&request), request.trust, assessment.level, request.origin);
         let asked = OverrideAsked {
             level: assessment.level,
             explanation: explain::explain(&request, &assessment),
@@ -590,9 +594,11 @@ impl Gate {
                 reason: "no answer to the override request before its deadline".into(),
             };
             let (trust, _) = self.current.get();
-            let shown = asked
-                .grant
-                .unwrap_or_else(|| trust.policy.approval_grant(&self.quotas(&request), request.trust));
+            let shown = asked.grant.unwrap_or_else(|| {
+                trust
+                    .policy
+                    .approval_grant(&self.quotas(&request), request.trust, asked.level, request.origin)
+            });
             let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, shown, &trust);
             match self
                 .records
