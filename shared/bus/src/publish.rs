@@ -101,7 +101,12 @@ enum Judgement {
 
 /// Server error codes that an outage, a busy cluster or a leader moving (a node lost or cut
 /// off) produces, and that pass.
-const TRANSIENT_CODES: [ErrorCode; 15] = [
+const TRANSIENT_CODES: [ErrorCode; 16] = [
+    // "duplicate message id is in process": an earlier try of this very message (same id) is
+    // still being replicated, as in a partition that heals. Refused for good, a submission
+    // that the stream then stored anyway was reported to its client as failed; tried again,
+    // it ends as stored once (a duplicate) or stored now.
+    ErrorCode::STREAM_DUPLICATE_MESSAGE_CONFLICT,
     ErrorCode::CLUSTER_NOT_AVAILABLE,
     ErrorCode::CLUSTER_INCOMPLETE,
     ErrorCode::CLUSTER_NO_PEERS,
