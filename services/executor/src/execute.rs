@@ -318,11 +318,19 @@ impl Executor {
                         .await?;
                     return Ok(Claimed::Handled(Handled::Done));
                 }
-                self.publisher
-                    .progress(rid, Progress::Retrying { reason: reason.clone() })
-                    .await;
-                self.take_over(rid, stream_seq, decision_id, attempt + 1, revision)
-                    .await
+                // Announced only once the take-over is won: a holder judged dead may only have
+                // been cut off (a partition) and, its heartbeat back first, goes on with its run;
+                // announced before, that request said "retrying" and then ended from its first
+                // run.
+                let claimed = self
+                    .take_over(rid, stream_seq, decision_id, attempt + 1, revision)
+                    .await?;
+                if let Claimed::Won { .. } = claimed {
+                    self.publisher
+                        .progress(rid, Progress::Retrying { reason: reason.clone() })
+                        .await;
+                }
+                Ok(claimed)
             }
             Claim::Held {
                 value:
@@ -439,6 +447,14 @@ impl Executor {
             reason,
             "the run was interrupted; it runs again in a fresh container"
         );
+        let record = Record::Interrupted {
+            stream_seq,
+            decision_id: decision_id.clone(),
+            attempt,
+            reason: reason.to_owned(),
+        };
+        // Recorded first: the client is told of a retry only once the record holds it.
+        self.records.update(rid.as_str(), &record, revision).await?;
         self.publisher
             .progress(
                 rid,
@@ -447,13 +463,6 @@ impl Executor {
                 },
             )
             .await;
-        let record = Record::Interrupted {
-            stream_seq,
-            decision_id: decision_id.clone(),
-            attempt,
-            reason: reason.to_owned(),
-        };
-        self.records.update(rid.as_str(), &record, revision).await?;
         Ok(())
     }
 
