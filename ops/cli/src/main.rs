@@ -9,6 +9,8 @@ mod bench_stages;
 mod bridge;
 mod cluster;
 mod config;
+#[cfg(test)]
+mod docs_check;
 mod home;
 mod image;
 mod init;
