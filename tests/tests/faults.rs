@@ -383,3 +383,35 @@ fn audit_store(stack: &Stack) -> std::path::PathBuf {
         stack.path().join(path)
     }
 }
+
+/// An audit store whose volume is used beyond `[auditor] store_warn_percent` is said in the
+/// auditor's status, and `airlock status` exits non-zero, before a full disk stops every run.
+/// (The test's volume is certainly more than 1% used, and, on a machine that can run these
+/// tests, less than 100%.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nearly_full_audit_store_is_said_in_the_status() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with("[auditor]\nstore_warn_percent = 1\n"))
+        .await
+        .expect("stack");
+    status_until(
+        &stack,
+        "the status does not say the store is nearly full",
+        |json, ok| {
+            let problem = &json["services"]["airlock-auditor"][0]["problems"]["audit_store"];
+            !ok && problem.as_str().is_some_and(|p| p.contains("% used"))
+        },
+    )
+    .await;
+    let (json, exit) = stack.run_code("still.py", "print('still runs')\n", &[]);
+    assert_eq!(exit, 0, "a warning stops nothing: {json}");
+
+    let roomy = tokio::task::spawn_blocking(|| Stack::start_with("[auditor]\nstore_warn_percent = 100\n"))
+        .await
+        .expect("stack");
+    let (json, ok) = status(&roomy);
+    assert!(ok, "{json}");
+    assert!(
+        json["services"]["airlock-auditor"][0]["problems"]["audit_store"].is_null(),
+        "{json}"
+    );
+}

@@ -63,6 +63,9 @@ pub struct Config {
     /// its own decision is logged (read by the executors).
     #[serde(with = "humantime_serde")]
     pub max_lag: Duration,
+    /// From this percentage of a local store's volume used, the auditor says so in its status
+    /// (and `airlock status` exits non-zero). 100: only a full volume.
+    pub store_warn_percent: u8,
     // Keys of the previous release, read with a warning (see `legacy_duration`); public only
     // so that struct-update syntax works outside the crate.
     #[doc(hidden)]
@@ -102,6 +105,7 @@ impl Default for Config {
             retention: crate::retention::RetentionConfig::default(),
             required: true,
             max_lag: Duration::from_secs(2),
+            store_warn_percent: 90,
             batch_interval_ms: None,
             ack_wait_ms: None,
             lease_ms: None,
@@ -204,6 +208,9 @@ impl Config {
         }
         if self.origin.is_empty() || self.origin.contains(char::is_whitespace) || self.origin.contains('+') {
             return invalid("origin must be non-empty, without spaces or '+'");
+        }
+        if !(1..=100).contains(&self.store_warn_percent) {
+            return invalid("store_warn_percent must be between 1 and 100");
         }
         if self.required && !self.publish_entries {
             return invalid("required needs publish_entries: executors follow the log through its published entries");

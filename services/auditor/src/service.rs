@@ -65,6 +65,12 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         shutdown.clone(),
     );
 
+    tokio::spawn(watch_store_volume(
+        store.clone(),
+        config.store_warn_percent,
+        counters.clone(),
+        shutdown.clone(),
+    ));
     if airlock_telemetry::metrics::enabled() {
         tokio::spawn(sample_store_usage(store.clone(), shutdown.clone()));
     }
@@ -142,6 +148,36 @@ async fn sample_store_usage(store: Store, shutdown: CancellationToken) {
                 airlock_telemetry::metrics::audit_store_usage(usage.bytes_used, usage.volume.map(|v| (v.used, v.size)))
             }
             Err(e) => tracing::warn!(error = %e, "measuring the audit store's use failed"),
+        }
+    }
+}
+
+/// How often the store's volume is looked at (one `statvfs`).
+const STORE_VOLUME_EVERY: Duration = Duration::from_secs(10);
+
+/// Says in the auditor's status (`airlock status` exits non-zero) while the local store's
+/// volume is used beyond `warn_percent`, before a full disk stops the log and, with it,
+/// every run (`[auditor] required`).
+async fn watch_store_volume(store: Store, warn_percent: u8, counters: ServiceCounters, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(STORE_VOLUME_EVERY);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match store.volume() {
+            None => return,
+            Some(Ok(volume)) if volume.fraction() * 100.0 >= f64::from(warn_percent) => counters.set_problem(
+                "audit_store",
+                format!(
+                    "the audit store's volume is {:.0}% used ({} of {} MiB; said from {warn_percent}%, `[auditor] store_warn_percent`)",
+                    volume.fraction() * 100.0,
+                    volume.used / (1024 * 1024),
+                    volume.size / (1024 * 1024),
+                ),
+            ),
+            Some(Ok(_)) => counters.clear_problem("audit_store"),
+            Some(Err(e)) => tracing::warn!(error = %e, "reading the size of the audit store's volume failed"),
         }
     }
 }

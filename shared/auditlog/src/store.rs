@@ -306,6 +306,12 @@ impl Store {
 
     /// What the store holds (by listing it: every object's size) and, for a local directory, its
     /// volume's use.
+    /// The volume of a local directory store (none for S3 or memory): a cheap look, without
+    /// listing the store.
+    pub fn volume(&self) -> Option<std::io::Result<Volume>> {
+        self.local_dir.as_deref().map(Volume::of)
+    }
+
     pub async fn usage(&self) -> Result<Usage, StoreError> {
         let bytes_used = self
             .inner
