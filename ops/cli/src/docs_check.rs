@@ -262,6 +262,80 @@ fn every_setting_in_the_docs_tables_is_one_airlock_up_reads() {
     );
 }
 
+/// The defaults of the sections whose config serializes whole, as TOML.
+fn defaults(section: &str) -> Option<toml::Value> {
+    match section {
+        "executor" => toml::Value::try_from(airlock_executor::SandboxConfig::default()).ok(),
+        "auditor" => toml::Value::try_from(airlock_auditor::Config::default()).ok(),
+        _ => None,
+    }
+}
+
+/// Whether a documented default (`documented`, a TOML literal) says the same as `actual`:
+/// durations compare as durations (`"60s"` is `"1m"`).
+fn same_default(documented: &toml::Value, actual: &toml::Value) -> bool {
+    if let (Some(a), Some(b)) = (documented.as_str(), actual.as_str())
+        && let (Ok(a), Ok(b)) = (humantime::parse_duration(a), humantime::parse_duration(b))
+    {
+        return a == b;
+    }
+    documented == actual
+}
+
+/// Every default in a docs table that is one TOML literal in backticks (`` `"60s"` ``, `` `4` ``,
+/// `` `true` ``), for a single setting of a section whose defaults are known, is the default the
+/// code has. Defaults said in words ("one per core") are left to the reader.
+#[test]
+fn documented_defaults_are_the_codes_defaults() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).expect("a doc");
+        let lines: Vec<&str> = text.lines().collect();
+        for (number, section, key) in table_keys(&text) {
+            let Some(defaults) = defaults(&section) else { continue };
+            let cells: Vec<&str> = lines[number - 1].split('|').map(str::trim).collect();
+            // `| key | default | meaning |`: one key in the first cell, one literal in the second.
+            let (Some(first), Some(default)) = (cells.get(1), cells.get(2)) else {
+                continue;
+            };
+            if backticked(first).len() != 1 {
+                continue;
+            }
+            let Some(literal) = default.strip_prefix('`').and_then(|d| d.strip_suffix('`')) else {
+                continue;
+            };
+            // A placeholder (`"home-<random>"`: what `airlock init` writes) is not a literal.
+            if literal.contains('<') {
+                continue;
+            }
+            let Ok(documented) = toml::from_str::<toml::Table>(&format!("v = {literal}")) else {
+                continue;
+            };
+            let mut actual = Some(&defaults);
+            for part in key.split('.') {
+                actual = actual.and_then(|v| v.get(part));
+            }
+            let Some(actual) = actual else { continue };
+            checked += 1;
+            if !same_default(&documented["v"], actual) {
+                wrong.push(format!(
+                    "{}:{number}: [{section}] {key}: the docs say {literal}, the code {actual}",
+                    file.display()
+                ));
+            }
+        }
+    }
+    eprintln!("{checked} documented defaults checked");
+    assert!(checked >= 10, "only {checked} defaults checked: is the reader broken?");
+    assert!(
+        wrong.is_empty(),
+        "{} documented defaults are wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_catch_a_drift() {
     use clap::Parser as _;
