@@ -73,6 +73,13 @@ impl ChatError {
     /// again gets the same answer, so it is not retried.
     pub fn is_refusal(&self) -> bool {
         match self {
+            // Matrix answers 403 (M_FORBIDDEN) to a bot not yet in the room, which it joins when
+            // invited: asked again once it has joined, the same message goes through.
+            ChatError::Status {
+                system: "matrix",
+                status: 403,
+                ..
+            } => false,
             ChatError::Status { status, .. } => (400..500).contains(status) && !matches!(status, 408 | 429),
             // Other systems' `Api` errors are replies without the id they must carry: a broken
             // proxy more likely than a refusal.
