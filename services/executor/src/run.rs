@@ -119,6 +119,9 @@ async fn check_engine_status(engine: &Engine, id: &str, shown: i64, bound: Durat
     }
 }
 
+/// How long the output already written is read after a violation, before the kill.
+const OUTPUT_AFTER_VIOLATION: Duration = Duration::from_millis(100);
+
 /// The four phases, in order. Returns the report and, when the end was read from PID 1's name,
 /// the exit status it showed.
 async fn supervise(
@@ -164,6 +167,17 @@ async fn supervise(
         }
         Ending::ContainerStopped => run.stopped().await,
         Ending::Violation(violation) => {
+            // What the program wrote before a violation the kernel's counters showed (memory,
+            // disk, pids, time) is its output, and may still be in the stream: read what comes
+            // within a moment (at most up to the output cap), or it was lost under load.
+            if violation.kind != ViolationKind::Output {
+                let until = tokio::time::Instant::now() + OUTPUT_AFTER_VIOLATION;
+                while let Ok(item) = tokio::time::timeout_at(until, output.next()).await {
+                    if !matches!(run.take(item), Flow::More) {
+                        break;
+                    }
+                }
+            }
             // Let go of both halves of the attach stream before the kill: the engine does not
             // mark a container stopped until its output is copied out, so a kill while a flood
             // sits unread in the stream would wait for a reader that never comes.
