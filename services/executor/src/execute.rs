@@ -312,11 +312,9 @@ impl Executor {
                 );
                 self.counters.incr("interrupted");
                 if attempt > self.retry_interrupted {
-                    let mut terminal = self.terminal_base(authorized, Outcome::Failed);
-                    terminal.reason = Some(gave_up(&reason, attempt));
-                    self.finish(rid, terminal, stream_seq, decision_id.clone(), revision)
-                        .await?;
-                    return Ok(Claimed::Handled(Handled::Done));
+                    return self
+                        .give_up(rid, authorized, &reason, attempt, stream_seq, revision)
+                        .await;
                 }
                 // Announced only once the take-over is won: a holder judged dead may only have
                 // been cut off (a partition) and, its heartbeat back first, goes on with its run;
@@ -346,11 +344,9 @@ impl Executor {
                     return Ok(Claimed::Handled(handled));
                 }
                 if attempt > self.retry_interrupted {
-                    let mut terminal = self.terminal_base(authorized, Outcome::Failed);
-                    terminal.reason = Some(gave_up(&reason, attempt));
-                    self.finish(rid, terminal, stream_seq, decision_id.clone(), revision)
-                        .await?;
-                    return Ok(Claimed::Handled(Handled::Done));
+                    return self
+                        .give_up(rid, authorized, &reason, attempt, stream_seq, revision)
+                        .await;
                 }
                 self.take_over(rid, stream_seq, decision_id, attempt + 1, revision)
                     .await
@@ -365,6 +361,23 @@ impl Executor {
                 Ok(Claimed::Handled(Handled::Done))
             }
         }
+    }
+
+    /// Ends an interrupted request that has had all its attempts, as failed with the reason.
+    async fn give_up(
+        &self,
+        rid: &RequestId,
+        authorized: &Authorized,
+        reason: &str,
+        attempt: u32,
+        stream_seq: u64,
+        revision: u64,
+    ) -> Result<Claimed, ExecutorError> {
+        let mut terminal = self.terminal_base(authorized, Outcome::Failed);
+        terminal.reason = Some(gave_up(reason, attempt));
+        let decision_id = authorized.decision.decision_id.clone();
+        self.finish(rid, terminal, stream_seq, decision_id, revision).await?;
+        Ok(Claimed::Handled(Handled::Done))
     }
 
     /// When the request's terminal event is already stored although its record does not say
