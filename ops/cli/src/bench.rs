@@ -118,10 +118,7 @@ pub async fn run(home: &Home, command: BenchCommand) -> anyhow::Result<ExitCode>
 }
 
 fn trivial_request() -> ExecutionRequest {
-    ExecutionRequest {
-        label: Some("bench.py".into()),
-        ..ExecutionRequest::new(Language::Python, SCRIPT)
-    }
+    ExecutionRequest::new(Language::Python, SCRIPT).label("bench.py")
 }
 
 async fn one_pipeline_run(client: airlock_client::Client) -> Result<(), String> {

@@ -133,10 +133,7 @@ pub async fn stages(home: &Home, args: StagesArgs) -> anyhow::Result<ExitCode> {
 async fn one(client: &airlock_client::Client, events: &async_nats::jetstream::stream::Stream) -> anyhow::Result<Marks> {
     let request_id = RequestId::new_for(airlock_protocol::roles::MAI.user)?;
     let submission = airlock_client::Submission {
-        request: ExecutionRequest {
-            label: Some("bench-stages.py".into()),
-            ..ExecutionRequest::new(Language::Python, "print('hello')\n")
-        },
+        request: ExecutionRequest::new(Language::Python, "print('hello')\n").label("bench-stages.py"),
         request_id: Some(request_id.clone()),
     };
     let start = unix_ms();

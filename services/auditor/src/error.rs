@@ -114,6 +114,7 @@ impl Transience for Error {
         match self {
             Error::Config(_) | Error::Integrity { .. } => true,
             Error::Store { permanent, .. } => *permanent,
+            Error::Head(HeadError::AdoptUnreadable(e)) => StoreFailure::is_permanent(e.as_ref()),
             Error::Head(e) => !matches!(e, HeadError::Cancelled),
             Error::Nats { .. } | Error::Cancelled { .. } => false,
             Error::Bus(e) => e.is_permanent(),

@@ -6,6 +6,7 @@
 use async_nats::jetstream::kv;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -30,8 +31,16 @@ pub struct Head {
 pub enum HeadError {
     #[error("the log head was changed by another writer ({0}): this auditor no longer holds the log")]
     LostLease(String),
-    #[error("the log head in the KV bucket is unreadable: {0}")]
-    Corrupt(String),
+    #[error("the log head in the KV bucket is unreadable")]
+    Corrupt(#[source] Arc<serde_json::Error>),
+    /// The bucket has no head and the log already in the store could not be read: an outage
+    /// unless the store refuses for good.
+    #[error("adopting the log in the store: it could not be read")]
+    AdoptUnreadable(#[source] Arc<airlock_auditlog::reader::ReadError>),
+    /// The bucket has no head and the store's checkpoint is not one this auditor trusts: no
+    /// head is made from it.
+    #[error("adopting the log in the store: its checkpoint does not verify")]
+    AdoptUntrusted(#[source] Arc<airlock_auditlog::checkpoint::CheckpointError>),
     #[error("the KV bucket holds the head of log {found:?}, not {expected:?}")]
     WrongOrigin { found: String, expected: String },
     #[error("shutting down")]
@@ -105,7 +114,7 @@ impl HeadStore {
                     }
                 }
             };
-            let mut head: Head = serde_json::from_slice(&entry.value).map_err(|e| HeadError::Corrupt(e.to_string()))?;
+            let mut head: Head = serde_json::from_slice(&entry.value).map_err(|e| HeadError::Corrupt(Arc::new(e)))?;
             if head.origin != origin {
                 return Err(HeadError::WrongOrigin {
                     found: head.origin,

@@ -16,28 +16,26 @@ use airlock_protocol::subjects::UNKNOWN_REQUEST;
 use airlock_protocol::{SigningKey, VerifierKey};
 use async_nats::jetstream;
 use std::collections::HashMap;
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// The head for a KV bucket that has none: an empty log, or the log already in the store (the
 /// bucket was lost), whose stream position is read back from its last entries.
 pub(crate) async fn adopt_from_store(store: &Store, origin: &str, trusted: &[VerifierKey]) -> Result<Head, HeadError> {
-    let corrupt = |e: String| HeadError::Corrupt(format!("adopting the log in the store: {e}"));
+    let unreadable = |e| HeadError::AdoptUnreadable(Arc::new(e));
     let reader = LogReader::new(store.clone());
-    let (size, root, last_stream_seq) = match reader.checkpoint().await.map_err(|e| corrupt(e.to_string()))? {
+    let (size, root, last_stream_seq) = match reader.checkpoint().await.map_err(unreadable)? {
         None => (0, airlock_auditlog::hash::empty_root(), 0),
         Some((signed, _)) => {
             signed
                 .verify(origin, trusted)
-                .map_err(|e| corrupt(format!("its checkpoint: {e}")))?;
+                .map_err(|e| HeadError::AdoptUntrusted(Arc::new(e)))?;
             let size = signed.checkpoint.size;
             let mut last = 0;
             let mut to = size;
             while to > 0 && last == 0 {
                 let from = to.saturating_sub(TILE_WIDTH);
-                let entries = reader
-                    .entries(from, to, size)
-                    .await
-                    .map_err(|e| corrupt(e.to_string()))?;
+                let entries = reader.entries(from, to, size).await.map_err(unreadable)?;
                 last = entries
                     .iter()
                     .rev()

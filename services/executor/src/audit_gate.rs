@@ -187,6 +187,7 @@ impl AuditGate {
                 Ok(()) => return,
                 Err(error) => {
                     attempt += 1;
+                    let error = airlock_protocol::error_chain(&*error);
                     tracing::warn!(%error, "following the audit log's entries; trying again");
                 }
             }
@@ -198,8 +199,8 @@ impl AuditGate {
         }
     }
 
-    async fn read_entries(&self, js: &jetstream::Context, stop: &CancellationToken) -> Result<(), String> {
-        let stream = js.get_stream(AUDIT_STREAM).await.map_err(|e| e.to_string())?;
+    async fn read_entries(&self, js: &jetstream::Context, stop: &CancellationToken) -> Result<(), FollowError> {
+        let stream = js.get_stream(AUDIT_STREAM).await?;
         let consumer = stream
             .create_consumer(jetstream::consumer::pull::OrderedConfig {
                 // Named, so that its subjects are the ones the executor's permissions allow
@@ -209,9 +210,8 @@ impl AuditGate {
                 deliver_policy: jetstream::consumer::DeliverPolicy::Last,
                 ..Default::default()
             })
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut entries = consumer.messages().await.map_err(|e| e.to_string())?;
+            .await?;
+        let mut entries = consumer.messages().await?;
         loop {
             let message = tokio::select! {
                 _ = stop.cancelled() => return Ok(()),
@@ -223,12 +223,16 @@ impl AuditGate {
                         self.committed(seq);
                     }
                 }
-                Some(Err(error)) => return Err(error.to_string()),
+                Some(Err(error)) => return Err(error.into()),
                 None => return Err("the audit stream's consumer ended".into()),
             }
         }
     }
 }
+
+/// Why following the audit log's entries stopped: any of the JetStream calls on the way (each
+/// its own error type), retried alike.
+type FollowError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The age of the oldest decision taken in and not yet logged.
 fn lag_of(progress: &Progress, now: Instant) -> Duration {

@@ -50,8 +50,19 @@ impl Default for RatingPolicy {
 /// Why a wheel could not be rated at all.
 #[derive(Debug, thiserror::Error)]
 pub enum RatingError {
-    #[error("{file} is not a readable wheel: {detail}")]
-    Unreadable { file: String, detail: String },
+    #[error("{file} is not a readable wheel")]
+    Unreadable {
+        file: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("{file}: {member} could not be read")]
+    UnreadableMember {
+        file: String,
+        member: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{file} unpacks to more than {limit}")]
     TooLarge { file: String, limit: String },
 }
@@ -196,12 +207,12 @@ pub fn rate_wheel(
     wheel: &Wheel,
     path: &Path,
 ) -> Result<PackageRating, RatingError> {
-    let unreadable = |detail: String| RatingError::Unreadable {
+    let unreadable = |source: Box<dyn std::error::Error + Send + Sync>| RatingError::Unreadable {
         file: wheel.file.clone(),
-        detail,
+        source,
     };
-    let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
-    let mut archive = zip::ZipArchive::new(file).map_err(|e| unreadable(e.to_string()))?;
+    let file = std::fs::File::open(path).map_err(|e| unreadable(e.into()))?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| unreadable(e.into()))?;
     if archive.len() > policy.max_files {
         return Err(RatingError::TooLarge {
             file: wheel.file.clone(),
@@ -212,11 +223,11 @@ pub fn rate_wheel(
     let mut unpacked: u64 = 0;
     let mut tally = Tally::default();
     for index in 0..archive.len() {
-        let mut entry = archive.by_index(index).map_err(|e| unreadable(e.to_string()))?;
+        let mut entry = archive.by_index(index).map_err(|e| unreadable(e.into()))?;
         if entry.is_dir() {
             continue;
         }
-        let name = entry.name().map_err(|e| unreadable(e.to_string()))?.into_owned();
+        let name = entry.name().map_err(|e| unreadable(e.into()))?.into_owned();
         if entry.enclosed_name().is_none() {
             // pip refuses such a wheel; one that tries is not a mistake.
             tally.add_finding(
@@ -238,7 +249,11 @@ pub fn rate_wheel(
         (&mut entry)
             .take(256)
             .read_to_end(&mut head)
-            .map_err(|e| unreadable(format!("{name}: {e}")))?;
+            .map_err(|source| RatingError::UnreadableMember {
+                file: wheel.file.clone(),
+                member: name.clone(),
+                source,
+            })?;
         let kind = kind_of(&name, &head);
         let mut content = head;
         let wanted = match kind {
@@ -249,9 +264,17 @@ pub fn rate_wheel(
             (&mut entry)
                 .take(wanted - content.len() as u64)
                 .read_to_end(&mut content)
-                .map_err(|e| unreadable(format!("{name}: {e}")))?;
+                .map_err(|source| RatingError::UnreadableMember {
+                    file: wheel.file.clone(),
+                    member: name.clone(),
+                    source,
+                })?;
         }
-        let rest = std::io::copy(&mut entry, &mut std::io::sink()).map_err(|e| unreadable(format!("{name}: {e}")))?;
+        let rest = std::io::copy(&mut entry, &mut std::io::sink()).map_err(|source| RatingError::UnreadableMember {
+            file: wheel.file.clone(),
+            member: name.clone(),
+            source,
+        })?;
         unpacked += content.len() as u64 + rest;
         if unpacked > policy.max_unpacked_bytes {
             return Err(RatingError::TooLarge {

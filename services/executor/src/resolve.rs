@@ -139,7 +139,7 @@ impl Resolver {
                     .map(|wheel| {
                         let path = store.verified(&wheel).map_err(|e| RatingError::Unreadable {
                             file: wheel.file.clone(),
-                            detail: e.to_string(),
+                            source: e.into(),
                         })?;
                         rate_wheel(&rating_engine, &policy, &wheel, &path)
                     })
@@ -151,7 +151,7 @@ impl Resolver {
                 Ok(Err(error @ RatingError::TooLarge { .. })) => {
                     return failed(ResolveFailure::TooLarge, error.to_string());
                 }
-                Ok(Err(error)) => return failed(ResolveFailure::Internal, error.to_string()),
+                Ok(Err(error)) => return failed(ResolveFailure::Internal, airlock_protocol::error_chain(&error)),
                 Err(error) => return failed(ResolveFailure::Internal, format!("rating wheels: {error}")),
             };
             for rating in rated {

@@ -69,8 +69,7 @@ pub fn digest_file(path: &Path) -> std::io::Result<CodeDigest> {
         hasher.update(&buffer[..n]);
     }
     // The hex of a SHA-256 is always a valid digest.
-    CodeDigest::parse(&format!("sha256:{}", hex::encode(hasher.finalize())))
-        .map_err(|e| std::io::Error::other(e.to_string()))
+    CodeDigest::parse(&format!("sha256:{}", hex::encode(hasher.finalize()))).map_err(std::io::Error::other)
 }
 
 fn hex_of(digest: &CodeDigest) -> &str {

@@ -27,12 +27,12 @@ pub const MAX_MALFORMED_TEXT: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EntryError {
-    #[error("entry is not a valid version-{ENTRY_VERSION} entry: {0}")]
-    Decode(String),
+    #[error("entry is not a valid version-{ENTRY_VERSION} entry")]
+    Decode(#[source] rmp_serde::decode::Error),
     #[error("entry has format version {0}; this build reads version {ENTRY_VERSION}")]
     Version(u32),
-    #[error("encoding the entry: {0}")]
-    Encode(String),
+    #[error("encoding the entry")]
+    Encode(#[source] rmp_serde::encode::Error),
     #[error("entry is {0} bytes even with its event in a blob")]
     TooLarge(usize),
 }
@@ -311,7 +311,7 @@ impl Prepared {
         let mut bytes = self.entry.encode()?;
         if bytes.len() > MAX_ENTRY_BYTES {
             if let Some(event) = self.entry.event.take() {
-                let body = rmp_serde::to_vec_named(&event).map_err(|e| EntryError::Encode(e.to_string()))?;
+                let body = rmp_serde::to_vec_named(&event).map_err(EntryError::Encode)?;
                 let blob = Blob::of(body);
                 self.entry.blobs.insert(EVENT_SLOT.to_owned(), blob.reference.clone());
                 self.blobs.push(blob);
@@ -331,7 +331,7 @@ impl Prepared {
 
 impl Entry {
     pub fn encode(&self) -> Result<Vec<u8>, EntryError> {
-        rmp_serde::to_vec_named(self).map_err(|e| EntryError::Encode(e.to_string()))
+        rmp_serde::to_vec_named(self).map_err(EntryError::Encode)
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Entry, EntryError> {
@@ -339,11 +339,11 @@ impl Entry {
         struct Version {
             v: u32,
         }
-        let version: Version = rmp_serde::from_slice(bytes).map_err(|e| EntryError::Decode(e.to_string()))?;
+        let version: Version = rmp_serde::from_slice(bytes).map_err(EntryError::Decode)?;
         if version.v != ENTRY_VERSION {
             return Err(EntryError::Version(version.v));
         }
-        rmp_serde::from_slice(bytes).map_err(|e| EntryError::Decode(e.to_string()))
+        rmp_serde::from_slice(bytes).map_err(EntryError::Decode)
     }
 
     pub fn is_terminal(&self) -> bool {

@@ -192,8 +192,12 @@ pub struct StagedObject {
 pub enum CommitError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("staging object {0}: {1}")]
-    BadStaging(String, String),
+    #[error("staging object {path} does not decode")]
+    BadStaging {
+        path: String,
+        #[source]
+        source: rmp_serde::decode::Error,
+    },
 }
 
 impl CommitError {
@@ -201,7 +205,7 @@ impl CommitError {
     pub fn is_permanent(&self) -> bool {
         match self {
             CommitError::Store(e) => e.is_permanent(),
-            CommitError::BadStaging(..) => true,
+            CommitError::BadStaging { .. } => true,
         }
     }
 }
@@ -236,7 +240,10 @@ impl Staged {
     }
 
     pub fn decode(path: &str, bytes: &[u8]) -> Result<Staged, CommitError> {
-        rmp_serde::from_slice(bytes).map_err(|e| CommitError::BadStaging(path.to_owned(), e.to_string()))
+        rmp_serde::from_slice(bytes).map_err(|source| CommitError::BadStaging {
+            path: path.to_owned(),
+            source,
+        })
     }
 
     pub fn signed_checkpoint(&self) -> Option<SignedCheckpoint> {

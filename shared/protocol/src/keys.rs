@@ -25,8 +25,10 @@ pub enum KeyError {
     KeyIdMismatch(String),
     #[error("reading key file {path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("random number generator failed: {0}")]
-    Random(String),
+    #[error("key data is not base64")]
+    Base64(#[from] base64::DecodeError),
+    #[error("random number generator failed")]
+    Random(#[from] getrandom::Error),
 }
 
 fn check_name(name: &str) -> Result<(), KeyError> {
@@ -62,7 +64,7 @@ impl SigningKey {
     pub fn generate(name: &str) -> Result<Self, KeyError> {
         check_name(name)?;
         let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).map_err(|e| KeyError::Random(e.to_string()))?;
+        getrandom::fill(&mut seed)?;
         Ok(Self {
             name: name.to_owned(),
             key: ed25519_dalek::SigningKey::from_bytes(&seed),
@@ -110,7 +112,7 @@ impl SigningKey {
             .strip_prefix("PRIVATE+KEY+")
             .ok_or_else(|| KeyError::Malformed("private key does not start with PRIVATE+KEY+".into()))?;
         let (name, id, data) = split_key(rest)?;
-        let data = B64.decode(data).map_err(|e| KeyError::Malformed(e.to_string()))?;
+        let data = B64.decode(data)?;
         if data.len() != 33 || data[0] != ED25519_TYPE {
             return Err(KeyError::Malformed(
                 "private key data is not 0x01 || 32-byte seed".into(),
@@ -213,7 +215,7 @@ impl VerifierKey {
     pub fn parse(text: &str) -> Result<Self, KeyError> {
         let text = text.trim();
         let (name, id, data) = split_key(text)?;
-        let data = B64.decode(data).map_err(|e| KeyError::Malformed(e.to_string()))?;
+        let data = B64.decode(data)?;
         if data.len() != 33 || data[0] != ED25519_TYPE {
             return Err(KeyError::Malformed(
                 "verifier key data is not 0x01 || 32-byte key".into(),
