@@ -141,6 +141,31 @@ async fn blocked_code_runs_only_after_approval_and_ends_denied_otherwise() {
         !first.is_empty() && traces.iter().all(|(_, t)| *t == first),
         "{traces:?}"
     );
+
+    // Approval health, read back from the signed log: three prompts, one approved and one
+    // denied by the same person, one expired.
+    let out = stack.output(&["override", "stats", "--json", "--since", "1h"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON stats");
+    let figures = ["prompts", "by_humans", "approved", "denied", "expired", "by_policy"].map(|k| stats[k].clone());
+    assert_eq!(figures, [3, 2, 1, 1, 1, 0].map(serde_json::Value::from), "{stats}");
+    assert_eq!(stats["time_to_first_answer"]["count"], 2, "{stats}");
+    assert_eq!(stats["time_to_decision"]["count"], 3, "{stats}");
+    let tester = &stats["approvers"]["tester"];
+    assert_eq!(
+        (&tester["approved"], &tester["denied"]),
+        (&1.into(), &1.into()),
+        "{stats}"
+    );
+    // The longest wait for a decision is the one nobody answered: the whole 8 s timeout.
+    assert!(
+        stats["time_to_decision"]["max_ms"].as_i64().unwrap_or_default() >= 7_000,
+        "{stats}"
+    );
+    let out = stack.output(&["override", "stats", "--since", "1h"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("people asked"), "{text}");
+    assert!(text.contains("approved 1 (50%), denied 1 (50%)"), "{text}");
 }
 
 /// `airlock override list` shows each waiting request's code (its first lines, numbered) and

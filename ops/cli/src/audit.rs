@@ -125,7 +125,7 @@ pub enum ProveCommand {
     },
 }
 
-#[derive(clap::Args, Clone, Default)]
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct LogArgs {
     /// The store: a directory, file:///dir, or s3://bucket/prefix?endpoint=... (default: the
     /// stack's, from airlock.toml, else $AIRLOCK_HOME/audit).
@@ -135,7 +135,7 @@ pub struct LogArgs {
     keys: KeyArgs,
 }
 
-#[derive(clap::Args, Clone, Default)]
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct KeyArgs {
     /// A trusted verifier key (name+keyid+base64); repeatable. Default: the auditor's keys from
     /// airlock.toml, its key set ($AIRLOCK_HOME/keys/auditor.keys) and keys/auditor.pub, or an
@@ -152,8 +152,8 @@ pub struct KeyArgs {
 }
 
 /// What a command needs: the store, the origin and the trusted keys.
-struct Log {
-    store: Store,
+pub(crate) struct Log {
+    pub(crate) store: Store,
     origin: String,
     keys: Vec<TrustedKey>,
 }
@@ -183,7 +183,7 @@ fn key_set(home: &Home, config: &airlock_auditor::Config) -> anyhow::Result<KeyS
     Ok(set)
 }
 
-async fn open_log(home: &Home, args: &LogArgs) -> anyhow::Result<Log> {
+pub(crate) async fn open_log(home: &Home, args: &LogArgs) -> anyhow::Result<Log> {
     let config = auditor_config(home)?;
     let url = match &args.store {
         Some(url) => url.clone(),

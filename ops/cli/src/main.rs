@@ -18,6 +18,7 @@ mod keys;
 mod mcp;
 mod mcp_tools;
 mod nats_auth;
+mod override_stats;
 mod overrides;
 mod rotate;
 mod run;

@@ -22,6 +22,9 @@ pub enum OverrideCommand {
     /// Approvals humans chose to remember ("approve this exact execution again").
     #[command(subcommand)]
     Remembered(RememberedCommand),
+    /// Approval health from the audit log: prompts per 100 runs, approval and denial rates,
+    /// time to first answer, expiries, escalations, and each approver's share.
+    Stats(crate::override_stats::StatsArgs),
 }
 
 #[derive(Clone, Debug, clap::Subcommand)]
@@ -103,25 +106,28 @@ pub async fn run(home: &Home, command: OverrideCommand) -> anyhow::Result<ExitCo
             return Ok(ExitCode::from(status::USAGE));
         }
     }
-    let client = connect(home).await?;
     match command {
-        OverrideCommand::List { json } => {
-            let pending = client.pending_overrides().await?;
-            if json {
-                println!("{}", serde_json::to_string(&pending)?);
-            } else if pending.is_empty() {
-                println!("no requests are waiting for a decision");
-            } else {
-                let now = now_ms();
-                let text: Vec<String> = pending.iter().map(|p| show(p, now)).collect();
-                print!("{}", text.join("\n"));
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        OverrideCommand::Approve(answer) => answer_request(&client, answer, true).await,
-        OverrideCommand::Deny(answer) => answer_request(&client, answer, false).await,
-        OverrideCommand::Remembered(command) => remembered(&client, command).await,
+        OverrideCommand::List { json } => list(&connect(home).await?, json).await,
+        OverrideCommand::Approve(answer) => answer_request(&connect(home).await?, answer, true).await,
+        OverrideCommand::Deny(answer) => answer_request(&connect(home).await?, answer, false).await,
+        OverrideCommand::Remembered(command) => remembered(&connect(home).await?, command).await,
+        // Read from the audit log's store: no bus needed.
+        OverrideCommand::Stats(args) => crate::override_stats::stats(home, args).await,
     }
+}
+
+async fn list(client: &Client, json: bool) -> anyhow::Result<ExitCode> {
+    let pending = client.pending_overrides().await?;
+    if json {
+        println!("{}", serde_json::to_string(&pending)?);
+    } else if pending.is_empty() {
+        println!("no requests are waiting for a decision");
+    } else {
+        let now = now_ms();
+        let text: Vec<String> = pending.iter().map(|p| show(p, now)).collect();
+        print!("{}", text.join("\n"));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn remembered(client: &Client, command: RememberedCommand) -> anyhow::Result<ExitCode> {

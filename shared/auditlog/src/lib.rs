@@ -5,8 +5,9 @@
 //! Reading order: [`hash`] and [`merkle`] (the tree), [`note`], [`checkpoint`] and [`proof`]
 //! (the signed formats), [`tile`] (the storage layout), [`entry`] (what one event becomes),
 //! [`store`] (object storage), [`writer`] (appending and committing), [`reader`] and
-//! [`verify`] (reading it back), [`prune`], [`replay`] and [`export`] (operators' tools).
+//! [`verify`] (reading it back), [`prune`], [`replay`], [`approval_stats`] and [`export`] (operators' tools).
 
+pub mod approval_stats;
 pub mod checkpoint;
 pub mod entry;
 pub mod export;
