@@ -2,7 +2,7 @@
 //! human denies it or nobody answers before the deadline.
 
 use airlock_protocol::EventKind;
-use airlock_tests::{Stack, events_of, finish_run as finish, trace_ids_of};
+use airlock_tests::{Stack, events_of, finish_run as finish, http_get, trace_ids_of};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -166,6 +166,25 @@ async fn blocked_code_runs_only_after_approval_and_ends_denied_otherwise() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("people asked"), "{text}");
     assert!(text.contains("approved 1 (50%), denied 1 (50%)"), "{text}");
+
+    // The gate's histogram of people's answer times has the approval and the denial.
+    let status = stack.output(&["status", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status --json");
+    let url = report["services"]["airlock-override-gate"][0]["metrics"]
+        .as_str()
+        .expect("the gate serves metrics")
+        .to_owned();
+    let scraped = http_get(&url);
+    for outcome in ["approved", "denied"] {
+        assert!(
+            scraped
+                .lines()
+                .any(|l| l.starts_with("airlock_overrides_answer_time_seconds_count")
+                    && l.contains(&format!("outcome=\"{outcome}\""))
+                    && l.ends_with(" 1")),
+            "no {outcome} answer time in:\n{scraped}"
+        );
+    }
 }
 
 /// `airlock override list` shows each waiting request's code (its first lines, numbered) and

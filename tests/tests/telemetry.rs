@@ -9,7 +9,7 @@ mod prometheus;
 #[path = "../telemetry/receiver.rs"]
 mod receiver;
 
-use airlock_tests::{Stack, trace_ids_of};
+use airlock_tests::{Stack, http_get, trace_ids_of};
 use prometheus::Prometheus;
 use receiver::{Receiver, Span, env_refs, otel_env, run_with_env};
 use std::collections::BTreeSet;
@@ -288,24 +288,6 @@ fn a_hanging_or_missing_collector_costs_a_request_nothing() {
         text.contains("airlock_requests_ended_total{outcome=\"finished\""),
         "{text}"
     );
-}
-
-/// A plain HTTP GET, for a metrics URL.
-fn http_get(url: &str) -> String {
-    use std::io::{Read as _, Write as _};
-    let rest = url.strip_prefix("http://").expect("http URL");
-    let (host, path) = rest.split_once('/').expect("a path");
-    let mut stream = std::net::TcpStream::connect(host).expect("connect");
-    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-    write!(
-        stream,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("request");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("response");
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
 }
 
 /// The services of a stack, by the names their metrics and target files carry.

@@ -55,7 +55,12 @@ struct Instruments {
     consumer_pending: Gauge<u64>,
     consumer_ack_pending: Gauge<u64>,
     audit_log_size: Gauge<u64>,
+    override_answer_time: Histogram<f64>,
 }
+
+/// Buckets for people's answers: seconds to an hour, where approval fatigue shows as a drift
+/// toward the first buckets.
+const ANSWER_BUCKETS: [f64; 11] = [1.0, 3.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0];
 
 static INSTRUMENTS: OnceLock<Instruments> = OnceLock::new();
 
@@ -129,6 +134,12 @@ fn instruments() -> &'static Instruments {
                 .u64_gauge("airlock.audit.log.size")
                 .with_description("Entries in the audit log (its tree size: durable, survives restarts)")
                 .build(),
+            override_answer_time: meter
+                .f64_histogram("airlock.overrides.answer.time")
+                .with_unit("s")
+                .with_description("Time from an override request to the people's decision, by outcome (approved, denied)")
+                .with_boundaries(ANSWER_BUCKETS.to_vec())
+                .build(),
         }
     })
 }
@@ -174,6 +185,14 @@ pub fn delivery(consumer: &str, result: &'static str, elapsed: Duration) {
     ];
     i.deliveries.add(1, &attributes);
     i.delivery_duration.record(elapsed.as_secs_f64(), &attributes);
+}
+
+/// People decided an override request `waited` after it was asked.
+pub fn override_answered(approved: bool, waited: Duration) {
+    let outcome = if approved { "approved" } else { "denied" };
+    instruments()
+        .override_answer_time
+        .record(waited.as_secs_f64(), &[KeyValue::new("outcome", outcome)]);
 }
 
 /// The time a request spent in one stage.

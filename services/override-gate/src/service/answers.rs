@@ -175,7 +175,14 @@ impl Gate {
                 } else {
                     "override_denied"
                 });
-                self.deadlines.lock().unwrap_or_else(|p| p.into_inner()).remove(rid);
+                let waiting = self.deadlines.lock().unwrap_or_else(|p| p.into_inner()).remove(rid);
+                if let Some(waiting) = waiting {
+                    let waited = u64::try_from(now_ms() - waiting.asked_at_ms).unwrap_or(0);
+                    airlock_telemetry::metrics::override_answered(
+                        decision.approved,
+                        std::time::Duration::from_millis(waited),
+                    );
+                }
                 if let Some(remember) = &decision.remember {
                     self.remember(rid, remember, trust).await;
                 }
