@@ -62,6 +62,19 @@ async fn external_code_runs_under_gvisor_and_generated_low_code_under_runc() {
         (Some(Runtime::Runc), Some(Runtime::Runc)),
         "{json}"
     );
+
+    // `airlock status` says which runtimes the executor checked with its engine and offers.
+    let out = stack.output(&["status", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status --json");
+    let executor = &report["services"]["airlock-executor"][0];
+    assert_eq!(
+        executor["facts"]["runtimes"],
+        serde_json::json!(["runc", "runsc"]),
+        "{report}"
+    );
+    let out = stack.output(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("runtimes runc, runsc"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -39,6 +39,9 @@ pub struct Instance {
     /// What keeps it from doing its work now (`engine`: the container engine is unreachable,
     /// `audit_log`: runs wait for the audit log, ...), by what; empty when healthy.
     pub problems: BTreeMap<String, String>,
+    /// What it is: for an executor, `runtimes`, the container runtimes it checked with its
+    /// engine and offers.
+    pub facts: BTreeMap<String, serde_json::Value>,
     /// Where it serves its metrics (from its service API INFO metadata), when it does.
     pub metrics: Option<String>,
 }
@@ -228,6 +231,10 @@ fn print(report: &Report) {
             if let Some(url) = &instance.metrics {
                 println!("    {:<24} metrics {url}", "");
             }
+            if let Some(runtimes) = instance.facts.get("runtimes").and_then(|r| r.as_array()) {
+                let names: Vec<&str> = runtimes.iter().filter_map(|r| r.as_str()).collect();
+                println!("    {:<24} runtimes {}", "", names.join(", "));
+            }
             for (what, detail) in &instance.problems {
                 println!("    {:<24} PROBLEM {what}: {detail}", "");
             }
@@ -317,12 +324,13 @@ async fn instances(client: &async_nats::Client, name: &str) -> Vec<Instance> {
             .unwrap_or(serde_json::Value::Null);
         // `{"counters", "problems"}`; an instance of an earlier release answers its counters
         // alone.
-        let (counters, problems) = match data.get("counters") {
+        let (counters, problems, facts) = match data.get("counters") {
             Some(counters) => (
                 counters.clone(),
                 serde_json::from_value(data["problems"].clone()).unwrap_or_default(),
+                serde_json::from_value(data["facts"].clone()).unwrap_or_default(),
             ),
-            None => (data, BTreeMap::new()),
+            None => (data, BTreeMap::new(), BTreeMap::new()),
         };
         let id = stats["id"].as_str().unwrap_or("-").to_owned();
         let info = ask(client, format!("$SRV.INFO.{name}.{id}")).await;
@@ -332,6 +340,7 @@ async fn instances(client: &async_nats::Client, name: &str) -> Vec<Instance> {
         found.push(Instance {
             metrics,
             problems,
+            facts,
             id,
             version: stats["version"].as_str().unwrap_or("-").to_owned(),
             started: stats["started"].as_str().unwrap_or("-").to_owned(),

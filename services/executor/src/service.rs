@@ -421,6 +421,9 @@ async fn start_sandbox(
         match Sandbox::start(config.clone()).await {
             Ok(sandbox) => {
                 counters.clear_problem("engine");
+                // Each was checked with the engine by the start: these are usable, not hoped for.
+                let runtimes: Vec<&str> = config.runtimes.available.iter().map(|r| r.as_str()).collect();
+                counters.set_fact("runtimes", runtimes);
                 return Ok(Some(sandbox));
             }
             Err(error) if error.is_docker_unreachable() => {

@@ -285,10 +285,28 @@ impl EffectivePolicy {
             (_, None) => Err("policy: the stack offers no container runtime".to_owned()),
             (WhenUnavailable::Deny, Some(_)) => Err(format!(
                 "policy: {level} {} code must run under {}, which this stack does not offer",
-                origin_name(origin),
+                origin.as_str(),
                 wanted.as_str()
             )),
         }
+    }
+
+    /// Each level and origin whose code the policy wants under a runtime the stack does not
+    /// offer and that falls back to a weaker one: (level, origin, wanted, granted). Said at
+    /// start and on every reload, since that code runs on the host's kernel.
+    pub fn fallbacks(&self) -> Vec<(Level, Origin, Runtime, Runtime)> {
+        let mut found = Vec::new();
+        for level in [Level::Low, Level::Medium, Level::High, Level::Blocked] {
+            for origin in [Origin::Generated, Origin::External] {
+                let wanted = self.rules.runtimes.wanted(level, origin);
+                if let Ok(granted) = self.runtime(level, origin)
+                    && granted < wanted
+                {
+                    found.push((level, origin, wanted, granted));
+                }
+            }
+        }
+        found
     }
 
     pub fn action(&self, level: Level, origin: Origin) -> Action {
@@ -306,7 +324,7 @@ impl EffectivePolicy {
 
     /// What the policy says for code rated `level`, of `origin`, that asked for `requested`.
     pub fn decide(&self, quotas: &Quotas, level: Level, origin: Origin, requested: TrustLevel) -> Ruling {
-        let origin_name = origin_name(origin);
+        let origin_name = origin.as_str();
         let action = self.action(level, origin);
         let runtime = match self.runtime(level, origin) {
             Ok(runtime) => runtime,
@@ -435,13 +453,6 @@ impl EffectivePolicy {
 
     pub fn approve_again_max_ms(&self) -> u64 {
         u64::try_from(self.rules.approve_again_max.as_millis()).unwrap_or(u64::MAX)
-    }
-}
-
-fn origin_name(origin: Origin) -> &'static str {
-    match origin {
-        Origin::Generated => "generated",
-        Origin::External => "external",
     }
 }
 
@@ -584,6 +595,24 @@ mod tests {
         assert_eq!(runtime(Level::Medium, Origin::External), Some(Runtime::Runsc));
         assert_eq!(runtime(Level::Low, Origin::Generated), Some(Runtime::Runsc));
         assert!(toml::from_str::<Policy>("[runtimes]\nlow = \"kata\"").is_err());
+    }
+
+    #[test]
+    fn falling_back_to_a_weaker_runtime_is_named_for_each_kind_of_code() {
+        let runc_only = offering("", &[Runtime::Runc]);
+        let fallbacks = runc_only.fallbacks();
+        // High and blocked code of either origin, and external code of any level: 2 + 2 + 2.
+        assert_eq!(fallbacks.len(), 6, "{fallbacks:?}");
+        assert!(fallbacks.contains(&(Level::High, Origin::Generated, Runtime::Runsc, Runtime::Runc)));
+        assert!(fallbacks.contains(&(Level::Low, Origin::External, Runtime::Runsc, Runtime::Runc)));
+        assert!(!fallbacks.iter().any(|f| f.0 == Level::Low && f.1 == Origin::Generated));
+        // Offered, or denied instead: nothing falls back.
+        assert!(offering("", &[Runtime::Runc, Runtime::Runsc]).fallbacks().is_empty());
+        assert!(
+            offering("[runtimes]\nunavailable = \"deny\"", &[Runtime::Runc])
+                .fallbacks()
+                .is_empty()
+        );
     }
 
     #[test]

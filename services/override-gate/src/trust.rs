@@ -82,7 +82,7 @@ impl Trust {
             }
         }
         Ok(Self {
-            policy: config.effective_policy(),
+            policy: warn_of_fallbacks(config.effective_policy()),
             verifiers: VerifierSet::new(keys),
             people: People::new(&config.people, &operator_keys)?,
             bridge_keys,
@@ -249,4 +249,20 @@ pub async fn watch(current: Arc<Current>, counters: airlock_bus::ServiceCounters
             }
         }
     }
+}
+
+/// Logs, once per load, each kind of code the policy wants under a runtime the stack does not
+/// offer and that runs under a weaker one instead (`unavailable = "fall_back"`, the default).
+fn warn_of_fallbacks(policy: EffectivePolicy) -> EffectivePolicy {
+    for (level, origin, wanted, granted) in policy.fallbacks() {
+        tracing::warn!(
+            level = level.as_str(),
+            origin = origin.as_str(),
+            wanted = wanted.as_str(),
+            granted = granted.as_str(),
+            "the policy wants this code under a runtime the stack does not offer; it runs under a weaker one \
+             (add it to [executor.runtimes] available, or set [gate.policy.runtimes] unavailable = \"deny\")"
+        );
+    }
+    policy
 }

@@ -18,6 +18,7 @@ pub const METRICS_METADATA: &str = "metrics";
 pub struct ServiceCounters {
     inner: Arc<Mutex<BTreeMap<&'static str, Arc<AtomicU64>>>>,
     problems: Arc<Mutex<BTreeMap<&'static str, String>>>,
+    facts: Arc<Mutex<BTreeMap<&'static str, serde_json::Value>>>,
 }
 
 impl ServiceCounters {
@@ -56,10 +57,22 @@ impl ServiceCounters {
         problems.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
     }
 
+    /// Records what the service is, as opposed to what it counts or lacks (`runtimes`: the
+    /// container runtimes an executor checked with its engine and offers).
+    pub fn set_fact(&self, what: &'static str, value: impl Into<serde_json::Value>) {
+        let mut facts = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        facts.insert(what, value.into());
+    }
+
+    pub fn facts(&self) -> BTreeMap<String, serde_json::Value> {
+        let facts = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        facts.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+    }
+
     /// What the service API's STATS and the status endpoint answer: `{"counters": {..},
-    /// "problems": {..}}`.
+    /// "problems": {..}, "facts": {..}}`.
     pub fn report(&self) -> serde_json::Value {
-        serde_json::json!({ "counters": self.snapshot(), "problems": self.problems() })
+        serde_json::json!({ "counters": self.snapshot(), "problems": self.problems(), "facts": self.facts() })
     }
 }
 

@@ -149,6 +149,16 @@ pub enum Origin {
     External,
 }
 
+impl Origin {
+    /// The name the wire and the configuration give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Generated => "generated",
+            Origin::External => "external",
+        }
+    }
+}
+
 impl std::str::FromStr for Origin {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
