@@ -117,7 +117,7 @@ impl Stack {
                     .as_object()
                     .map(|m| {
                         m.keys()
-                            .filter_map(|c| airlock_protocol::roles::by_command(c).map(|(_, s)| s.name))
+                            .filter_map(|c| airlock_protocol::roles::by_command(c).map(|s| s.name))
                             .collect()
                     })
                     .unwrap_or_default();

@@ -144,11 +144,11 @@ fn probes() -> Vec<String> {
         airlock_protocol::subjects::GATE_PENDING_ENDPOINT.to_owned(),
         "$SRV.PING".to_owned(),
     ]);
-    subjects.extend(roles::services().flat_map(|(_, s)| s.endpoints.iter().map(|e| (*e).to_owned())));
+    subjects.extend(roles::services().flat_map(|s| s.endpoints.iter().map(|e| (*e).to_owned())));
     for role in roles::ROLES {
         subjects.push(format!("_INBOX_{}.probe", role.user));
         subjects.push(airlock_protocol::subjects::dead_letter_subject(role.user, "probe"));
-        if let Some(service) = role.service {
+        if let Some(service) = role.service() {
             subjects.push(service.status_subject());
             let durable = service.consumes.durable;
             subjects.extend([

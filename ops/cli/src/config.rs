@@ -72,9 +72,7 @@ pub fn nats_section(home: &Home) -> anyhow::Result<NatsSection> {
 /// services' sections).
 pub fn telemetry_section(file: &ConfigFile) -> anyhow::Result<airlock_telemetry::TelemetrySettings> {
     let settings: airlock_telemetry::TelemetrySettings = file.section("telemetry")?;
-    let sections: Vec<&str> = airlock_protocol::roles::services()
-        .map(|(_, s)| s.config_section)
-        .collect();
+    let sections: Vec<&str> = airlock_protocol::roles::services().map(|s| s.config_section).collect();
     settings
         .validate(&sections)
         .map_err(|(key, reason)| file.invalid(&key, reason))?;
@@ -86,9 +84,7 @@ pub fn telemetry_section(file: &ConfigFile) -> anyhow::Result<airlock_telemetry:
 /// instead of a service crash-looping behind "Airlock is up."
 pub fn check(home: &Home) -> anyhow::Result<()> {
     let file = home.config()?;
-    let services: Vec<&str> = airlock_protocol::roles::services()
-        .map(|(_, s)| s.config_section)
-        .collect();
+    let services: Vec<&str> = airlock_protocol::roles::services().map(|s| s.config_section).collect();
     for section in file.sections() {
         if !STACK_SECTIONS.contains(&section) && !services.contains(&section) {
             anyhow::bail!(

@@ -85,10 +85,7 @@ fn reload_gate(home: &Home) -> bool {
     let Ok(info) = serde_json::from_str::<airlock_client::StackInfo>(&text) else {
         return false;
     };
-    let Some(pid) = airlock_protocol::roles::GATE
-        .service
-        .and_then(|s| info.services.get(s.command).copied())
-    else {
+    let Some(pid) = info.services.get(airlock_protocol::roles::GATE.command).copied() else {
         return false;
     };
     // SAFETY: kill(2) with a pid read from our own stack file and a signal number; no memory is

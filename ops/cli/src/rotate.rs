@@ -19,7 +19,7 @@ use crate::home::Home;
 use airlock_auditlog::reader::LogReader;
 use airlock_auditlog::store::Store;
 use airlock_auditlog::trust::{KeySet, format_time};
-use airlock_protocol::roles::{self, Role};
+use airlock_protocol::roles::{self, ServiceRole};
 use airlock_protocol::{SigningKey, VerifierKey};
 use anyhow::{Context as _, bail};
 use std::path::Path;
@@ -338,12 +338,12 @@ fn edit_config<T>(
 }
 
 /// The pid of a service this home's `airlock up` runs, if it runs.
-fn service_pid(home: &Home, role: &Role) -> Option<u32> {
+fn service_pid(home: &Home, service: &ServiceRole) -> Option<u32> {
     let info = crate::stack::StackInfo::read(&home.stack()).ok()??;
     if !crate::stack::alive(info.supervisor_pid) {
         return None;
     }
-    let pid = *info.services.get(role.service?.command)?;
+    let pid = *info.services.get(service.command)?;
     crate::stack::alive(pid).then_some(pid)
 }
 
@@ -359,11 +359,8 @@ fn signal(pid: u32, signal: libc::c_int) -> anyhow::Result<()> {
 /// unacknowledged messages wait in JetStream), then the supervisor starts it again. Waits until
 /// the new instance answers. False when it did not within `wait`; true (with a note) when this
 /// home runs no such service.
-async fn restart(home: &Home, role: &Role, wait: Duration) -> anyhow::Result<bool> {
-    let Some(service) = role.service else {
-        return Ok(true);
-    };
-    let Some(old) = service_pid(home, role) else {
+async fn restart(home: &Home, service: &ServiceRole, wait: Duration) -> anyhow::Result<bool> {
+    let Some(old) = service_pid(home, service) else {
         println!(
             "  no {} of this home is running: one started from now on uses the new key (restart any running elsewhere)",
             service.command
@@ -378,7 +375,7 @@ async fn restart(home: &Home, role: &Role, wait: Duration) -> anyhow::Result<boo
     let deadline = tokio::time::Instant::now() + wait;
     let client = crate::stack::connect(home, roles::OPERATOR.user).await?;
     while tokio::time::Instant::now() < deadline {
-        if let Some(new) = service_pid(home, role).filter(|p| *p != old) {
+        if let Some(new) = service_pid(home, service).filter(|p| *p != old) {
             let ping = client.request(format!("$SRV.PING.{}", service.name), "".into());
             if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), ping).await {
                 println!("  {} is back (pid {new})", service.command);

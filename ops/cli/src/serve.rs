@@ -8,18 +8,18 @@ use std::process::ExitCode;
 
 /// The `airlock serve` words, from the roles table.
 pub fn commands() -> Vec<&'static str> {
-    roles::services().map(|(_, s)| s.command).collect()
+    roles::services().map(|s| s.command).collect()
 }
 
 /// The services `airlock up` starts with this config: every `Start::Always` one, and the
 /// `Start::WhenConfigured` ones whose section exists (the chat bridge with a `[bridge.*]`).
 pub fn started(file: &airlock_bus::runner::ConfigFile) -> Vec<&'static str> {
     roles::services()
-        .filter(|(_, s)| match s.start {
+        .filter(|s| match s.start {
             roles::Start::Always => true,
             roles::Start::WhenConfigured => file.has_section(s.config_section),
         })
-        .map(|(_, s)| s.command)
+        .map(|s| s.command)
         .collect()
 }
 
@@ -33,7 +33,7 @@ pub fn parse_command(word: &str) -> Result<String, String> {
 }
 
 pub async fn run(home: &Home, command: &str) -> anyhow::Result<ExitCode> {
-    let Some((role, service)) = roles::by_command(command) else {
+    let Some(service) = roles::by_command(command) else {
         anyhow::bail!("no service {command:?} (one of: {})", commands().join(", "));
     };
     let file = home.config()?;
@@ -49,22 +49,24 @@ pub async fn run(home: &Home, command: &str) -> anyhow::Result<ExitCode> {
     macro_rules! serve {
         ($config:expr, $run:path) => {{
             let config = $config;
-            let client = crate::stack::connect(home, role.user).await?;
+            let client = crate::stack::connect(home, service.role.user).await?;
             $run(client, config, shutdown).await?;
         }};
     }
-    match role.user {
-        u if u == roles::ASSESSOR.user => serve!(
+    match service.role.user {
+        u if u == roles::ASSESSOR.role.user => serve!(
             airlock_assessor::service::Config::load(&file)?,
             airlock_assessor::service::run
         ),
-        u if u == roles::GATE.user => serve!(airlock_override_gate::Config::load(&file)?, airlock_override_gate::run),
-        u if u == roles::EXECUTOR.user => serve!(
+        u if u == roles::GATE.role.user => {
+            serve!(airlock_override_gate::Config::load(&file)?, airlock_override_gate::run)
+        }
+        u if u == roles::EXECUTOR.role.user => serve!(
             airlock_executor::service::Config::load(&file)?,
             airlock_executor::service::run
         ),
-        u if u == roles::AUDITOR.user => serve!(airlock_auditor::Config::load(&file)?, airlock_auditor::run),
-        u if u == roles::CHAT_BRIDGE.user => serve!(
+        u if u == roles::AUDITOR.role.user => serve!(airlock_auditor::Config::load(&file)?, airlock_auditor::run),
+        u if u == roles::CHAT_BRIDGE.role.user => serve!(
             airlock_chat_bridge::Config::load(&file, Some(home.root()))?,
             airlock_chat_bridge::run
         ),

@@ -206,9 +206,7 @@ fn print(report: &Report) {
     }
     println!("services:");
     for (name, instances) in &report.services {
-        let durable = roles::services()
-            .find(|(_, s)| s.name == name)
-            .map(|(_, s)| s.consumes.durable);
+        let durable = roles::services().find(|s| s.name == name).map(|s| s.consumes.durable);
         let backlog = durable
             .and_then(|d| report.consumers.get(d).cloned().flatten())
             .map(|c| {
@@ -263,7 +261,7 @@ async fn probe(client: &async_nats::Client, started: &[&str]) -> Report {
     let js = jetstream::new(client.clone());
     let mut services = BTreeMap::new();
     let mut consumers = BTreeMap::new();
-    for (_, service) in roles::services().filter(|(_, s)| started.contains(&s.command)) {
+    for service in roles::services().filter(|s| started.contains(&s.command)) {
         services.insert(service.name.to_owned(), instances(client, service.name).await);
         let durable = service.consumes.durable;
         consumers.insert(durable.to_owned(), consumer(&js, durable).await);

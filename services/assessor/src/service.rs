@@ -24,7 +24,7 @@ use airlock_bus::{
 };
 use airlock_protocol::event::Assessed;
 use airlock_protocol::packages::{PackageRating, RESOLVE_ENDPOINT, ResolveFailure, ResolveReply, ResolveRequest};
-use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::roles;
 use airlock_protocol::subjects::{ASSESSOR_BUCKET, submit_client};
 use airlock_protocol::{
     Assessment, Envelope, Event, EventKind, ExecutionRequest, Level, Producer, Progress, RefusalReason, RequestId,
@@ -70,7 +70,7 @@ impl Config {
     pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
         let clients: ClientsConfig = file.section("clients")?;
         clients.validate().map_err(|reason| file.invalid("clients", reason))?;
-        let section = service_role().config_section;
+        let section = roles::ASSESSOR.config_section;
         let (mut engine, apart): (EngineConfig, _) = file.section_apart(section, &["resolve_timeout"])?;
         let resolve_timeout = match apart.get("resolve_timeout") {
             Some(toml::Value::String(text)) => humantime::parse_duration(text)
@@ -92,14 +92,6 @@ impl Config {
             clients,
             resolve_timeout,
         })
-    }
-}
-
-fn service_role() -> &'static ServiceRole {
-    // The table gives every service role a ServiceRole: the assessor's row has one.
-    match &roles::ASSESSOR.service {
-        Some(service) => service,
-        None => unreachable!("the assessor's row names its service"),
     }
 }
 
@@ -180,21 +172,20 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         resolve_timeout: config.resolve_timeout,
         resolving: Arc::new(tokio::sync::Semaphore::new(MAX_RESOLVING)),
         engine,
-        refuser: Refuser::new(publisher.clone(), &roles::ASSESSOR),
+        refuser: Refuser::new(publisher.clone(), &roles::ASSESSOR.role),
         publisher,
         admissions,
         intake,
         counters: ServiceCounters::default(),
     });
-    let service = airlock_bus::start_service(&client, service_role(), assessor.counters.clone()).await?;
-    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 256)
-        .ok_or_else(|| BusError::Service("the assessor's row names no consumer".into()))?;
+    let service = airlock_bus::start_service(&client, &roles::ASSESSOR, assessor.counters.clone()).await?;
+    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 256);
     let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
         return Ok(());
     };
     let mut with_packages = tokio::task::JoinSet::new();
     while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span(service_role().name);
+        let span = delivery.span(roles::ASSESSOR.name);
         match assessor.handle(&delivery).instrument(span.clone()).await {
             Handled::Settle(outcome) => {
                 if !delivery.settle(outcome, &assessor.refuser, &shutdown).await {

@@ -142,9 +142,7 @@ impl Config {
     /// Reads `[auditor]` of the stack's config file; the binary and `airlock serve` both load
     /// it this way.
     pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
-        let section = airlock_protocol::roles::AUDITOR
-            .service
-            .map_or("auditor", |s| s.config_section);
+        let section = airlock_protocol::roles::AUDITOR.config_section;
         let mut config: Config = file.section(section)?;
         config.read_legacy_keys();
         config.validate()?;

@@ -3,7 +3,7 @@
 //! stream or were never delivered — recorded as entries so the log says what it is missing.
 
 use crate::error::Error;
-use crate::service::{Auditor, service_role};
+use crate::service::Auditor;
 use airlock_auditlog::entry::Prepared;
 use airlock_bus::{Backoff, retry_judged};
 use airlock_protocol::Envelope;
@@ -32,7 +32,7 @@ impl Auditor {
 
     async fn try_open_messages(&self) -> Result<pull::Stream, Source> {
         let stream = self.js.get_stream(EVENTS_STREAM).await?;
-        let durable = service_role().consumes.durable;
+        let durable = airlock_protocol::roles::AUDITOR.consumes.durable;
         let config = pull::Config {
             durable_name: Some(durable.to_owned()),
             description: Some("the auditor: every event, in order".to_owned()),

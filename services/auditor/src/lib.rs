@@ -24,4 +24,4 @@ pub mod service;
 
 pub use config::Config;
 pub use error::Error;
-pub use service::{run, service_role};
+pub use service::run;

@@ -17,7 +17,7 @@ use airlock_auditlog::store::Store;
 use airlock_auditlog::writer::LogWriter;
 use airlock_bus::{Backoff, ServiceCounters, retry_judged};
 use airlock_protocol::EventKind;
-use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::roles;
 use airlock_protocol::subjects::{AUDITOR_BUCKET, UNKNOWN_REQUEST};
 use async_nats::jetstream;
 use futures::FutureExt as _;
@@ -30,13 +30,6 @@ use tokio_util::sync::CancellationToken;
 /// How long a pending activity report waits for its run's terminal event, which the executor
 /// publishes right after it (well under a millisecond apart on one machine).
 const TERMINAL_FOLLOWS: Duration = Duration::from_millis(3);
-
-pub fn service_role() -> &'static ServiceRole {
-    match &roles::AUDITOR.service {
-        Some(service) => service,
-        None => unreachable!("the auditor's row names its service"),
-    }
-}
 
 /// Runs the auditor until `shutdown`, then commits what it holds and returns.
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), Error> {
@@ -57,11 +50,11 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         return Ok(());
     };
     let counters = ServiceCounters::default();
-    let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
+    let service = airlock_bus::start_service(&client, &roles::AUDITOR, counters.clone()).await?;
     airlock_bus::consume::watch_depth(
         js.clone(),
         airlock_protocol::subjects::EVENTS_STREAM,
-        service_role().consumes.durable,
+        roles::AUDITOR.consumes.durable,
         shutdown.clone(),
     );
 

@@ -153,9 +153,7 @@ pub struct WebhookConfig {
 impl Config {
     /// Reads `[bridge]`; relative file names are taken relative to `base` (the stack's home).
     pub fn load(file: &ConfigFile, base: Option<&Path>) -> Result<Self, ConfigError> {
-        let section = airlock_protocol::roles::CHAT_BRIDGE
-            .service
-            .map_or("bridge", |s| s.config_section);
+        let section = airlock_protocol::roles::CHAT_BRIDGE.config_section;
         let mut config: Config = file.section(section)?;
         config.people = file.section("people")?;
         if let Some(base) = base {

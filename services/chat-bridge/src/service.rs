@@ -15,7 +15,7 @@ use crate::state::{RanAgain, Store, Tracked};
 use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
 use airlock_bus::retry::Backoff;
 use airlock_bus::{BusError, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
-use airlock_protocol::roles::{self, BRIDGE_BUCKET, ServiceRole};
+use airlock_protocol::roles::{self, BRIDGE_BUCKET};
 use airlock_protocol::{Event, KeyError, Producer, SigningKey, now_ms};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,13 +42,6 @@ pub enum BridgeError {
     },
 }
 
-fn service_role() -> &'static ServiceRole {
-    match &roles::CHAT_BRIDGE.service {
-        Some(service) => service,
-        None => unreachable!("the bridge's row names its service"),
-    }
-}
-
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), BridgeError> {
     let key = SigningKey::load_or_generate(&config.key_file, &config.key_name)?;
     tracing::info!(key = %key.verifier(), "chat bridge signing answers (list this key in [gate.bridge_keys])");
@@ -66,19 +59,17 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         counters.clone(),
         airlock_approvals::People::new(&config.people, &Default::default())?,
     ));
-    let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
+    let service = airlock_bus::start_service(&client, &roles::CHAT_BRIDGE, counters.clone()).await?;
 
     let chats = crate::chats::start(&config, &key, core.clone(), shutdown.clone()).await?;
     tokio::spawn(Outbox::new(core.clone(), chats).run(shutdown.clone()));
 
-    let spec = ConsumerSpec::for_role(&roles::CHAT_BRIDGE, Duration::from_secs(30), 64)
-        .ok_or_else(|| BusError::Service("the bridge's row names no consumer".into()))?
-        .unbounded_redelivery();
+    let spec = ConsumerSpec::for_role(&roles::CHAT_BRIDGE, Duration::from_secs(30), 64).unbounded_redelivery();
     let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
         return Ok(());
     };
     while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span(service_role().name);
+        let span = delivery.span(roles::CHAT_BRIDGE.name);
         match handle(&core, &delivery).instrument(span).await {
             Ok(()) => delivery.ack().await,
             Err(e) => {

@@ -58,10 +58,7 @@ fn escaped_heavy_code() -> Vec<u8> {
 
 /// The bridge's status report (what `airlock status` shows for it).
 async fn bridge_status(h: &Harness) -> Value {
-    let role = airlock_protocol::roles::CHAT_BRIDGE
-        .service
-        .as_ref()
-        .expect("the bridge's service");
+    let role = airlock_protocol::roles::CHAT_BRIDGE;
     let reply = h
         .client
         .request(role.status_subject(), Vec::new().into())

@@ -17,7 +17,7 @@ use airlock_bus::{
     BusError, ClaimError, Claims, Failure, PublishError, Publisher, Refuser, ServiceCounters, Transience,
 };
 use airlock_protocol::decision::DECISION_DOMAIN;
-use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::roles;
 use airlock_protocol::subjects::EXECUTOR_BUCKET;
 use airlock_protocol::{
     Assessment, Decided, Decision, ExecutionRequest, Limits, Producer, RefusalReason, RequestId, VerifierKey,
@@ -85,7 +85,7 @@ impl Config {
     /// Reads `[executor]`, `[quotas]`, and what the executor needs of `[auditor]` and
     /// `[clients]`; the binary, `airlock serve` and `airlock image build` all load it this way.
     pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
-        let section = service_role().config_section;
+        let section = roles::EXECUTOR.config_section;
         let (mut sandbox, mut apart): (SandboxConfig, _) = file.section_apart(section, &SERVICE_KEYS)?;
         let gate_keys = match apart.remove("gate_keys") {
             Some(value) => value
@@ -157,13 +157,6 @@ fn audit_requirement(file: &ConfigFile) -> Result<AuditRequirement, ConfigError>
         ));
     }
     Ok(requirement)
-}
-
-fn service_role() -> &'static ServiceRole {
-    match &roles::EXECUTOR.service {
-        Some(service) => service,
-        None => unreachable!("the executor's row names its service"),
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -330,7 +323,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
         .max(1);
     let counters = ServiceCounters::default();
-    let service = airlock_bus::start_service(&client, service_role(), counters.clone()).await?;
+    let service = airlock_bus::start_service(&client, &roles::EXECUTOR, counters.clone()).await?;
     let Some(sandbox) = start_sandbox(&config.sandbox, &counters, &shutdown).await? else {
         let _ = service.stop().await;
         return Ok(());
@@ -349,7 +342,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         events: js.clone(),
         sandbox: sandbox.clone(),
         gate_keys: VerifierSet::new(gate_keys),
-        refuser: Refuser::new(publisher.clone(), &roles::EXECUTOR),
+        refuser: Refuser::new(publisher.clone(), &roles::EXECUTOR.role),
         publisher,
         records,
         runs: Runs::new(&config.sandbox.instance),
@@ -389,7 +382,6 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     // The consumer hands decisions to every executor, each holding at most its own
     // `queue_limit` waiting; the rest wait in JetStream.
     let spec = ConsumerSpec::for_role(&roles::EXECUTOR, ACK_WAIT, HELD_BY_ALL_EXECUTORS)
-        .ok_or_else(|| BusError::Service("the executor's row names no consumer".into()))?
         // A decision whose run another live executor holds is put back for later, again and
         // again while it runs: the server must never stop redelivering it, or a run whose
         // holder then dies would never be ended. Failures are still bounded by `settle`.

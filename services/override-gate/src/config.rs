@@ -71,9 +71,7 @@ impl Config {
     /// Reads `[gate]`, `[quotas]` and the approver lists of `[bridge.*]` of the stack's config
     /// file; the binary and `airlock serve` both load it this way.
     pub fn load(file: &ConfigFile) -> Result<Self, ConfigError> {
-        let section = airlock_protocol::roles::GATE
-            .service
-            .map_or("gate", |s| s.config_section);
+        let section = airlock_protocol::roles::GATE.config_section;
         let mut config: Config = file.section(section)?;
         config.quotas = file.section("quotas")?;
         config.people = file.section("people")?;

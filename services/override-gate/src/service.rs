@@ -19,7 +19,7 @@ use airlock_bus::{
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::digest::execution_digest;
 use airlock_protocol::event::Assessed;
-use airlock_protocol::roles::{self, ServiceRole};
+use airlock_protocol::roles;
 use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
@@ -68,13 +68,6 @@ impl Failure for GateError {
             GateError::Publish(e) => e.refusal_reason(),
             _ => RefusalReason::DeadLettered,
         }
-    }
-}
-
-pub(crate) fn service_role() -> &'static ServiceRole {
-    match &roles::GATE.service {
-        Some(service) => service,
-        None => unreachable!("the gate's row names its service"),
     }
 }
 
@@ -142,7 +135,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     };
     let publisher = Publisher::new(js.clone(), Producer::OverrideGate, shutdown.clone());
     let gate = Arc::new(Gate {
-        refuser: Refuser::new(publisher.clone(), &roles::GATE),
+        refuser: Refuser::new(publisher.clone(), &roles::GATE.role),
         publisher,
         key,
         current: Arc::new(Current::new(trust, config)),
@@ -157,7 +150,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         overrides_reading(&waiting, now_ms())
     });
 
-    let service = airlock_bus::start_service(&client, service_role(), gate.counters.clone()).await?;
+    let service = airlock_bus::start_service(&client, &roles::GATE, gate.counters.clone()).await?;
     let endpoint = |name: &'static str| {
         let service = &service;
         async move { service.endpoint(name).await.map_err(BusError::Service) }
@@ -178,13 +171,12 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         shutdown.clone(),
     ));
 
-    let spec = ConsumerSpec::for_role(&roles::GATE, Duration::from_secs(30), 64)
-        .ok_or_else(|| BusError::Service("the gate's row names no consumer".into()))?;
+    let spec = ConsumerSpec::for_role(&roles::GATE, Duration::from_secs(30), 64);
     let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
         return Ok(());
     };
     while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span(service_role().name);
+        let span = delivery.span(roles::GATE.name);
         let outcome = gate.handle(&delivery).instrument(span).await;
         if !delivery.settle(outcome, &gate.refuser, &shutdown).await {
             break;

@@ -12,7 +12,7 @@
 use crate::BusError;
 use crate::publish::{PublishError, Publisher};
 use crate::retry::{Backoff, Transience, pause};
-use airlock_protocol::roles::Role;
+use airlock_protocol::roles::{Role, ServiceRole};
 use airlock_protocol::subjects::{EVENTS_STREAM, dead_letter_subject};
 use airlock_protocol::{Envelope, Event, EventKind, Refusal, RefusalReason, RequestId, Terminal, WireError};
 use async_nats::jetstream::{self, consumer::pull};
@@ -63,15 +63,14 @@ pub struct ConsumerSpec {
 
 impl ConsumerSpec {
     /// The consumer the roles table gives a service, on the events stream.
-    pub fn for_role(role: &Role, ack_wait: Duration, max_ack_pending: i64) -> Option<Self> {
-        let service = role.service.as_ref()?;
+    pub fn for_role(service: &ServiceRole, ack_wait: Duration, max_ack_pending: i64) -> Self {
         let kinds = service.consumes.kinds;
         let filter_subjects = if kinds.is_empty() {
             Vec::new()
         } else {
             kinds.iter().map(|k| k.subject_filter()).collect()
         };
-        Some(Self {
+        Self {
             stream: EVENTS_STREAM.to_owned(),
             durable: service.consumes.durable.to_owned(),
             filter_subjects,
@@ -80,7 +79,7 @@ impl ConsumerSpec {
             max_deliver: MAX_ATTEMPTS + 3,
             batch: max_ack_pending.clamp(1, 256) as usize,
             update_existing: false,
-        })
+        }
     }
 
     /// Each subscriber asks for at most `batch` messages at once, and an existing consumer

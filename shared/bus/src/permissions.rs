@@ -102,8 +102,8 @@ pub fn of_role(role: &Role) -> Permissions {
         }
         RoleKind::Client => client(role.user),
         RoleKind::Operator => operator(role),
-        RoleKind::Service => match &role.service {
-            Some(service) => service_user(role, service),
+        RoleKind::Service => match role.service() {
+            Some(service) => service_user(service),
             None => Permissions::default(),
         },
     }
@@ -161,14 +161,15 @@ fn operator(role: &Role) -> Permissions {
     // executor would rate packages it never read.
     p.deny_subscribe.extend(
         airlock_protocol::roles::services()
-            .flat_map(|(_, s)| s.endpoints.iter())
+            .flat_map(|s| s.endpoints.iter())
             .filter(|e| !GATE_OPERATOR_ENDPOINTS.contains(e))
             .map(|e| (*e).to_owned()),
     );
     p
 }
 
-fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
+fn service_user(service: &ServiceRole) -> Permissions {
+    let role = &service.role;
     let mut p = Permissions::default();
     p.subscribe([inbox(role.user)])
         .publish(durable_consumer(EVENTS_STREAM, service.consumes.durable))
@@ -180,16 +181,16 @@ fn service_user(role: &Role, service: &ServiceRole) -> Permissions {
     if let Some(bucket) = service.bucket {
         p.publish(bucket_user(bucket));
     }
-    if role.user == airlock_protocol::roles::AUDITOR.user {
+    if role.user == airlock_protocol::roles::AUDITOR.role.user {
         // The audit log's only writer, and the reader of what it wrote when it restarts.
         p.publish([format!("{AUDIT_PREFIX}.>")])
             .publish(stream_getter(AUDIT_STREAM));
     }
-    if role.user == airlock_protocol::roles::ASSESSOR.user {
+    if role.user == airlock_protocol::roles::ASSESSOR.role.user {
         // It counts each client's requests in flight until their terminal events.
         p.subscribe(events(&[EventKind::Terminal]));
     }
-    if role.user == airlock_protocol::roles::EXECUTOR.user {
+    if role.user == airlock_protocol::roles::EXECUTOR.role.user {
         // It starts programs only while the audit log keeps up (`[auditor] required`), which it
         // reads from the entries the auditor publishes: through an ephemeral consumer of its own
         // on the audit stream, which reads and reshapes nothing else.
@@ -264,7 +265,7 @@ mod tests {
 
     #[test]
     fn the_chat_bridge_publishes_answers_and_nothing_else_on_the_events_stream() {
-        let p = of_role(&roles::CHAT_BRIDGE);
+        let p = of_role(&roles::CHAT_BRIDGE.role);
         let events: Vec<&String> = p.publish.iter().filter(|s| s.starts_with("airlock.")).collect();
         assert_eq!(
             events,

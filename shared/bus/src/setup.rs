@@ -137,7 +137,7 @@ pub async fn ensure_streams(js: &jetstream::Context, settings: &StreamSettings) 
             source: Box::new(e),
         })?;
     }
-    for name in roles::services().filter_map(|(_, s)| s.bucket) {
+    for name in roles::services().filter_map(|s| s.bucket) {
         js.create_or_update_key_value(bucket(name, settings))
             .await
             .map_err(|e| BusError::Setup {
@@ -166,14 +166,14 @@ mod tests {
             assert_eq!(stream.max_message_size, MAX_MESSAGE_BYTES as i32, "{}", stream.name);
             assert_eq!(stream.discard, stream::DiscardPolicy::Old, "{}", stream.name);
         }
-        for (_, service) in roles::services() {
+        for service in roles::services() {
             let Some(name) = service.bucket else { continue };
             let kv = bucket(name, &settings);
             assert!(kv.max_bytes > 0 && kv.max_value_size > 0, "{name} is unbounded");
         }
         // JetStream reserves every bound against the server's store: they must fit the embedded
         // server's 10 GB with room to spare.
-        let buckets = roles::services().filter(|(_, s)| s.bucket.is_some()).count() as i64;
+        let buckets = roles::services().filter(|s| s.bucket.is_some()).count() as i64;
         let reserved = settings.events_max_bytes + settings.audit_max_bytes + settings.bucket_max_bytes * (buckets + 1);
         assert!(reserved < 8 * GIB, "{reserved} bytes reserved");
     }

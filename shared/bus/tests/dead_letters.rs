@@ -35,8 +35,8 @@ fn submission(rid: &RequestId) -> Envelope {
 async fn consume_failing(js: &async_nats::jetstream::Context, permanent: bool) -> i64 {
     let shutdown = CancellationToken::new();
     let publisher = Publisher::new(js.clone(), Producer::Assessor, shutdown.clone());
-    let refuser = Refuser::new(publisher, &roles::ASSESSOR);
-    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 16).expect("a consumer");
+    let refuser = Refuser::new(publisher, &roles::ASSESSOR.role);
+    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 16);
     let mut deliveries = DeliveryStream::open(js.clone(), spec, shutdown.clone())
         .await
         .expect("consumer")
@@ -120,7 +120,7 @@ async fn run_case(permanent: bool) {
 
     // Set aside means acknowledged: nothing is delivered again.
     let shutdown = CancellationToken::new();
-    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 16).expect("a consumer");
+    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 16);
     let mut deliveries = DeliveryStream::open(js.clone(), spec, shutdown)
         .await
         .expect("consumer")

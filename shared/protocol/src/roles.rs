@@ -42,9 +42,12 @@ pub enum Start {
     WhenConfigured,
 }
 
-/// A service's identity on the bus.
+/// A row of the table that is a service: its role, and its identity on the bus. A role that
+/// runs no service (a client, the operator) is a [`Role`] and never a `ServiceRole`, so a
+/// service's name, consumer and config section are there by type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServiceRole {
+    pub role: Role,
     /// Name in the NATS service API (`$SRV.PING.<name>`) and in logs and traces.
     pub name: &'static str,
     pub description: &'static str,
@@ -79,7 +82,13 @@ pub struct Role {
     pub producer: Option<Producer>,
     /// The event kinds it may publish.
     pub publishes: &'static [EventKind],
-    pub service: Option<ServiceRole>,
+}
+
+impl Role {
+    /// Its service's row, when the role runs one.
+    pub fn service(&self) -> Option<&'static ServiceRole> {
+        SERVICES.iter().find(|s| s.role.user == self.user)
+    }
 }
 
 pub const ADMIN: Role = Role {
@@ -87,7 +96,6 @@ pub const ADMIN: Role = Role {
     kind: RoleKind::Admin,
     producer: None,
     publishes: &[],
-    service: None,
 };
 
 /// The default client user. A stack may have more (`[stack] clients`), each with Mai's rights
@@ -97,7 +105,6 @@ pub const MAI: Role = Role {
     kind: RoleKind::Client,
     producer: Some(Producer::Mai),
     publishes: &[EventKind::Submitted],
-    service: None,
 };
 
 pub const OPERATOR: Role = Role {
@@ -105,114 +112,113 @@ pub const OPERATOR: Role = Role {
     kind: RoleKind::Operator,
     producer: Some(Producer::Operator),
     publishes: &[EventKind::OverrideAnswered],
-    service: None,
 };
 
-pub const ASSESSOR: Role = Role {
-    user: "assessor",
-    kind: RoleKind::Service,
-    producer: Some(Producer::Assessor),
-    publishes: &[
-        EventKind::Assessed,
-        EventKind::Terminal,
-        EventKind::Refused,
-        EventKind::Progress,
-    ],
-    service: Some(ServiceRole {
-        name: "airlock-assessor",
-        description: "Rates code before it runs",
-        command: "assessor",
-        config_section: "assessor",
-        consumes: Consumption {
-            durable: "assessor",
-            kinds: &[EventKind::Submitted],
-        },
-        bucket: Some(subjects::ASSESSOR_BUCKET),
-        endpoints: &[],
-        asks: &[crate::packages::RESOLVE_ENDPOINT],
-        start: Start::Always,
-    }),
+pub const ASSESSOR: ServiceRole = ServiceRole {
+    role: Role {
+        user: "assessor",
+        kind: RoleKind::Service,
+        producer: Some(Producer::Assessor),
+        publishes: &[
+            EventKind::Assessed,
+            EventKind::Terminal,
+            EventKind::Refused,
+            EventKind::Progress,
+        ],
+    },
+    name: "airlock-assessor",
+    description: "Rates code before it runs",
+    command: "assessor",
+    config_section: "assessor",
+    consumes: Consumption {
+        durable: "assessor",
+        kinds: &[EventKind::Submitted],
+    },
+    bucket: Some(subjects::ASSESSOR_BUCKET),
+    endpoints: &[],
+    asks: &[crate::packages::RESOLVE_ENDPOINT],
+    start: Start::Always,
 };
 
-pub const GATE: Role = Role {
-    user: "gate",
-    kind: RoleKind::Service,
-    producer: Some(Producer::OverrideGate),
-    publishes: &[
-        EventKind::OverrideAsked,
-        EventKind::Decided,
-        EventKind::Terminal,
-        EventKind::Refused,
-        EventKind::ApprovalRevoked,
-        EventKind::Progress,
-    ],
-    service: Some(ServiceRole {
-        name: "airlock-override-gate",
-        description: "Signs execution decisions",
-        command: "override-gate",
-        config_section: "gate",
-        consumes: Consumption {
-            durable: "override-gate",
-            kinds: &[EventKind::Assessed, EventKind::OverrideAnswered],
-        },
-        bucket: Some(subjects::GATE_BUCKET),
-        endpoints: &subjects::GATE_OPERATOR_ENDPOINTS,
-        asks: &[],
-        start: Start::Always,
-    }),
+pub const GATE: ServiceRole = ServiceRole {
+    role: Role {
+        user: "gate",
+        kind: RoleKind::Service,
+        producer: Some(Producer::OverrideGate),
+        publishes: &[
+            EventKind::OverrideAsked,
+            EventKind::Decided,
+            EventKind::Terminal,
+            EventKind::Refused,
+            EventKind::ApprovalRevoked,
+            EventKind::Progress,
+        ],
+    },
+    name: "airlock-override-gate",
+    description: "Signs execution decisions",
+    command: "override-gate",
+    config_section: "gate",
+    consumes: Consumption {
+        durable: "override-gate",
+        kinds: &[EventKind::Assessed, EventKind::OverrideAnswered],
+    },
+    bucket: Some(subjects::GATE_BUCKET),
+    endpoints: &subjects::GATE_OPERATOR_ENDPOINTS,
+    asks: &[],
+    start: Start::Always,
 };
 
-pub const EXECUTOR: Role = Role {
-    user: "executor",
-    kind: RoleKind::Service,
-    producer: Some(Producer::Executor),
-    publishes: &[
-        EventKind::ExecStarted,
-        EventKind::Output,
-        EventKind::Usage,
-        EventKind::Activity,
-        EventKind::Egress,
-        EventKind::Terminal,
-        EventKind::Refused,
-        EventKind::Progress,
-    ],
-    service: Some(ServiceRole {
-        name: "airlock-executor",
-        description: "Runs approved code in hardened containers",
-        command: "executor",
-        config_section: "executor",
-        consumes: Consumption {
-            durable: "executor",
-            kinds: &[EventKind::Decided],
-        },
-        bucket: Some(subjects::EXECUTOR_BUCKET),
-        endpoints: &[crate::packages::RESOLVE_ENDPOINT],
-        asks: &[],
-        start: Start::Always,
-    }),
+pub const EXECUTOR: ServiceRole = ServiceRole {
+    role: Role {
+        user: "executor",
+        kind: RoleKind::Service,
+        producer: Some(Producer::Executor),
+        publishes: &[
+            EventKind::ExecStarted,
+            EventKind::Output,
+            EventKind::Usage,
+            EventKind::Activity,
+            EventKind::Egress,
+            EventKind::Terminal,
+            EventKind::Refused,
+            EventKind::Progress,
+        ],
+    },
+    name: "airlock-executor",
+    description: "Runs approved code in hardened containers",
+    command: "executor",
+    config_section: "executor",
+    consumes: Consumption {
+        durable: "executor",
+        kinds: &[EventKind::Decided],
+    },
+    bucket: Some(subjects::EXECUTOR_BUCKET),
+    endpoints: &[crate::packages::RESOLVE_ENDPOINT],
+    asks: &[],
+    start: Start::Always,
 };
 
-pub const AUDITOR: Role = Role {
-    user: "auditor",
-    kind: RoleKind::Service,
-    producer: Some(Producer::Auditor),
-    // The auditor publishes no request events: it writes the audit stream, whose subjects are
-    // its alone (see `airlock_bus::permissions`).
-    publishes: &[],
-    service: Some(ServiceRole {
-        name: "airlock-auditor",
-        description: "The audit log's only writer",
-        command: "auditor",
-        config_section: "auditor",
-        consumes: Consumption {
-            durable: "auditor",
-            kinds: &[],
-        },
-        bucket: Some(subjects::AUDITOR_BUCKET),
-        endpoints: &[],
-        asks: &[],
-        start: Start::Always,
-    }),
+pub const AUDITOR: ServiceRole = ServiceRole {
+    role: Role {
+        user: "auditor",
+        kind: RoleKind::Service,
+        producer: Some(Producer::Auditor),
+        // The auditor publishes no request events: it writes the audit stream, whose subjects are
+        // its alone (see `airlock_bus::permissions`).
+        publishes: &[],
+    },
+    name: "airlock-auditor",
+    description: "The audit log's only writer",
+    command: "auditor",
+    config_section: "auditor",
+    consumes: Consumption {
+        durable: "auditor",
+        kinds: &[],
+    },
+    bucket: Some(subjects::AUDITOR_BUCKET),
+    endpoints: &[],
+    asks: &[],
+    start: Start::Always,
 };
 
 /// The chat bridge's key-value bucket: what it posted where, its chat sync positions, and the
@@ -222,34 +228,46 @@ pub const BRIDGE_BUCKET: &str = "airlock_bridge";
 /// The chat bridge carries override requests to team chats and humans' answers back. It decides
 /// nothing: it reads override requests and terminal events, and publishes answers (signed with
 /// its own key, which the gate trusts per chat system and checks against its policy).
-pub const CHAT_BRIDGE: Role = Role {
-    user: "bridge",
-    kind: RoleKind::Service,
-    producer: Some(Producer::ChatBridge),
-    publishes: &[EventKind::OverrideAnswered],
-    service: Some(ServiceRole {
-        name: "airlock-chat-bridge",
-        description: "Carries override requests to team chats and humans' answers back",
-        command: "chat-bridge",
-        config_section: "bridge",
-        consumes: Consumption {
-            durable: "chat-bridge",
-            kinds: &[EventKind::OverrideAsked, EventKind::Terminal],
-        },
-        bucket: Some(BRIDGE_BUCKET),
-        endpoints: &[],
-        asks: &[],
-        start: Start::WhenConfigured,
-    }),
+pub const CHAT_BRIDGE: ServiceRole = ServiceRole {
+    role: Role {
+        user: "bridge",
+        kind: RoleKind::Service,
+        producer: Some(Producer::ChatBridge),
+        publishes: &[EventKind::OverrideAnswered],
+    },
+    name: "airlock-chat-bridge",
+    description: "Carries override requests to team chats and humans' answers back",
+    command: "chat-bridge",
+    config_section: "bridge",
+    consumes: Consumption {
+        durable: "chat-bridge",
+        kinds: &[EventKind::OverrideAsked, EventKind::Terminal],
+    },
+    bucket: Some(BRIDGE_BUCKET),
+    endpoints: &[],
+    asks: &[],
+    start: Start::WhenConfigured,
 };
 
 /// Every role with a fixed name, in start-up order for the services: the auditor first, so
 /// that it is there to log what the others publish (they stop in the reverse order).
-pub const ROLES: [Role; 8] = [ADMIN, MAI, OPERATOR, AUDITOR, ASSESSOR, GATE, EXECUTOR, CHAT_BRIDGE];
+pub const ROLES: [Role; 8] = [
+    ADMIN,
+    MAI,
+    OPERATOR,
+    AUDITOR.role,
+    ASSESSOR.role,
+    GATE.role,
+    EXECUTOR.role,
+    CHAT_BRIDGE.role,
+];
 
 /// The roles that are services, in start-up order.
-pub fn services() -> impl Iterator<Item = (&'static Role, &'static ServiceRole)> {
-    ROLES.iter().filter_map(|r| r.service.as_ref().map(|s| (r, s)))
+pub const SERVICES: [ServiceRole; 5] = [AUDITOR, ASSESSOR, GATE, EXECUTOR, CHAT_BRIDGE];
+
+/// The roles that are services, in start-up order.
+pub fn services() -> impl Iterator<Item = &'static ServiceRole> {
+    SERVICES.iter()
 }
 
 /// The role with this user name (extra client users are not in the table: see [`client`]).
@@ -258,8 +276,8 @@ pub fn by_user(user: &str) -> Option<&'static Role> {
 }
 
 /// The service whose `airlock serve` word is `command`.
-pub fn by_command(command: &str) -> Option<(&'static Role, &'static ServiceRole)> {
-    services().find(|(_, s)| s.command == command)
+pub fn by_command(command: &str) -> Option<&'static ServiceRole> {
+    services().find(|s| s.command == command)
 }
 
 /// Whether an envelope naming `producer` may carry an event of `kind`. The NATS permissions
@@ -302,7 +320,7 @@ mod tests {
         for (i, a) in ROLES.iter().enumerate() {
             for b in &ROLES[i + 1..] {
                 assert_ne!(a.user, b.user);
-                if let (Some(x), Some(y)) = (a.service, b.service) {
+                if let (Some(x), Some(y)) = (a.service(), b.service()) {
                     assert_ne!(x.name, y.name);
                     assert_ne!(x.command, y.command);
                     assert_ne!(x.config_section, y.config_section);
@@ -310,6 +328,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_service_roles_are_the_service_rows_in_start_up_order() {
+        let service_users: Vec<&str> = ROLES
+            .iter()
+            .filter(|r| r.kind == RoleKind::Service)
+            .map(|r| r.user)
+            .collect();
+        let rows: Vec<&str> = services().map(|s| s.role.user).collect();
+        assert_eq!(service_users, rows);
+        for service in services() {
+            assert_eq!(by_user(service.role.user).and_then(Role::service), Some(service));
+        }
+        assert_eq!(MAI.service(), None);
     }
 
     #[test]
