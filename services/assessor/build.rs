@@ -9,12 +9,12 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-#[path = "src/rules/expression.rs"]
+#[path = "src/values/expression.rs"]
 mod expression;
 
 fn main() {
     println!("cargo:rerun-if-changed=rules");
-    println!("cargo:rerun-if-changed=src/rules/expression.rs");
+    println!("cargo:rerun-if-changed=src/values/expression.rs");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let out = Path::new(&out).join("rules-json");
     std::fs::create_dir_all(&out).expect("OUT_DIR is writable");

@@ -1,9 +1,9 @@
 //! The state every extraction shares: the facts found so far, the rule set (data-flow sources,
 //! the tool table), the budget and nesting limit, what was written to which file, and the way to
 //! extract code found inside code. Each language's module parses its own source and walks the
-//! tree (`python::extract`, `shell::extract`); `crate::extract` chooses between them, and is
-//! handed to the context so that code in one language can carry code in the other without the
-//! languages' modules importing each other.
+//! tree; the engine's extractor (`extract.rs`, above them) chooses between them and is handed to
+//! the context as an [`Extractor`], so that code in one language can carry code in the other
+//! without this module or the languages' modules importing upward.
 
 use crate::budget::Budget;
 use crate::facts::{Facts, Span};
@@ -57,8 +57,8 @@ pub struct Context<'r> {
     embed_level: u32,
 }
 
-/// Parses source of a language and turns it into facts (`crate::extract::extract`). `None`
-/// when it could not be parsed at all.
+/// Parses source of a language and turns it into facts (the engine passes the one in
+/// `extract.rs`). `None` when it could not be parsed at all.
 pub type Extractor = fn(&mut Context<'_>, Language, &str, Option<Span>) -> Option<SyntaxErrors>;
 
 impl<'r> Context<'r> {

@@ -4,7 +4,7 @@
 //! "writes under /etc") is one rule whichever tool or library shows it.
 
 use crate::facts::{Call, Expr, Taints, Value};
-use crate::rules::values::{NameSet, ValueMatcher};
+use crate::values::{NameSet, ValueMatcher};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,6 +30,7 @@ mod summary;
 mod threats;
 mod treesitter;
 mod trojan;
+mod values;
 
 pub use engine::{Engine, EngineConfig, EngineError, Thresholds};
 pub use shared::{RuleWatcher, SharedEngine};

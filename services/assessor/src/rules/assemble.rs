@@ -5,9 +5,9 @@
 use super::compile::Compiler;
 use super::compiled::*;
 use super::spec::*;
-use super::values::*;
 use crate::effects::program_name;
 use crate::error::EngineError;
+use crate::values::*;
 use airlock_protocol::assessment::{Category, Level};
 use rustc_hash::FxHashMap as HashMap;
 

@@ -2,8 +2,8 @@
 
 use super::compiled::*;
 use super::spec::*;
-use super::values::*;
 use crate::error::EngineError;
+use crate::values::*;
 use airlock_protocol::request::Language;
 
 use rustc_hash::FxHashMap as HashMap;

@@ -1,8 +1,8 @@
 //! A compiled rule set: the form rules are matched in.
 
 use super::spec::{EmbedSpec, Examples, WrapperSpec};
-use super::values::{LazyRegex, NameSet, ValueMatcher, compile_regexes};
 use crate::facts::{BindingKind, Call, Expr, Value};
+use crate::values::{LazyRegex, NameSet, ValueMatcher, compile_regexes};
 use airlock_protocol::assessment::{Category, Confidence, Level};
 use airlock_protocol::request::Language;
 use regex_automata::{MatchKind, PatternSet, meta};

@@ -13,13 +13,10 @@
 //! engine keeps its previous rule set.
 
 mod assemble;
-mod automata;
 mod compile;
 mod compiled;
-mod expression;
 mod spec;
-pub(crate) mod values;
 
+pub use crate::values::{LazyRegex, NameSet, ValueKind, ValueMatcher};
 pub use compiled::*;
 pub use spec::*;
-pub use values::*;

@@ -1,6 +1,7 @@
 //! The rule file format, as read from TOML.
 
 use crate::facts::{BindingKind, Expr};
+use crate::values::ValueKind;
 use airlock_protocol::assessment::{Category, Confidence, Level};
 use airlock_protocol::request::Language;
 use serde::Deserialize;
@@ -262,25 +263,6 @@ fn all_binding_kinds() -> Vec<BindingKind> {
         BindingKind::Kwarg,
         BindingKind::Default,
     ]
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ValueKind {
-    Str,
-    Formatted,
-    /// `str` or `formatted`.
-    String,
-    Int,
-    Float,
-    Bool,
-    None,
-    Name,
-    Call,
-    Seq,
-    Other,
-    Literal,
-    Nonliteral,
 }
 
 /// Constraints on one value; all that are given must hold. Given no constraint at all, a value

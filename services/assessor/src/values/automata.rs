@@ -53,14 +53,14 @@ impl Prebuilt {
 #[cfg(test)]
 mod tests {
     use super::{AUTOMATA, Prebuilt};
-    use crate::rules::values::compile_regexes;
+    use crate::values::compile_regexes;
     use regex_automata::MatchKind;
 
     /// Texts of the kind rules test: every line of the corpus, each of its words, and each
     /// quoted string in it, plus variants that differ in case.
     fn texts() -> Vec<String> {
         let mut texts = Vec::new();
-        for (_, file) in crate::rules::values::tests::corpus_files() {
+        for (_, file) in crate::values::tests::corpus_files() {
             for line in file.lines() {
                 texts.push(line.to_string());
                 texts.extend(line.split_whitespace().map(str::to_string));

@@ -3,20 +3,23 @@
 //! the constraints a rule or the tool table puts on a value. Below both the rules and the tool
 //! table, which match values the same way.
 
-use super::automata::Prebuilt;
-use super::expression::parse_regex;
-use super::spec::ValueKind;
+mod automata;
+mod expression;
+
 use crate::facts::{Expr, Value};
+use automata::Prebuilt;
+use expression::parse_regex;
 use regex_automata::nfa::thompson::WhichCaptures;
 use regex_automata::{MatchKind, meta};
 use regex_syntax::hir::Hir;
 use rustc_hash::FxHashSet as HashSet;
+use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// How every rule expression is compiled (read as [`parse_regex`] reads it). Built without the
 /// literal prefilter, which cost more to build than the short strings it would speed up, an
 /// expression compiles three to four times faster.
-pub(super) fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, String> {
+pub(crate) fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, String> {
     let hirs: Vec<Hir> = patterns
         .iter()
         .map(|p| parse_regex(p.as_ref()))
@@ -192,6 +195,26 @@ fn glob_matches(pieces: &[String], text: &str) -> bool {
     true
 }
 
+/// What sort of value a rule wants (`kind = ["str", "int"]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueKind {
+    Str,
+    Formatted,
+    /// `str` or `formatted`.
+    String,
+    Int,
+    Float,
+    Bool,
+    None,
+    Name,
+    Call,
+    Seq,
+    Other,
+    Literal,
+    Nonliteral,
+}
+
 #[derive(Debug, Clone)]
 pub struct ValueMatcher {
     pub(crate) present: Option<bool>,
@@ -350,7 +373,7 @@ fn kind_matches(kind: ValueKind, expr: &Expr) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::{LazyRegex, NameSet};
-    use crate::rules::compiled::StringIndex;
+    use crate::rules::StringIndex;
     use std::cell::RefCell;
     use std::collections::BTreeSet;
 
@@ -390,7 +413,7 @@ pub(crate) mod tests {
 
     #[test]
     fn built_in_expressions_are_tested_without_compiling() {
-        use crate::rules::automata::NOT_PREBUILT;
+        use crate::values::automata::NOT_PREBUILT;
         // Only the expressions whose DFA would be too large are compiled at run time.
         assert!(
             NOT_PREBUILT.iter().all(|(_, reason)| reason.contains("size limit")) && NOT_PREBUILT.len() <= 4,
