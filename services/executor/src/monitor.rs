@@ -4,8 +4,9 @@
 //! CPU time, pids, fork refusals, OOM kills) every few milliseconds, the writable tmpfs's fill
 //! through the container's root in /proc, and the processes in the container's pids cgroup.
 //! None of it passes through the container, so the program cannot forge it. An executor without
-//! the host's /proc and /sys falls back to the Docker stats API (coarser: no fork refusals, no
-//! disk fill, no process list).
+//! the host's /proc and /sys, or a container under gVisor (whose processes the host cannot see),
+//! falls back to the Docker stats API (coarser: no fork refusals, no disk fill, no process list,
+//! and one sample a second).
 
 use crate::config::{HostConfig, Observe};
 use crate::docker::Engine;
@@ -33,7 +34,66 @@ pub struct Reading {
 
 pub enum Observer {
     Cgroup(CgroupObserver),
-    Api { engine: Engine, id: String },
+    Api(ApiObserver),
+}
+
+/// The engine's stats of one container, followed in the background. The engine samples a
+/// container once a second (its stats collector's tick) and a request for one sample waits for
+/// the next tick, even with `one-shot`: asked on each look, every look would stall the watch
+/// (output included) for up to a second. Followed as a stream instead, a look takes the latest
+/// sample at once.
+pub struct ApiObserver {
+    latest: tokio::sync::watch::Receiver<Option<Reading>>,
+    follower: tokio::task::AbortHandle,
+}
+
+impl Drop for ApiObserver {
+    fn drop(&mut self) {
+        self.follower.abort();
+    }
+}
+
+impl ApiObserver {
+    /// Starts following the container's stats (needs a Tokio runtime).
+    fn follow(engine: &Engine, id: &str) -> ApiObserver {
+        let (send, latest) = tokio::sync::watch::channel(None);
+        let (engine, id) = (engine.clone(), id.to_owned());
+        let follower = tokio::spawn(async move {
+            let mut stream = engine
+                .docker
+                .stats(&id, Some(StatsOptionsBuilder::default().stream(true).build()));
+            while let Some(Ok(stats)) = stream.next().await {
+                // A container that is not running is sampled as a name alone: no reading.
+                if let Some(reading) = reading_of(stats) {
+                    send.send_replace(Some(reading));
+                }
+            }
+        })
+        .abort_handle();
+        ApiObserver { latest, follower }
+    }
+}
+
+/// A reading from one of the engine's samples; `None` for an empty one.
+fn reading_of(stats: bollard::models::ContainerStatsResponse) -> Option<Reading> {
+    let memory = stats.memory_stats?;
+    let cpu = stats.cpu_stats?;
+    let pids = stats
+        .pids_stats
+        .and_then(|p| p.current)
+        .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
+        .unwrap_or(0);
+    let usage = memory.usage?;
+    Some(Reading {
+        memory_bytes: usage,
+        peak_memory_bytes: memory.max_usage.unwrap_or(usage),
+        cpu_ns: cpu.cpu_usage.and_then(|u| u.total_usage).unwrap_or(0),
+        pids,
+        peak_pids: pids,
+        fork_failures: 0,
+        oom_kills: 0,
+        disk: None,
+    })
 }
 
 pub struct CgroupObserver {
@@ -87,10 +147,7 @@ impl Observer {
                 None => tracing::debug!(container = %id, "cgroup files not found; using the stats API"),
             }
         }
-        Observer::Api {
-            engine: engine.clone(),
-            id: id.to_owned(),
-        }
+        Observer::Api(ApiObserver::follow(engine, id))
     }
 
     pub fn is_host(&self) -> bool {
@@ -106,38 +163,12 @@ impl Observer {
         }
     }
 
-    /// `None` when the container is gone (its cgroup removed) or the engine did not answer.
+    /// `None` when the container is gone (its cgroup removed) or, through the API, when the
+    /// engine has not sampled it yet.
     pub async fn read(&self) -> Option<Reading> {
         match self {
             Observer::Cgroup(c) => c.read(),
-            Observer::Api { engine, id } => {
-                let mut stream = engine.docker.stats(
-                    id,
-                    Some(StatsOptionsBuilder::default().stream(false).one_shot(true).build()),
-                );
-                let stats = stream.next().await?.ok()?;
-                let memory = stats.memory_stats.unwrap_or_default();
-                let pids = stats
-                    .pids_stats
-                    .and_then(|p| p.current)
-                    .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
-                    .unwrap_or(0);
-                let usage = memory.usage.unwrap_or(0);
-                Some(Reading {
-                    memory_bytes: usage,
-                    peak_memory_bytes: memory.max_usage.unwrap_or(usage),
-                    cpu_ns: stats
-                        .cpu_stats
-                        .and_then(|c| c.cpu_usage)
-                        .and_then(|u| u.total_usage)
-                        .unwrap_or(0),
-                    pids,
-                    peak_pids: pids,
-                    fork_failures: 0,
-                    oom_kills: 0,
-                    disk: None,
-                })
-            }
+            Observer::Api(api) => *api.latest.borrow(),
         }
     }
 
@@ -147,7 +178,7 @@ impl Observer {
             Observer::Cgroup(c) => std::fs::read_to_string(c.pids.join("cgroup.procs"))
                 .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
                 .unwrap_or_default(),
-            Observer::Api { .. } => vec![],
+            Observer::Api(_) => vec![],
         }
     }
 
@@ -178,7 +209,7 @@ impl Observer {
     pub fn container_root(&self) -> Option<&Path> {
         match self {
             Observer::Cgroup(c) => Some(&c.root),
-            Observer::Api { .. } => None,
+            Observer::Api(_) => None,
         }
     }
 

@@ -425,6 +425,10 @@ impl<'a> Run<'a> {
             Some(Ok(LogOutput::StdIn { .. })) => return Flow::More,
             Some(Err(error)) => return Flow::Failed(error.to_string()),
             None => {
+                tracing::debug!(
+                    stream_ended_us = self.started.elapsed().as_micros() as u64,
+                    "the engine ended the output stream"
+                );
                 // What was held back as a possible marker is the program's after all, unless
                 // it ends the stream.
                 for (stream, end) in [OutputStream::Stdout, OutputStream::Stderr].into_iter().zip(0..2) {
@@ -436,6 +440,12 @@ impl<'a> Run<'a> {
                 return Flow::Ended;
             }
         };
+        tracing::trace!(
+            at_us = self.started.elapsed().as_micros() as u64,
+            len = data.len(),
+            ?stream,
+            "output"
+        );
         let data = match stream {
             OutputStream::Stdout => {
                 let program = self.start.feed(&data);
@@ -575,6 +585,11 @@ impl<'a> Run<'a> {
                 ));
             }
         };
+        tracing::debug!(
+            status,
+            confirmed_us = self.started.elapsed().as_micros() as u64,
+            "the engine confirmed the stop"
+        );
         let mut violation = None;
         // An OOM kill of PID 1 itself ends the container before any counter shows it.
         if status == 137 && docker::oom_killed(engine, id).await {
