@@ -40,7 +40,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio_util::task::TaskTracker;
+use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 /// The container's output as the engine streams it.
 type OutputStreamOf = Pin<Box<dyn futures::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>>;
@@ -298,6 +298,9 @@ struct Run<'a> {
     processes: activity::Processes,
     started: Instant,
     wall: Duration,
+    /// Not watched from the host, the engine's `docker wait`, asked when the run starts: its
+    /// answer comes as the container stops, instead of one round trip after the stream ended.
+    stop: Option<AbortOnDropHandle<Result<i64, SandboxError>>>,
 }
 
 impl<'a> Run<'a> {
@@ -329,6 +332,10 @@ impl<'a> Run<'a> {
         if let Some(pid) = host_pid {
             processes.ignore(pid);
         }
+        let stop = (!observer.is_host()).then(|| {
+            let (engine, id) = (exec.engine.clone(), id.to_owned());
+            AbortOnDropHandle::new(tokio::spawn(async move { docker::exit_status(&engine, &id).await }))
+        });
         Run {
             exec,
             id,
@@ -341,7 +348,19 @@ impl<'a> Run<'a> {
             processes,
             started: Instant::now(),
             wall: Duration::ZERO,
+            stop,
         }
+    }
+
+    /// The container's exit status once it stopped, as the engine records it: the answer to
+    /// the wait asked at the start when there is one, else (or if that one failed) asked now.
+    async fn engine_status(&mut self) -> Result<i64, SandboxError> {
+        if let Some(asked) = self.stop.take()
+            && let Ok(Ok(status)) = asked.await
+        {
+            return Ok(status);
+        }
+        docker::exit_status(self.exec.engine, self.id).await
     }
 
     /// Phase 1: output, counters, the wall time, and (from the host) whether the program is
@@ -569,7 +588,7 @@ impl<'a> Run<'a> {
     /// running when its stream ended lost its stream; it is killed.
     async fn stopped(&mut self) -> Result<Ended, SandboxError> {
         let (engine, id) = (self.exec.engine, self.id);
-        let status = match tokio::time::timeout(STOP_GRACE, docker::exit_status(engine, id)).await {
+        let status = match tokio::time::timeout(STOP_GRACE, self.engine_status()).await {
             Ok(Ok(status)) => status,
             Ok(Err(error)) => {
                 kill(self.exec, id).await;
