@@ -162,6 +162,24 @@ except OSError as e:
     // The program's own exit status comes through.
     let (report, _) = run_ok(&sandbox, under_runsc(Language::Bash, "echo hi; exit 7", quota())).await;
     assert_eq!((report.exit_code, text(&report.stdout)), (Some(7), "hi\n".to_owned()));
+
+    // Usage comes from the engine's statistics, sampled once a second and followed in the
+    // background: a run longer than a few samples reports the memory it held.
+    let hold =
+        "import time\nheld = bytearray(64 * 1024 * 1024)\nfor _ in range(30):\n    time.sleep(0.1)\nprint(len(held))";
+    let (report, events) = run_ok(&sandbox, under_runsc(Language::Python, hold, quota())).await;
+    assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+    assert!(
+        report.usage.peak_memory_bytes >= 64 * 1024 * 1024,
+        "the engine's samples must show the 64 MiB held: {:?}",
+        report.usage
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, airlock_executor::SandboxEvent::Usage(u) if u.memory_bytes > 0)),
+        "usage samples while it ran"
+    );
     sandbox.shutdown().await;
     leaks.assert_none();
 }
