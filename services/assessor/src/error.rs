@@ -32,6 +32,25 @@ pub enum EngineError {
     NoRuleFiles(PathBuf),
     #[error("threat list {file}: {message}")]
     ThreatsInvalid { file: String, message: String },
+    #[error("threat list {file}: {source}")]
+    ThreatsSyntax {
+        file: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("threat list {file}: sha256 {value:?}: {source}")]
+    ThreatHash {
+        file: String,
+        value: String,
+        #[source]
+        source: hex::FromHexError,
+    },
+    #[error("threat list {file}: {source}")]
+    ThreatsMatcher {
+        file: String,
+        #[source]
+        source: aho_corasick::BuildError,
+    },
     #[error("watching rule files: {0}")]
     Watch(#[from] notify::Error),
 }

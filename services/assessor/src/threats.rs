@@ -71,7 +71,10 @@ impl ThreatList {
             file: file.to_string(),
             message,
         };
-        let parsed: ThreatFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let parsed: ThreatFile = toml::from_str(text).map_err(|source| EngineError::ThreatsSyntax {
+            file: file.to_string(),
+            source,
+        })?;
         if parsed.version.trim().is_empty() {
             return Err(invalid("`version` is empty".into()));
         }
@@ -80,8 +83,11 @@ impl ThreatList {
         for threat in parsed.threat {
             if threat.kind == ThreatKind::Sha256 {
                 let mut digest = [0u8; 32];
-                hex::decode_to_slice(threat.value.trim(), &mut digest)
-                    .map_err(|e| invalid(format!("sha256 {:?}: {e}", threat.value)))?;
+                hex::decode_to_slice(threat.value.trim(), &mut digest).map_err(|source| EngineError::ThreatHash {
+                    file: file.to_string(),
+                    value: threat.value.clone(),
+                    source,
+                })?;
                 hashes.insert(digest, threat.description);
             } else {
                 let value = threat.value.trim().to_ascii_lowercase();
@@ -102,7 +108,10 @@ impl ThreatList {
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::LeftmostLongest)
                     .build(indicators.iter().map(|i| i.value.as_bytes()))
-                    .map_err(|e| invalid(e.to_string()))?,
+                    .map_err(|source| EngineError::ThreatsMatcher {
+                        file: file.to_string(),
+                        source,
+                    })?,
             )
         };
         Ok(ThreatList {
@@ -244,5 +253,27 @@ description = "hello world program"
             .is_err()
         );
         assert!(ThreatList::parse("t", "version = \"1\"\nunknown = 1").is_err());
+    }
+
+    #[test]
+    fn a_refusal_keeps_the_error_that_caused_it() {
+        use std::error::Error as _;
+        let bad_hash = "version = \"1\"\n[[threat]]\nkind = \"sha256\"\nvalue = \"zz\"\ndescription = \"x\"";
+        let error = ThreatList::parse("t", bad_hash).unwrap_err();
+        assert!(
+            matches!(error, EngineError::ThreatHash { ref value, .. } if value == "zz"),
+            "{error:?}"
+        );
+        let source = error.source().expect("the hex error is kept");
+        assert!(source.downcast_ref::<hex::FromHexError>().is_some(), "{source:?}");
+        assert!(
+            error.to_string().starts_with("threat list t: sha256 \"zz\": "),
+            "{error}"
+        );
+
+        let error = ThreatList::parse("t", "version = \"1\"\nunknown = 1").unwrap_err();
+        assert!(matches!(error, EngineError::ThreatsSyntax { .. }), "{error:?}");
+        let source = error.source().expect("the TOML error is kept");
+        assert!(source.downcast_ref::<toml::de::Error>().is_some(), "{source:?}");
     }
 }
