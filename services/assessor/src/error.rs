@@ -51,6 +51,26 @@ pub enum EngineError {
         #[source]
         source: aho_corasick::BuildError,
     },
+    #[error("rule file {file}, {rule}: {source}")]
+    RuleRegex {
+        file: String,
+        rule: String,
+        #[source]
+        source: RegexError,
+    },
     #[error("watching rule files: {0}")]
     Watch(#[from] notify::Error),
+}
+
+/// A rule's regular expression that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RegexError {
+    #[error("regular expression {pattern:?}: {source}")]
+    Syntax {
+        pattern: String,
+        #[source]
+        source: Box<regex_syntax::Error>,
+    },
+    #[error(transparent)]
+    Compile(Box<regex_automata::meta::BuildError>),
 }

@@ -32,5 +32,5 @@ mod treesitter;
 mod trojan;
 mod values;
 
-pub use engine::{Engine, EngineConfig, EngineError, Thresholds};
+pub use engine::{Engine, EngineConfig, EngineError, RegexError, Thresholds};
 pub use shared::{RuleWatcher, SharedEngine};

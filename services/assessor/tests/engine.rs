@@ -1,7 +1,7 @@
 //! The engine's behaviour through its public API: name resolution, arguments, data flow,
 //! origin, threats, robustness on hostile input, and reloading.
 
-use airlock_assessor::{Engine, EngineConfig, EngineError, SharedEngine};
+use airlock_assessor::{Engine, EngineConfig, EngineError, RegexError, SharedEngine};
 use airlock_protocol::assessment::{Assessment, Category, Level, ParseStatus};
 use airlock_protocol::request::{Language, Origin};
 use std::sync::Arc;
@@ -474,6 +474,37 @@ fn invalid_rules_are_refused_with_a_typed_error() {
     )
     .unwrap();
     assert!(matches!(load(rules), Err(EngineError::DuplicateRule { .. })));
+}
+
+#[test]
+fn a_bad_expression_is_refused_with_the_parser_error() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    copy_rules(dir.path());
+    std::fs::write(
+        dir.path().join("zz-test.toml"),
+        "[[rule]]\nid = \"T-1\"\ncategory = \"vulnerability\"\nseverity = \"LOW\"\nconfidence = \"LOW\"\nlanguages = [\"python\"]\nexplanation = \"x\"\n[rule.match]\nstring = '('\n[rule.examples]\nmatch = [\"x\"]\n",
+    )
+    .unwrap();
+    let error = Engine::load(&EngineConfig {
+        rules_dir: Some(dir.path().to_path_buf()),
+        ..EngineConfig::default()
+    })
+    .unwrap_err();
+    let EngineError::RuleRegex { ref file, ref rule, .. } = error else {
+        panic!("not a regex error: {error:?}");
+    };
+    assert_eq!((file.as_str(), rule.as_str()), ("zz-test.toml", "T-1"));
+    let regex = error.source().and_then(|s| s.downcast_ref::<RegexError>());
+    assert!(
+        matches!(regex, Some(RegexError::Syntax { pattern, .. }) if pattern == "("),
+        "{regex:?}"
+    );
+    let parser = regex
+        .and_then(|r| r.source())
+        .and_then(|s| s.downcast_ref::<Box<regex_syntax::Error>>());
+    assert!(parser.is_some(), "the regex parser's error is kept: {error:?}");
+    assert!(error.to_string().contains("regular expression \"(\": "), "{error}");
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 mod findings;
 
-pub use crate::error::EngineError;
+pub use crate::error::{EngineError, RegexError};
 use findings::is_interpreter_start_variable;
 use findings::{FindingPolicy, trojan_finding};
 pub use findings::{MAX_EXPLANATION_CHARS, MAX_FINDINGS, MAX_SNIPPET_CHARS};

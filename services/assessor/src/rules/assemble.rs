@@ -2,7 +2,7 @@
 //! them), then each file's sources, embedded-code calls, wrappers, tool and API tables and rules,
 //! each compiled and checked, then the indexes the matcher looks rules up by.
 
-use super::compile::Compiler;
+use super::compile::{Compiler, Invalid};
 use super::compiled::*;
 use super::spec::*;
 use crate::effects::program_name;
@@ -198,7 +198,7 @@ impl Parts {
                     .insert(program_name(name), std::sync::Arc::clone(&tool))
                     .is_some()
                 {
-                    return Err(invalid(format!("tool {name} is described twice")));
+                    return Err(invalid(format!("tool {name} is described twice").into()));
                 }
             }
         }
@@ -215,7 +215,7 @@ impl Parts {
         for spec in specs {
             let invalid = invalid_entry(file_name, format!("api {}", spec.names.join("/")));
             let api = crate::effects::Api {
-                names: NameSet::compile(&spec.names).map_err(&invalid)?,
+                names: NameSet::compile(&spec.names).map_err(|e| invalid(e.into()))?,
                 effects: compiler.effects(&spec.effects).map_err(&invalid)?,
             };
             let index = self.effects.apis.len();
@@ -281,12 +281,8 @@ impl Parts {
 }
 
 /// The error for an invalid entry of a file (`rule` names it: `tool curl/wget`, a rule id).
-fn invalid_entry(file_name: &str, rule: String) -> impl Fn(String) -> EngineError + '_ {
-    move |message| EngineError::RuleInvalid {
-        file: file_name.to_owned(),
-        rule: rule.clone(),
-        message,
-    }
+fn invalid_entry(file_name: &str, rule: String) -> impl Fn(Invalid) -> EngineError + '_ {
+    move |invalid| invalid.of(file_name, &rule)
 }
 
 impl CallIndex {

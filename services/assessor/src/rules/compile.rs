@@ -2,7 +2,7 @@
 
 use super::compiled::*;
 use super::spec::*;
-use crate::error::EngineError;
+use crate::error::{EngineError, RegexError};
 use crate::values::*;
 use airlock_protocol::request::Language;
 
@@ -96,6 +96,43 @@ fn pattern_roots(source: &str) -> Option<Vec<String>> {
     Some(roots)
 }
 
+/// Why an entry of a rule file is refused: what is wrong with it, or the regular expression that
+/// cannot be used (kept whole, with its source).
+#[derive(Debug)]
+pub(super) enum Invalid {
+    Message(String),
+    Regex(RegexError),
+}
+
+impl From<String> for Invalid {
+    fn from(message: String) -> Invalid {
+        Invalid::Message(message)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(message: &str) -> Invalid {
+        Invalid::Message(message.to_string())
+    }
+}
+
+impl From<RegexError> for Invalid {
+    fn from(error: RegexError) -> Invalid {
+        Invalid::Regex(error)
+    }
+}
+
+impl Invalid {
+    /// The engine's error for the entry `rule` (`tool curl/wget`, a rule id) of `file`.
+    pub(super) fn of(self, file: &str, rule: &str) -> EngineError {
+        let (file, rule) = (file.to_string(), rule.to_string());
+        match self {
+            Invalid::Message(message) => EngineError::RuleInvalid { file, rule, message },
+            Invalid::Regex(source) => EngineError::RuleRegex { file, rule, source },
+        }
+    }
+}
+
 type PositionalMatchers = Vec<(usize, ValueMatcher)>;
 type KeywordMatchers = Vec<(String, ValueMatcher)>;
 
@@ -108,29 +145,30 @@ pub(super) struct Compiler<'l> {
 }
 
 impl Compiler<'_> {
-    fn labels(&self, names: &[String]) -> Result<crate::facts::Taints, String> {
+    fn labels(&self, names: &[String]) -> Result<crate::facts::Taints, Invalid> {
         let mut taints = crate::facts::Taints::NONE;
         for name in names {
             let Some(bit) = self.labels.iter().position(|l| l == name) else {
                 return Err(format!(
                     "label {name:?} is produced by no `[[source]]` (known: {})",
                     self.labels.join(", ")
-                ));
+                )
+                .into());
             };
             taints = taints.union(crate::facts::Taints(1 << bit));
         }
         Ok(taints)
     }
 
-    fn regex(&self, pattern: &str) -> Result<LazyRegex, String> {
+    fn regex(&self, pattern: &str) -> Result<LazyRegex, Invalid> {
         if self.check_regexes {
-            LazyRegex::new(pattern)
+            Ok(LazyRegex::new(pattern)?)
         } else {
             Ok(LazyRegex::trusted(pattern))
         }
     }
 
-    pub(super) fn pattern(&mut self, spec: &PatternSpec, languages: &[Language]) -> Result<Pattern, String> {
+    pub(super) fn pattern(&mut self, spec: &PatternSpec, languages: &[Language]) -> Result<Pattern, Invalid> {
         let subjects = [
             spec.call.is_some(),
             spec.import.is_some(),
@@ -168,11 +206,11 @@ impl Compiler<'_> {
             return Err("`none` applies to `all` patterns only".into());
         }
         if let Some(names) = &spec.call {
-            let optional_set = |names: &[String]| -> Result<Option<NameSet>, String> {
+            let optional_set = |names: &[String]| -> Result<Option<NameSet>, Invalid> {
                 if names.is_empty() {
                     Ok(None)
                 } else {
-                    NameSet::compile(names).map(Some)
+                    Ok(Some(NameSet::compile(names)?))
                 }
             };
             let (args, kwargs) = self.arguments(&spec.args, &spec.kwargs)?;
@@ -271,7 +309,7 @@ impl Compiler<'_> {
         &self,
         args: &std::collections::BTreeMap<String, ValueSpec>,
         kwargs: &std::collections::BTreeMap<String, ValueSpec>,
-    ) -> Result<(PositionalMatchers, KeywordMatchers), String> {
+    ) -> Result<(PositionalMatchers, KeywordMatchers), Invalid> {
         let mut positional = Vec::new();
         for (index, value) in args {
             let index: usize = index
@@ -287,17 +325,18 @@ impl Compiler<'_> {
     }
 
     /// Every effect of one tool or API entry.
-    pub(super) fn effects(&self, specs: &[EffectSpec]) -> Result<Vec<crate::effects::Effect>, String> {
+    pub(super) fn effects(&self, specs: &[EffectSpec]) -> Result<Vec<crate::effects::Effect>, Invalid> {
         specs.iter().map(|e| self.effect(e)).collect()
     }
 
-    fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, String> {
+    fn effect(&self, spec: &EffectSpec) -> Result<crate::effects::Effect, Invalid> {
         if !crate::effects::EFFECT_KINDS.contains(&spec.kind.as_str()) {
             return Err(format!(
                 "effect kind {:?} is not one of {}",
                 spec.kind,
                 crate::effects::EFFECT_KINDS.join(", ")
-            ));
+            )
+            .into());
         }
         let mut file_prefix = spec.file_prefix.as_deref().map(|p| p.chars());
         let file_prefix = match file_prefix.as_mut().map(|c| (c.next(), c.next())) {
@@ -330,8 +369,8 @@ impl Compiler<'_> {
         })
     }
 
-    fn value(&self, spec: &ValueSpec) -> Result<ValueMatcher, String> {
-        let boxed = |v: &Option<Box<ValueSpec>>| -> Result<Option<Box<ValueMatcher>>, String> {
+    fn value(&self, spec: &ValueSpec) -> Result<ValueMatcher, Invalid> {
+        let boxed = |v: &Option<Box<ValueSpec>>| -> Result<Option<Box<ValueMatcher>>, Invalid> {
             v.as_ref().map(|s| self.value(s).map(Box::new)).transpose()
         };
         Ok(ValueMatcher {

@@ -6,6 +6,7 @@
 mod automata;
 mod expression;
 
+use crate::error::RegexError;
 use crate::facts::{Expr, Value};
 use automata::Prebuilt;
 use expression::parse_regex;
@@ -19,11 +20,8 @@ use std::sync::OnceLock;
 /// How every rule expression is compiled (read as [`parse_regex`] reads it). Built without the
 /// literal prefilter, which cost more to build than the short strings it would speed up, an
 /// expression compiles three to four times faster.
-pub(crate) fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, String> {
-    let hirs: Vec<Hir> = patterns
-        .iter()
-        .map(|p| parse_regex(p.as_ref()))
-        .collect::<Result<_, _>>()?;
+pub(crate) fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) -> Result<meta::Regex, RegexError> {
+    let hirs: Vec<Hir> = patterns.iter().map(|p| parse(p.as_ref())).collect::<Result<_, _>>()?;
     meta::Builder::new()
         .configure(
             meta::Config::new()
@@ -32,7 +30,15 @@ pub(crate) fn compile_regexes<P: AsRef<str>>(patterns: &[P], kind: MatchKind) ->
                 .which_captures(WhichCaptures::Implicit),
         )
         .build_many_from_hir(&hirs)
-        .map_err(|e| e.to_string())
+        .map_err(|e| RegexError::Compile(Box::new(e)))
+}
+
+/// A rule's expression read as [`parse_regex`] reads it, the error saying which it was.
+fn parse(pattern: &str) -> Result<Hir, RegexError> {
+    parse_regex(pattern).map_err(|source| RegexError::Syntax {
+        pattern: pattern.to_string(),
+        source,
+    })
 }
 
 /// A regular expression checked when the rules load and compiled the first time it is used: a
@@ -49,8 +55,8 @@ pub struct LazyRegex {
 
 impl LazyRegex {
     /// Checks the syntax now, as it will be compiled; the (much costlier) compilation waits.
-    pub fn new(pattern: &str) -> Result<LazyRegex, String> {
-        parse_regex(pattern)?;
+    pub fn new(pattern: &str) -> Result<LazyRegex, RegexError> {
+        parse(pattern)?;
         Ok(LazyRegex::trusted(pattern))
     }
 
