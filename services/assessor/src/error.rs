@@ -58,6 +58,18 @@ pub enum EngineError {
         #[source]
         source: RegexError,
     },
+    #[error("rule file {file}, {rule}: tree-sitter query: {source}")]
+    RuleQuery {
+        file: String,
+        rule: String,
+        #[source]
+        source: tree_sitter::QueryError,
+    },
+    #[error("the rules' tree-sitter queries do not combine: {source}")]
+    QueriesCombine {
+        #[source]
+        source: tree_sitter::QueryError,
+    },
     #[error("watching rule files: {0}")]
     Watch(#[from] notify::Error),
 }

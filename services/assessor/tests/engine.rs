@@ -445,18 +445,9 @@ fn invalid_rules_are_refused_with_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path();
     copy_rules(rules);
-    let load = |rules: &std::path::Path| {
-        Engine::load(&EngineConfig {
-            rules_dir: Some(rules.to_path_buf()),
-            ..EngineConfig::default()
-        })
-    };
+    let load = load_from;
     assert!(load(rules).is_ok());
-    let rule = |pattern: &str| {
-        format!(
-            "[[rule]]\nid = \"T-1\"\ncategory = \"vulnerability\"\nseverity = \"LOW\"\nconfidence = \"LOW\"\nlanguages = [\"python\"]\nexplanation = \"x\"\n[rule.match]\n{pattern}\n[rule.examples]\nmatch = [\"x\"]\n"
-        )
-    };
+    let rule = one_rule;
     for (pattern, expected) in [
         ("string = '('", "regular expression"),
         ("call = [\"x\"]\ntainted = [\"no_such_label\"]", "no_such_label"),
@@ -476,21 +467,31 @@ fn invalid_rules_are_refused_with_a_typed_error() {
     assert!(matches!(load(rules), Err(EngineError::DuplicateRule { .. })));
 }
 
+/// A rule file with one rule, T-1, whose `[rule.match]` is `pattern`.
+fn one_rule(pattern: &str) -> String {
+    format!(
+        "[[rule]]\nid = \"T-1\"\ncategory = \"vulnerability\"\nseverity = \"LOW\"\nconfidence = \"LOW\"\nlanguages = [\"python\"]\nexplanation = \"x\"\n[rule.match]\n{pattern}\n[rule.examples]\nmatch = [\"x\"]\n"
+    )
+}
+
+fn load_from(rules: &std::path::Path) -> Result<Engine, EngineError> {
+    Engine::load(&EngineConfig {
+        rules_dir: Some(rules.to_path_buf()),
+        ..EngineConfig::default()
+    })
+}
+
 #[test]
-fn a_bad_expression_is_refused_with_the_parser_error() {
+fn a_bad_expression_or_query_is_refused_with_the_parser_error() {
     use std::error::Error as _;
     let dir = tempfile::tempdir().unwrap();
     copy_rules(dir.path());
-    std::fs::write(
-        dir.path().join("zz-test.toml"),
-        "[[rule]]\nid = \"T-1\"\ncategory = \"vulnerability\"\nseverity = \"LOW\"\nconfidence = \"LOW\"\nlanguages = [\"python\"]\nexplanation = \"x\"\n[rule.match]\nstring = '('\n[rule.examples]\nmatch = [\"x\"]\n",
-    )
-    .unwrap();
-    let error = Engine::load(&EngineConfig {
-        rules_dir: Some(dir.path().to_path_buf()),
-        ..EngineConfig::default()
-    })
-    .unwrap_err();
+    let refused = |pattern: &str| {
+        std::fs::write(dir.path().join("zz-test.toml"), one_rule(pattern)).unwrap();
+        load_from(dir.path()).unwrap_err()
+    };
+
+    let error = refused("string = '('");
     let EngineError::RuleRegex { ref file, ref rule, .. } = error else {
         panic!("not a regex error: {error:?}");
     };
@@ -505,6 +506,14 @@ fn a_bad_expression_is_refused_with_the_parser_error() {
         .and_then(|s| s.downcast_ref::<Box<regex_syntax::Error>>());
     assert!(parser.is_some(), "the regex parser's error is kept: {error:?}");
     assert!(error.to_string().contains("regular expression \"(\": "), "{error}");
+
+    let error = refused("query = \"(no_such_node) @m\"");
+    assert!(
+        matches!(error, EngineError::RuleQuery { ref rule, .. } if rule == "T-1"),
+        "{error:?}"
+    );
+    let query = error.source().and_then(|s| s.downcast_ref::<tree_sitter::QueryError>());
+    assert!(query.is_some(), "tree-sitter's error is kept: {error:?}");
 }
 
 #[test]

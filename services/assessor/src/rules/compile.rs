@@ -102,6 +102,7 @@ fn pattern_roots(source: &str) -> Option<Vec<String>> {
 pub(super) enum Invalid {
     Message(String),
     Regex(RegexError),
+    Query(tree_sitter::QueryError),
 }
 
 impl From<String> for Invalid {
@@ -129,6 +130,7 @@ impl Invalid {
         match self {
             Invalid::Message(message) => EngineError::RuleInvalid { file, rule, message },
             Invalid::Regex(source) => EngineError::RuleRegex { file, rule, source },
+            Invalid::Query(source) => EngineError::RuleQuery { file, rule, source },
         }
     }
 }
@@ -263,8 +265,8 @@ impl Compiler<'_> {
                 return Err("a `query` rule must have exactly one language".into());
             };
             // Validate alone first, for an error message that names this rule.
-            let compiled = tree_sitter::Query::new(&crate::treesitter::grammar(*language), query)
-                .map_err(|e| format!("tree-sitter query: {e}"))?;
+            let compiled =
+                tree_sitter::Query::new(&crate::treesitter::grammar(*language), query).map_err(Invalid::Query)?;
             if compiled.capture_names().is_empty() {
                 return Err("a `query` needs at least one capture (such as @match) to place the finding".into());
             }
@@ -407,19 +409,12 @@ impl Compiler<'_> {
             for (group, source) in sources.iter().enumerate() {
                 // Each group was compiled alone before, so this cannot fail; its count of
                 // patterns maps the combined query's pattern indices back to groups.
-                let alone = tree_sitter::Query::new(&grammar, source).map_err(|e| EngineError::RuleInvalid {
-                    file: String::new(),
-                    rule: String::new(),
-                    message: format!("tree-sitter query: {e}"),
-                })?;
+                let alone = tree_sitter::Query::new(&grammar, source)
+                    .map_err(|source| EngineError::QueriesCombine { source })?;
                 group_of_pattern.extend(std::iter::repeat_n(group, alone.pattern_count()));
             }
-            let query =
-                tree_sitter::Query::new(&grammar, &sources.join("\n")).map_err(|e| EngineError::RuleInvalid {
-                    file: String::new(),
-                    rule: String::new(),
-                    message: format!("tree-sitter queries do not combine: {e}"),
-                })?;
+            let query = tree_sitter::Query::new(&grammar, &sources.join("\n"))
+                .map_err(|source| EngineError::QueriesCombine { source })?;
             let mut root_kinds = Some(Vec::new());
             for source in sources {
                 match pattern_roots(source) {
