@@ -99,7 +99,7 @@ def test_over_stdio_the_tools_run_python_and_bash_and_prove_their_receipts(stack
     async def scenario() -> None:
         async with stdio_session(stack) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert {"run_python", "run_bash", "get_result", "check_receipt"} <= set(tools)
+            assert {"run_python", "run_bash", "get_result", "check_receipt", "cancel_run"} <= set(tools)
             assert "code" in tools["run_python"].input_schema["properties"]
 
             ran = await session.call_tool("run_python", {"code": "import sys\nprint(6 * 7)\nsys.exit(3)\n",
@@ -123,6 +123,18 @@ def test_over_stdio_the_tools_run_python_and_bash_and_prove_their_receipts(stack
             assert not receipt.is_error, _text(receipt)
             assert receipt.structured_content is not None and receipt.structured_content["verified"] is True
             assert receipt.structured_content["audit"], "the entries of the request"
+
+            long = await session.call_tool("run_python", {"code": "import time\nprint('started', flush=True)\n"
+                                                          "time.sleep(60)\n", "wait_seconds": 2})
+            assert long.structured_content is not None and long.structured_content["ended"] is False, _text(long)
+            stopped = await session.call_tool("cancel_run", {"request_id": long.structured_content["request_id"],
+                                                             "reason": "the user asked to stop"})
+            assert not stopped.is_error, _text(stopped)
+            assert stopped.structured_content is not None
+            assert stopped.structured_content["outcome"] == "cancelled", _text(stopped)
+            assert stopped.structured_content["stdout"] == "started\n", _text(stopped)
+            again = await session.call_tool("cancel_run", {"request_id": request_id, "reason": "too late"})
+            assert again.is_error and "already ended (finished)" in _text(again)
 
             refused = await session.call_tool("run_python", {"code": "print(1)", "env": {"LD_PRELOAD": "/x.so"}})
             assert refused.is_error and "LD_PRELOAD" in _text(refused)

@@ -12,6 +12,7 @@ from airlock_client import (
     ExecutionFailedError,
     ExpiredError,
     RefusedError,
+    RequestCancelledError,
     RequestError,
     Result,
     ViolationError,
@@ -56,6 +57,9 @@ def test_a_program_that_ran_is_a_result_whatever_its_exit_code() -> None:
                   refusal="rate_limited"), RefusedError),
         (terminal("failed", decision=APPROVED, reason="dead lettered", refusal="a_reason_from_the_future"), RefusedError),
         (terminal("failed", decision=APPROVED, reason="the sandbox failed: no image"), ExecutionFailedError),
+        (terminal("cancelled", decision=APPROVED, reason='cancelled by its client mai: "stop"', stdout=b"started\n"),
+         RequestCancelledError),
+        (terminal("cancelled", reason='cancelled by its client mai: "stop"'), RequestCancelledError),
     ],
 )
 def test_every_other_end_raises_its_typed_error(data: dict[str, Any], error: type[RequestError]) -> None:

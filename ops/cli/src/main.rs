@@ -7,6 +7,7 @@ mod bench;
 #[cfg(feature = "bench")]
 mod bench_stages;
 mod bridge;
+mod cancel;
 mod cluster;
 mod config;
 #[cfg(test)]
@@ -63,6 +64,8 @@ enum Command {
     Up(up::UpArgs),
     /// Submit a program as Mai and wait for its result.
     Run(run::RunArgs),
+    /// Stop one of Mai's requests (waiting, or running) and wait for its end: `cancelled`.
+    Cancel(cancel::CancelArgs),
     /// Serve the Model Context Protocol (stdio, or streamable HTTP on a loopback port): MCP
     /// clients run code through Airlock as client user `mcp`.
     Mcp(mcp::McpArgs),
@@ -160,6 +163,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup(args) => cluster::setup(&home, &args).await,
         Command::Up(args) => up::run(&home, args).await,
         Command::Run(args) => run::run(&home, args).await,
+        Command::Cancel(args) => cancel::run(&home, args).await,
         Command::Override(command) => overrides::run(&home, command).await,
         Command::Bridge(command) => bridge::run(&home, command).await,
         Command::Keys(command) => keys::run(&home, command).await,

@@ -99,6 +99,16 @@ pub struct ReceiptArgs {
     pub request_id: String,
 }
 
+/// `cancel_run`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelArgs {
+    /// The id a run tool returned.
+    pub request_id: String,
+    /// Why (recorded with the run's end and in the audit log).
+    pub reason: String,
+}
+
 /// The MCP server's tools over one Airlock client connection.
 #[derive(Clone)]
 pub struct AirlockTools {
@@ -158,6 +168,40 @@ impl AirlockTools {
         let request = self.client.attach(id).await.map_err(internal)?;
         let wait = self.wait(args.wait_seconds);
         self.finish(request, wait, meta.get_progress_token(), peer).await
+    }
+
+    #[tool(
+        description = "Stop a run started earlier, whether it waits for a human's approval, waits for its turn or runs: it ends 'cancelled', with the output it wrote until then. A run that already ended stays as it ended."
+    )]
+    async fn cancel_run(&self, Parameters(args): Parameters<CancelArgs>) -> Result<CallToolResult, ErrorData> {
+        let id = match self.own_request(&args.request_id) {
+            Ok(id) => id,
+            Err(refusal) => return Ok(refusal),
+        };
+        // Followed before the cancellation goes out, so that its end cannot slip past.
+        let mut request = self.client.attach(id.clone()).await.map_err(internal)?;
+        if let Err(error) = self.client.cancel(&id, &args.reason).await {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "{id} was not cancelled: {}",
+                airlock_protocol::refusal::error_chain(&error)
+            ))]));
+        }
+        match request.terminal(Duration::from_secs(30)).await {
+            Ok(terminal) if terminal.outcome == airlock_protocol::Outcome::Cancelled => {
+                // What was asked for happened: the run's end, told as any result is, is no error.
+                let mut answer = result_content(&request.result_from(terminal));
+                answer.is_error = Some(false);
+                Ok(answer)
+            }
+            Ok(terminal) => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "{id} had already ended ({}); the cancellation changed nothing",
+                terminal.outcome.as_str()
+            ))])),
+            Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "the cancellation of {id} was sent, but its end was not seen: {}",
+                airlock_protocol::refusal::error_chain(&error)
+            ))])),
+        }
     }
 
     #[tool(

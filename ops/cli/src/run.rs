@@ -23,6 +23,10 @@ pub mod status {
     pub const DENIED: u8 = 4;
     /// Airlock itself failed (unreachable, internal error, could not run the code).
     pub const AIRLOCK_FAILED: u8 = 5;
+    /// The request was cancelled by its client (`airlock cancel`) before it ended by itself.
+    pub const CANCELLED: u8 = 6;
+    /// `airlock cancel`: the request had already ended by itself; nothing was cancelled.
+    pub const CANCEL_TOO_LATE: u8 = 7;
 }
 
 #[derive(Clone, Debug, clap::Args)]
@@ -217,6 +221,7 @@ pub fn exit_status(terminal: &Terminal) -> u8 {
         Outcome::Failed if terminal.violation.is_some() => status::VIOLATION,
         Outcome::Failed => status::AIRLOCK_FAILED,
         Outcome::Denied | Outcome::Expired => status::DENIED,
+        Outcome::Cancelled => status::CANCELLED,
     }
 }
 

@@ -47,6 +47,34 @@ pub(crate) struct Executor {
     /// Cancelled once the runs in progress have ended (or could not end in time): what is
     /// still being published or acknowledged then gives up.
     pub(crate) stop: CancellationToken,
+    /// Clients' cancellations, and which container runs which request here.
+    pub(crate) cancels: std::sync::Arc<crate::cancel::Cancels>,
+}
+
+/// A run as it came back: its report (or why it has none), the events that could not be
+/// recorded, and the output it published on the way.
+struct Ran {
+    report: Result<RunReport, SandboxError>,
+    unrecorded: Option<String>,
+    output: Output,
+}
+
+/// The output a run published, kept for a run whose report never comes (a cancelled run's
+/// container is killed before PID 1's end): no more than the run's own output limit lets it
+/// write.
+#[derive(Default)]
+struct Output {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+impl Output {
+    fn add(&mut self, chunk: &airlock_protocol::OutputChunk) {
+        match chunk.stream {
+            airlock_protocol::OutputStream::Stdout => self.stdout.extend_from_slice(&chunk.data),
+            airlock_protocol::OutputStream::Stderr => self.stderr.extend_from_slice(&chunk.data),
+        }
+    }
 }
 
 /// What a delivery is, read and checked as it comes in.
@@ -204,9 +232,50 @@ impl Executor {
         let record = self.running(stream_seq, &decision_id, attempt);
         let _in_progress = self.runs.enter(rid.as_str());
         let lease = Lease::new(&self.records, rid.as_str(), record, revision);
-        let Some((report, unrecorded)) = self.run_leased(delivery, rid, authorized, attempt, &lease).await else {
+        if let Some(cancel) = self.cancels.lookup(&self.events, rid).await {
+            // Its client cancelled it before it could start: nothing runs.
+            self.counters.incr("cancelled");
+            let mut terminal = self.terminal_base(authorized, Outcome::Cancelled);
+            terminal.reason = Some(cancel.ended_reason(rid));
+            self.finish(rid, terminal, stream_seq, decision_id, lease.revision())
+                .await?;
+            return Ok(Handled::Done);
+        }
+        let ran = self.run_leased(delivery, rid, authorized, attempt, &lease).await;
+        self.cancels.ended(rid);
+        let Some(Ran {
+            report,
+            unrecorded,
+            output,
+        }) = ran
+        else {
             return Ok(Handled::Done);
         };
+        if let Some(cancel) = self.cancels.asked(rid) {
+            // Stopped for its client, whatever the killed container's end looked like (a status,
+            // or a stream cut short): the output written until then is kept.
+            self.counters.incr("cancelled");
+            let mut terminal = match report {
+                Ok(report) => {
+                    let mut terminal = self.terminal_of(authorized, report);
+                    terminal.outcome = Outcome::Cancelled;
+                    terminal.violation = None;
+                    terminal
+                }
+                // The killed container's stream ended without PID 1's end: the output the run
+                // published until then is what it wrote.
+                Err(_) => {
+                    let mut terminal = self.terminal_base(authorized, Outcome::Cancelled);
+                    terminal.stdout = output.stdout;
+                    terminal.stderr = output.stderr;
+                    terminal
+                }
+            };
+            terminal.reason = Some(cancel.ended_reason(rid));
+            self.finish(rid, terminal, stream_seq, decision_id, lease.revision())
+                .await?;
+            return Ok(Handled::Done);
+        }
         let terminal = match report {
             Ok(report) => {
                 let mut terminal = self.terminal_of(authorized, report);
@@ -511,7 +580,7 @@ impl Executor {
         authorized: &Authorized,
         attempt: u32,
         lease: &Lease<'_>,
-    ) -> Option<(Result<RunReport, SandboxError>, Option<String>)> {
+    ) -> Option<Ran> {
         let job = Job {
             request_id: rid.to_string(),
             language: authorized.request.language,
@@ -527,6 +596,7 @@ impl Executor {
             attempt,
         };
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);
+        let output = std::sync::Mutex::new(Output::default());
         // The run's two phases, as spans of the request's trace: getting its container ready (a
         // warm one taken or one launched, packages installed) until the program starts, then
         // the program's run until its report.
@@ -539,11 +609,22 @@ impl Executor {
             .flat_map(|event| {
                 let events = match event {
                     SandboxEvent::Started(e) => {
+                        if self.cancels.started(rid, &e.container) {
+                            let (sandbox, container) = (self.sandbox.clone(), e.container.clone());
+                            tokio::spawn(async move {
+                                if let Err(error) = sandbox.kill(&container).await {
+                                    tracing::warn!(%error, "killing a cancelled run's container");
+                                }
+                            });
+                        }
                         phase.record("warm", e.warm);
                         phase = tracing::info_span!("run", container = %e.container);
                         vec![Event::ExecStarted(e), Event::Progress(Progress::Running)]
                     }
-                    SandboxEvent::Output(e) => vec![Event::Output(e)],
+                    SandboxEvent::Output(e) => {
+                        output.lock().unwrap_or_else(|p| p.into_inner()).add(&e);
+                        vec![Event::Output(e)]
+                    }
                     SandboxEvent::Usage(e) => vec![Event::Usage(e)],
                     SandboxEvent::Activity(e) => vec![Event::Activity(e)],
                     SandboxEvent::Egress(e) => vec![Event::Egress(e)],
@@ -582,7 +663,11 @@ impl Executor {
         };
         drop(phase);
         let (report, failed) = outcome?;
-        Some((report, self.republish(failed).await))
+        Some(Ran {
+            report,
+            unrecorded: self.republish(failed).await,
+            output: output.into_inner().unwrap_or_else(|p| p.into_inner()),
+        })
     }
 
     /// Tries the events that were not published once more, in their order, before the terminal

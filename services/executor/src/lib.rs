@@ -20,6 +20,7 @@ pub mod attacks;
 pub mod audit_gate;
 #[cfg(feature = "bench")]
 pub mod bench;
+mod cancel;
 pub mod config;
 mod dispatch;
 pub mod docker;

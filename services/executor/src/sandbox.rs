@@ -308,6 +308,12 @@ impl Sandbox {
         }
     }
 
+    /// Kills a running program's container now (a cancellation): its run then ends as a
+    /// container that stopped, with the output it wrote until then.
+    pub async fn kill(&self, container: &str) -> Result<(), SandboxError> {
+        docker::signal(&self.inner.engine, container, "SIGKILL").await
+    }
+
     /// [`Sandbox::close`], then waits for running removals and removes everything this
     /// instance made, running containers included.
     pub async fn shutdown(&self) {

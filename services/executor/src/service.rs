@@ -338,6 +338,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     let stop = CancellationToken::new();
     let publisher = Publisher::new(js.clone(), Producer::Executor, stop.clone());
     let audit = AuditGate::start(js.clone(), config.audit, stop.clone());
+    let cancels = Arc::new(crate::cancel::Cancels::default());
     let executor = Arc::new(Executor {
         events: js.clone(),
         sandbox: sandbox.clone(),
@@ -350,7 +351,14 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         audit: audit.clone(),
         retry_interrupted: config.service.retry_interrupted,
         stop: stop.clone(),
+        cancels: cancels.clone(),
     });
+    tokio::spawn(crate::cancel::listen(
+        client.clone(),
+        cancels,
+        sandbox.clone(),
+        stop.clone(),
+    ));
     // Package code is rated with the assessor's engine and rules, reloaded when they change.
     let engine = Arc::new(airlock_assessor::SharedEngine::new(config.assessor.clone())?);
     let _watcher = if config.assessor.watch {

@@ -34,6 +34,7 @@ use tracing::Instrument as _;
 
 /// Answers from humans: checked, judged against the policy, counted or decided.
 mod answers;
+mod cancel;
 /// Listing and revoking remembered approvals, for operators.
 mod remembered_endpoints;
 
@@ -203,8 +204,9 @@ impl Gate {
         match envelope.event {
             Event::Assessed(assessed) => self.on_assessed(delivery, &envelope.request_id, *assessed).await,
             Event::OverrideAnswered(answer) => self.on_answer(delivery, &envelope.request_id, answer).await,
+            Event::CancelRequested(cancel) => self.on_cancel(delivery, &envelope.request_id, cancel).await,
             other => {
-                // The consumer's filter admits only the two kinds above, and decode_on checks the
+                // The consumer's filter admits only the kinds above, and decode_on checks the
                 // body against the subject; anything else is a bug worth refusing loudly.
                 let detail = format!("unexpected {} event", other.kind());
                 self.refuse_message(delivery, RefusalReason::SubjectMismatch, detail)

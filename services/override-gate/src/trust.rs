@@ -251,17 +251,26 @@ pub async fn watch(current: Arc<Current>, counters: airlock_bus::ServiceCounters
     }
 }
 
-/// Logs, once per load, each kind of code the policy wants under a runtime the stack does not
-/// offer and that runs under a weaker one instead (`unavailable = "fall_back"`, the default).
+/// Logs, once per load, the kinds of code the policy wants under a runtime the stack does not
+/// offer and that run under a weaker one instead (`unavailable = "fall_back"`, the default).
 fn warn_of_fallbacks(policy: EffectivePolicy) -> EffectivePolicy {
-    for (level, origin, wanted, granted) in policy.fallbacks() {
+    let fallbacks = policy.fallbacks();
+    if !fallbacks.is_empty() {
+        let kinds: Vec<String> = fallbacks
+            .iter()
+            .map(|(level, origin, wanted, granted)| {
+                format!(
+                    "{} {level} ({} wanted, {} granted)",
+                    origin.as_str(),
+                    wanted.as_str(),
+                    granted.as_str()
+                )
+            })
+            .collect();
         tracing::warn!(
-            level = level.as_str(),
-            origin = origin.as_str(),
-            wanted = wanted.as_str(),
-            granted = granted.as_str(),
-            "the policy wants this code under a runtime the stack does not offer; it runs under a weaker one \
-             (add it to [executor.runtimes] available, or set [gate.policy.runtimes] unavailable = \"deny\")"
+            kinds = %kinds.join(", "),
+            "the policy wants some code under a runtime the stack does not offer; it runs under a weaker one \
+             (add the runtime to [executor.runtimes] available, or set [gate.policy.runtimes] unavailable = \"deny\")"
         );
     }
     policy

@@ -229,6 +229,10 @@ impl ReplayItem {
             Event::Terminal(t) => describe_terminal(t),
             Event::Refused(r) => format!("{}: {} (on {})", r.reason, r.detail, r.subject),
             Event::Progress(p) => p.describe(),
+            Event::CancelRequested(c) => format!(
+                "its client asks to cancel it: \"{}\"",
+                airlock_protocol::text::visible_line(&c.reason)
+            ),
             Event::ApprovalRevoked(r) => format!(
                 "remembered approval {} (execution {}) revoked by {}: {}",
                 r.id, r.execution_digest, r.who, r.reason

@@ -121,7 +121,10 @@ pub fn client(user: &str) -> Permissions {
     ];
     let mut p = Permissions::default();
     p.subscribe([inbox(user)])
-        .publish([client_submit_filter(user)])
+        .publish([
+            client_submit_filter(user),
+            EventKind::CancelRequested.client_filter(user),
+        ])
         // Reading back its own terminal event and latest stage (after a reconnect, or when
         // following a request submitted elsewhere) and its receipts.
         .publish(
@@ -201,6 +204,13 @@ fn service_user(service: &ServiceRole) -> Permissions {
             "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.>",
             EventKind::Terminal.subject_prefix()
         )]);
+        // Every executor hears every cancellation (the one running the request stops it), and
+        // looks for one stored before it starts a run.
+        p.subscribe(events(&[EventKind::CancelRequested]));
+        p.publish([format!(
+            "$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.>",
+            EventKind::CancelRequested.subject_prefix()
+        )]);
     }
     p
 }
@@ -236,13 +246,11 @@ mod tests {
     }
 
     #[test]
-    fn clients_submit_under_their_own_name_and_read_only() {
+    fn clients_submit_and_cancel_under_their_own_name_and_read_only() {
         let p = client("mai");
-        assert!(
-            p.publish
-                .iter()
-                .all(|s| s == "airlock.submit.mai.*" || s.starts_with("$JS.API.DIRECT.GET."))
-        );
+        assert!(p.publish.iter().all(|s| s == "airlock.submit.mai.*"
+            || s == "airlock.cancel.mai.*"
+            || s.starts_with("$JS.API.DIRECT.GET.")));
         // Every subject a client reads names it.
         for subject in p.subscribe.iter().chain(&p.publish) {
             assert!(

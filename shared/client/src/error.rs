@@ -35,6 +35,10 @@ pub enum ClientError {
     Invalid(#[from] airlock_protocol::RequestError),
     #[error("submitting the request")]
     Submit(#[source] airlock_bus::PublishError),
+    #[error("the cancellation is invalid")]
+    InvalidCancel(#[from] airlock_protocol::cancel::CancelError),
+    #[error("sending the cancellation")]
+    Cancel(#[source] airlock_bus::PublishError),
     #[error("request id")]
     RequestId(#[from] airlock_protocol::IdError),
     #[error("request id {request_id} belongs to client {owner}; this client is {user}")]

@@ -202,6 +202,32 @@ impl Client {
     pub async fn run(&self, submission: Submission) -> Result<RunResult, ClientError> {
         self.submit(submission).await?.result(DEFAULT_WAIT, true).await
     }
+
+    /// Asks for request `id` (this client's own) to be stopped, for `reason`: the gate withdraws
+    /// it while it is assessed or waits for a human, the executor kills it while it waits for
+    /// its turn or runs; it then ends `cancelled`. Returns once the cancellation is stored (and
+    /// so audited); a request that has already ended stays as it ended.
+    pub async fn cancel(&self, id: &RequestId, reason: &str) -> Result<(), ClientError> {
+        let id = self.request_id(Some(id.clone()))?;
+        let cancel = airlock_protocol::CancelRequest::new(reason);
+        cancel.check()?;
+        let envelope = Envelope::new(id.clone(), Producer::Mai, Event::CancelRequested(cancel));
+        let payload = envelope.encode().map_err(|e| ClientError::Cancel(e.into()))?;
+        Publisher::new(
+            async_nats::jetstream::new(self.nats.clone()),
+            Producer::Mai,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .with_patience(Duration::from_secs(30))
+        .submit(
+            airlock_protocol::EventKind::CancelRequested.subject(&id),
+            payload.into(),
+            envelope.dedup_id(),
+        )
+        .await
+        .map_err(ClientError::Cancel)?;
+        Ok(())
+    }
 }
 
 impl Request {

@@ -38,6 +38,7 @@ pub enum Event {
     Refused(Refusal),
     ApprovalRevoked(ApprovalRevoked),
     Progress(crate::progress::Progress),
+    CancelRequested(crate::cancel::CancelRequest),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -57,10 +58,11 @@ pub enum EventKind {
     Refused,
     ApprovalRevoked,
     Progress,
+    CancelRequested,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 14] = [
+    pub const ALL: [EventKind; 15] = [
         EventKind::Submitted,
         EventKind::Assessed,
         EventKind::OverrideAsked,
@@ -75,6 +77,7 @@ impl EventKind {
         EventKind::Refused,
         EventKind::ApprovalRevoked,
         EventKind::Progress,
+        EventKind::CancelRequested,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -93,6 +96,7 @@ impl EventKind {
             EventKind::Refused => "refused",
             EventKind::ApprovalRevoked => "approval_revoked",
             EventKind::Progress => "progress",
+            EventKind::CancelRequested => "cancel_requested",
         }
     }
 
@@ -113,6 +117,7 @@ impl EventKind {
             EventKind::Refused => "airlock.refused",
             EventKind::ApprovalRevoked => "airlock.approval.revoked",
             EventKind::Progress => "airlock.progress",
+            EventKind::CancelRequested => "airlock.cancel",
         }
     }
 
@@ -132,7 +137,7 @@ impl EventKind {
     /// reserved `unknown`) and of two (`<client>.<local>`). Submissions always name a client.
     pub fn subject_filter(self) -> String {
         match self {
-            EventKind::Submitted => format!("{}.*.*", self.subject_prefix()),
+            EventKind::Submitted | EventKind::CancelRequested => format!("{}.*.*", self.subject_prefix()),
             _ => format!("{}.>", self.subject_prefix()),
         }
     }
@@ -144,7 +149,7 @@ impl EventKind {
             let tokens = rid.split('.').count();
             let well_formed = !rid.split('.').any(str::is_empty)
                 && match kind {
-                    EventKind::Submitted => tokens == 2,
+                    EventKind::Submitted | EventKind::CancelRequested => tokens == 2,
                     _ => tokens <= 2,
                 };
             well_formed.then_some((kind, rid))
@@ -205,6 +210,7 @@ impl Event {
             Event::Refused(_) => EventKind::Refused,
             Event::ApprovalRevoked(_) => EventKind::ApprovalRevoked,
             Event::Progress(_) => EventKind::Progress,
+            Event::CancelRequested(_) => EventKind::CancelRequested,
         }
     }
 }

@@ -161,6 +161,8 @@ pub enum Outcome {
     Denied,
     /// The request or its decision was past its deadline before it could run.
     Expired,
+    /// Its client cancelled it: it never ran, or it was stopped (its output up to then kept).
+    Cancelled,
 }
 
 impl Outcome {
@@ -170,6 +172,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Denied => "denied",
             Outcome::Expired => "expired",
+            Outcome::Cancelled => "cancelled",
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod assessment;
 pub mod audit;
+pub mod cancel;
 pub mod decision;
 pub mod digest;
 pub mod envelope;
@@ -28,6 +29,7 @@ pub mod text;
 
 pub use assessment::{Assessment, Category, Confidence, Finding, Level, ParseStatus};
 pub use audit::AuditReceipt;
+pub use cancel::CancelRequest;
 pub use decision::{Approver, Decided, Decision, DecisionOutcome, DecisionSummary, Limits, Quotas};
 pub use digest::{Grant, NetworkMode, Runtime};
 pub use envelope::{Envelope, MAX_MESSAGE_BYTES, Producer, SCHEMA_VERSION, WireError};

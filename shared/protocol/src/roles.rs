@@ -104,7 +104,7 @@ pub const MAI: Role = Role {
     user: "mai",
     kind: RoleKind::Client,
     producer: Some(Producer::Mai),
-    publishes: &[EventKind::Submitted],
+    publishes: &[EventKind::Submitted, EventKind::CancelRequested],
 };
 
 pub const OPERATOR: Role = Role {
@@ -160,7 +160,11 @@ pub const GATE: ServiceRole = ServiceRole {
     config_section: "gate",
     consumes: Consumption {
         durable: "override-gate",
-        kinds: &[EventKind::Assessed, EventKind::OverrideAnswered],
+        kinds: &[
+            EventKind::Assessed,
+            EventKind::OverrideAnswered,
+            EventKind::CancelRequested,
+        ],
     },
     bucket: Some(subjects::GATE_BUCKET),
     endpoints: &subjects::GATE_OPERATOR_ENDPOINTS,

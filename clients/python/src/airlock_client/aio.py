@@ -9,6 +9,7 @@ The request it returns is `request.AsyncRequest`; the operator's side is
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Sequence, Unpack
 
@@ -24,6 +25,7 @@ from .request import (
     DEFAULT_WAIT,
     RECEIPT_WAIT,
     AsyncRequest,
+    cancel_request,
     fetch_receipt,
     receipt_pending_reason,
     resolve_wait,
@@ -107,7 +109,12 @@ class AsyncClient:
         seconds at most (default an hour; `timeout` is its deprecated name)."""
         wait = resolve_wait(wait, timeout)
         request = await self.submit(code, receipt=receipt, traceparent=traceparent, on_status=on_status, **fields)
-        return await request.result(wait)
+        try:
+            return await request.result(wait)
+        except asyncio.CancelledError:
+            # The caller's task was cancelled: so is the request, not only the wait for it.
+            await asyncio.shield(request.cancel("the caller's task was cancelled"))
+            raise
 
     async def submit(
         self,
@@ -169,6 +176,13 @@ class AsyncClient:
         await request.subscribe()
         await request.catch_up()
         return request
+
+    async def cancel(self, request_id: str, reason: str) -> None:
+        """Asks for this client's request `request_id` to be stopped (see
+        `AsyncRequest.cancel`)."""
+        if not is_request_id(request_id) or not request_id.startswith(f"{self.user}."):
+            raise ValueError(f"{request_id!r} is not one of {self.user}'s request ids")
+        await cancel_request(self._connection, request_id, reason)
 
     async def fetch_receipt(self, result: Result, wait: float = RECEIPT_WAIT) -> Result:
         """`result` with its audit receipt, fetched now (for a result that came back with

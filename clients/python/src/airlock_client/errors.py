@@ -65,6 +65,13 @@ class ExpiredError(RequestError):
     its decision was past its deadline before the code could run (`result.outcome` "expired")."""
 
 
+class RequestCancelledError(RequestError):
+    """The request's client cancelled it (`request.cancel`, `client.cancel`, `airlock cancel`,
+    or a cancelled asyncio task waiting for it): it never ran, or it was stopped, and
+    `result.stdout`/`result.stderr` hold what it wrote until then. (Not `asyncio.CancelledError`:
+    this is the request's end, told to whoever waits for it.)"""
+
+
 class ViolationError(RequestError):
     """The code exceeded a limit and was killed; `violation` says which and by how much."""
 

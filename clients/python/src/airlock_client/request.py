@@ -19,13 +19,14 @@ from .errors import (
     ExecutionFailedError,
     ExpiredError,
     RefusedError,
+    RequestCancelledError,
     UnavailableError,
     ViolationError,
     WireError,
 )
 from .results import OutputChunk, Receipt, Result
 from .status import Status, StatusCallback
-from .wire import Envelope
+from .wire import SUBMISSION_PRODUCER, Envelope
 
 log = logging.getLogger("airlock_client")
 
@@ -248,6 +249,13 @@ class AsyncRequest:
             else:
                 get.cancel()
 
+    async def cancel(self, reason: str) -> None:
+        """Asks for the request to be stopped: withdrawn while it is assessed or waits for a
+        human, killed while it waits for its turn or runs. It then ends "cancelled" (`result`
+        raises RequestCancelledError with what it wrote until then); one that has already ended
+        stays as it ended. Returns once the cancellation is stored (and so audited)."""
+        await cancel_request(self._connection, self.request_id, reason)
+
     async def result(self, wait: float | None = None, *, timeout: float | None = None) -> Result:
         """Waits for the request to end and returns its result, with the audit receipt.
 
@@ -291,6 +299,18 @@ class AsyncRequest:
                 return self._receipt.result()
             log.warning("%s", receipt_pending_reason(self.request_id, RECEIPT_WAIT))
             return None
+
+
+async def cancel_request(connection: Connection, request_id: str, reason: str) -> None:
+    """Publishes a `cancel_requested` event for `request_id` (this client's own)."""
+    if not reason.strip():
+        raise ValueError("a cancellation needs a reason: it is recorded in the request's end and the audit log")
+    if len(reason.encode()) > subjects.MAX_CANCEL_REASON:
+        raise ValueError(f"the reason is {len(reason.encode())} bytes; at most {subjects.MAX_CANCEL_REASON}")
+    envelope = Envelope.new(request_id, SUBMISSION_PRODUCER, "cancel_requested", {"reason": reason})
+    await connection.publish(
+        subjects.cancel_subject(request_id), envelope.encode(), {"Nats-Msg-Id": envelope.id}
+    )
 
 
 async def fetch_receipt(connection: Connection, request_id: str, wait: float) -> Receipt | None:
@@ -337,6 +357,8 @@ def raise_for_outcome(result: Result) -> None:
         raise DeniedError(result, reason or "denied")
     if result.outcome == "expired":
         raise ExpiredError(result, reason or "expired")
+    if result.outcome == "cancelled":
+        raise RequestCancelledError(result, reason or "cancelled by its client")
     if result.violation is not None:
         v = result.violation
         raise ViolationError(result, f"{v.kind} limit exceeded: {v.detail}", v)

@@ -61,6 +61,16 @@ def submit_subject(request_id: str) -> str:
     return f"{SUBMIT_PREFIX}.{request_id}"
 
 
+def cancel_subject(request_id: str) -> str:
+    """`airlock.cancel.<client>.<local>`: a client may publish only under its own name, so the
+    services know who asked from the subject."""
+    return f"airlock.cancel.{request_id}"
+
+
+#: The longest reason a cancellation may give, in bytes (the services refuse longer ones).
+MAX_CANCEL_REASON = 1000
+
+
 def submission_msg_id(request_id: str, message_id: str) -> str:
     """`Nats-Msg-Id` of a submission: the envelope's own id, so that retrying a publish with
     the same envelope is dropped by the stream while a new submission never is."""

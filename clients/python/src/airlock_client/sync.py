@@ -148,6 +148,10 @@ class Client:
         back from the streams if it has already ended)."""
         return Request(self._runner, self._runner.call(self._client.attach(request_id, receipt=receipt, on_status=on_status)))
 
+    def cancel(self, request_id: str, reason: str) -> None:
+        """Asks for this client's request `request_id` to be stopped (see `Request.cancel`)."""
+        self._runner.call(self._client.cancel(request_id, reason))
+
     def fetch_receipt(self, result: Result, wait: float = RECEIPT_WAIT) -> Result:
         """`result` with its audit receipt, for a result that came back without one
         (`result.receipt_pending` says why). UnavailableError when it is still not there after
@@ -202,6 +206,11 @@ class Request:
                 yield self._runner.call(_next(chunks))
             except StopAsyncIteration:
                 return
+
+    def cancel(self, reason: str) -> None:
+        """Asks for the request to be stopped (see `AsyncRequest.cancel`); `result()` then
+        raises RequestCancelledError, unless it had already ended."""
+        self._runner.call(self._request.cancel(reason))
 
     def result(self, wait: float | None = None, *, timeout: float | None = None) -> Result:
         """Waits (at most `wait` seconds, default an hour) for the end and returns the Result,

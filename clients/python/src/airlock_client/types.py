@@ -13,7 +13,7 @@ Language = Literal["python", "bash"]
 Origin = Literal["generated", "external"]
 Trust = Literal["untrusted", "unknown", "trusted"]
 #: How a request ended (`Result.outcome`).
-Outcome = Literal["finished", "failed", "denied", "expired"]
+Outcome = Literal["finished", "failed", "denied", "expired", "cancelled"]
 #: The assessor's rating (`Result.verdict`).
 Verdict = Literal["LOW", "MEDIUM", "HIGH", "BLOCKED"]
 #: What the gate decided (`Result.decision`).

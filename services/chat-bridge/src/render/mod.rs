@@ -114,6 +114,7 @@ impl Ended {
             Some(Outcome::Failed) if self.approved => "APPROVED, FAILED",
             Some(Outcome::Failed) => "FAILED",
             Some(Outcome::Denied) => "DENIED",
+            Some(Outcome::Cancelled) => "CANCELLED",
             Some(Outcome::Expired) | None => "ENDED",
         }
     }
@@ -134,6 +135,12 @@ impl Ended {
             Some(Outcome::Finished) => {
                 let status = self.exit_code.map_or("unknown".into(), |c| c.to_string());
                 line.text(format!("; ran and exited with status {status}"))
+            }
+            Some(Outcome::Cancelled) => {
+                let sep = if line.is_empty() { "" } else { "; " };
+                // The reason names the client and quotes its words (see `CancelRequest`).
+                let why = self.reason.clone().unwrap_or_else(|| "cancelled by its client".into());
+                line.text(format!("{sep}withdrawn: ")).data(why)
             }
             Some(Outcome::Failed) => {
                 let sep = if line.is_empty() { "" } else { "; " };
