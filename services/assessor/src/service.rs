@@ -10,14 +10,13 @@
 //! in tasks of their own while the loop goes on; any failure to resolve ends the request
 //! (`packages_unresolved`): nothing runs unassessed.
 //!
-//! Reading order: [`Config`], [`run`] (set-up and the consume loop), [`Assessor::handle`] (the
+//! Reading order: [`Config`], [`run`] (set-up; `airlock_bus::runner` consumes), `Assessor::handle` (the
 //! checks, in order), then the publish.
 
 use crate::engine::EngineConfig;
 use crate::intake::{self, Intake};
 use crate::shared::SharedEngine;
-use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
-use airlock_bus::runner::{ConfigError, ConfigFile};
+use airlock_bus::runner::{ConfigError, ConfigFile, Handled, Handler, Runner, Settling};
 use airlock_bus::{
     BusError, Claim, ClaimError, Claims, ClientsConfig, Delivery, Ending, Failure, PublishError, Publisher, Refuser,
     ServiceCounters, Transience,
@@ -25,7 +24,7 @@ use airlock_bus::{
 use airlock_protocol::event::Assessed;
 use airlock_protocol::packages::{PackageRating, RESOLVE_ENDPOINT, ResolveFailure, ResolveReply, ResolveRequest};
 use airlock_protocol::roles;
-use airlock_protocol::subjects::{ASSESSOR_BUCKET, submit_client};
+use airlock_protocol::subjects::submit_client;
 use airlock_protocol::{
     Assessment, Envelope, Event, EventKind, ExecutionRequest, Level, Producer, Progress, RefusalReason, RequestId,
     WireError,
@@ -137,6 +136,7 @@ struct Admission {
     client: String,
 }
 
+#[derive(Clone)]
 struct Assessor {
     client: async_nats::Client,
     resolve_timeout: Duration,
@@ -158,17 +158,17 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         None
     };
     reload_on_hangup(engine.clone(), shutdown.clone());
-    let js = async_nats::jetstream::new(client.clone());
-    let publisher = Publisher::new(js.clone(), Producer::Assessor, shutdown.clone());
-    let admissions = match Claims::open(&js, ASSESSOR_BUCKET, &shutdown).await {
-        Ok(claims) => claims,
-        Err(_) if shutdown.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e.into()),
+    let counters = ServiceCounters::default();
+    let runner = Runner::start(&roles::ASSESSOR, client.clone(), counters.clone(), shutdown.clone()).await?;
+    let publisher = Publisher::new(runner.jetstream().clone(), Producer::Assessor, shutdown.clone());
+    let Some(admissions) = runner.records().await? else {
+        runner.stop().await;
+        return Ok(());
     };
     let intake = Arc::new(Mutex::new(Intake::new(config.clients.clone())));
     tokio::spawn(count_terminals(client.clone(), intake.clone(), shutdown.clone()));
-    let assessor = Arc::new(Assessor {
-        client: client.clone(),
+    let assessor = Assessor {
+        client,
         resolve_timeout: config.resolve_timeout,
         resolving: Arc::new(tokio::sync::Semaphore::new(MAX_RESOLVING)),
         engine,
@@ -176,70 +176,41 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         publisher,
         admissions,
         intake,
-        counters: ServiceCounters::default(),
-    });
-    let service = airlock_bus::start_service(&client, &roles::ASSESSOR, assessor.counters.clone()).await?;
-    let spec = ConsumerSpec::for_role(&roles::ASSESSOR, Duration::from_secs(30), 256);
-    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
-        return Ok(());
+        counters,
     };
-    let mut with_packages = tokio::task::JoinSet::new();
-    while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span(roles::ASSESSOR.name);
-        match assessor.handle(&delivery).instrument(span.clone()).await {
-            Handled::Settle(outcome) => {
-                if !delivery.settle(outcome, &assessor.refuser, &shutdown).await {
-                    break;
-                }
-            }
-            Handled::Packages(rated) => {
-                let (rid, request, assessment) = *rated;
-                let assessor = assessor.clone();
-                let shutdown = shutdown.clone();
-                with_packages.spawn(
-                    async move {
-                        let outcome = assessor.rate_packages(&delivery, rid, request, assessment).await;
-                        delivery.settle(outcome, &assessor.refuser, &shutdown).await;
-                    }
-                    .instrument(span),
-                );
-            }
-        }
-        while with_packages.try_join_next().is_some() {}
-    }
-    // Requests still waiting for their packages are redelivered to the next assessor.
-    with_packages.abort_all();
-    let _ = service.stop().await;
+    let spec = runner.consumer(Duration::from_secs(30), 256);
+    let settling = Settling::set_aside(assessor.refuser.clone());
+    runner.serve(spec, &assessor, settling).await?;
     Ok(())
 }
 
-/// What handling a submission came to.
-enum Handled {
-    /// Done here: settle the delivery with this.
-    Settle(Result<(), AssessorError>),
-    /// Rated, but its packages must be resolved and rated before it is published.
-    Packages(Box<(RequestId, ExecutionRequest, Assessment)>),
-}
+impl Handler for Assessor {
+    type Error = AssessorError;
 
-impl Assessor {
-    /// One submission: admitted (or refused), then rated and passed on (or, when it names
-    /// packages, handed back to be finished in a task of its own).
-    async fn handle(&self, delivery: &Delivery) -> Handled {
+    /// One submission: admitted (or refused), then rated and passed on; one that names
+    /// packages is finished while the next submissions are handled, once an executor has
+    /// resolved and rated them.
+    async fn handle(&self, delivery: &Delivery) -> Handled<AssessorError> {
         let (rid, request) = match self.admit(delivery).await {
             Ok(Some(admitted)) => admitted,
-            Ok(None) => return Handled::Settle(Ok(())),
-            Err(e) => return Handled::Settle(Err(e)),
+            Ok(None) => return Handled::Done(Ok(())),
+            Err(e) => return Handled::Done(Err(e)),
         };
         let assessment = match self.rate(&request).await {
             Ok(assessment) => assessment,
-            Err(e) => return Handled::Settle(Err(e)),
+            Err(e) => return Handled::Done(Err(e)),
         };
         if request.packages.is_empty() {
-            return Handled::Settle(self.publish(delivery, rid, request, assessment).await);
+            return Handled::Done(self.publish(delivery, rid, request, assessment).await);
         }
-        Handled::Packages(Box::new((rid, request, assessment)))
+        let (assessor, delivery) = (self.clone(), delivery.clone());
+        Handled::Later(Box::pin(async move {
+            assessor.rate_packages(&delivery, rid, request, assessment).await
+        }))
     }
+}
 
+impl Assessor {
     /// The checks, in order: a request id in the subject; the first submission for it (a
     /// second one with the same id is refused without touching the first request); a readable,
     /// valid request; the client within its limits (only on first delivery: a redelivery was
@@ -330,18 +301,9 @@ impl Assessor {
         self.publisher
             .progress(&rid, Progress::ResolvingPackages { packages })
             .await;
-        let reply = {
-            let asked = self.ask_executor(&rid, &request);
-            tokio::pin!(asked);
-            let mut progress = tokio::time::interval(PROGRESS_EVERY);
-            progress.tick().await;
-            loop {
-                tokio::select! {
-                    reply = &mut asked => break reply,
-                    _ = progress.tick() => delivery.in_progress().await,
-                }
-            }
-        };
+        let reply = delivery
+            .keep_alive(PROGRESS_EVERY, self.ask_executor(&rid, &request))
+            .await;
         let packages = match reply {
             Ok(packages) => packages,
             Err((failure, detail)) => {

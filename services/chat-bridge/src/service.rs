@@ -12,15 +12,13 @@ use crate::outbox::Outbox;
 use crate::relay::Relay;
 use crate::render::Ended;
 use crate::state::{RanAgain, Store, Tracked};
-use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
-use airlock_bus::retry::Backoff;
-use airlock_bus::{BusError, ClaimError, Claims, Delivery, Publisher, ServiceCounters};
-use airlock_protocol::roles::{self, BRIDGE_BUCKET};
+use airlock_bus::runner::{Handled, Handler, Runner, Settling};
+use airlock_bus::{BusError, ClaimError, Delivery, Publisher, ServiceCounters};
+use airlock_protocol::roles;
 use airlock_protocol::{Event, KeyError, Producer, SigningKey, now_ms};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument as _;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BridgeError {
@@ -45,50 +43,40 @@ pub enum BridgeError {
 pub async fn run(client: async_nats::Client, config: Config, shutdown: CancellationToken) -> Result<(), BridgeError> {
     let key = SigningKey::load_or_generate(&config.key_file, &config.key_name)?;
     tracing::info!(key = %key.verifier(), "chat bridge signing answers (list this key in [gate.bridge_keys])");
-    let js = async_nats::jetstream::new(client.clone());
-    let claims = match Claims::open(&js, BRIDGE_BUCKET, &shutdown).await {
-        Ok(claims) => claims,
-        Err(_) if shutdown.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
     let counters = ServiceCounters::default();
-    let publisher = Publisher::new(js.clone(), Producer::ChatBridge, shutdown.clone());
+    let runner = Runner::start(&roles::CHAT_BRIDGE, client, counters.clone(), shutdown.clone()).await?;
+    let Some(claims) = runner.records().await? else {
+        runner.stop().await;
+        return Ok(());
+    };
+    let publisher = Publisher::new(runner.jetstream().clone(), Producer::ChatBridge, shutdown.clone());
     let core = Arc::new(Core::new(
         Store::new(claims),
         Relay::new(key.clone(), publisher, counters.clone()),
         counters.clone(),
         airlock_approvals::People::new(&config.people, &Default::default())?,
     ));
-    let service = airlock_bus::start_service(&client, &roles::CHAT_BRIDGE, counters.clone()).await?;
 
     let chats = crate::chats::start(&config, &key, core.clone(), shutdown.clone()).await?;
     tokio::spawn(Outbox::new(core.clone(), chats).run(shutdown.clone()));
 
-    let spec = ConsumerSpec::for_role(&roles::CHAT_BRIDGE, Duration::from_secs(30), 64).unbounded_redelivery();
-    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
-        return Ok(());
-    };
-    while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span(roles::CHAT_BRIDGE.name);
-        match handle(&core, &delivery).instrument(span).await {
-            Ok(()) => delivery.ack().await,
-            Err(e) => {
-                // Only NATS being away gets here: try again later, never set aside (setting aside
-                // would mean publishing a refusal, which the bridge may not).
-                let (_, delivered) = delivery.position();
-                let delay = Backoff::OUTAGE
-                    .delay(u32::try_from(delivered).unwrap_or(1))
-                    .max(Duration::from_millis(500));
-                tracing::warn!(error = %airlock_bus::error_text(&e), delivered, "could not record a request; redelivery in {delay:?}");
-                delivery.retry_after(delay).await;
-            }
-        }
-    }
-    let _ = service.stop().await;
+    let spec = runner.consumer(Duration::from_secs(30), 64).unbounded_redelivery();
+    // Only NATS being away fails a delivery here: it is tried again later, never set aside
+    // (setting aside would mean publishing a refusal, which the bridge may not).
+    runner.serve(spec, &*core, Settling::RetryUntilDone).await?;
     Ok(())
 }
 
-async fn handle(core: &Core, delivery: &Delivery) -> Result<(), ClaimError> {
+impl Handler for Core {
+    type Error = ClaimError;
+
+    async fn handle(&self, delivery: &Delivery) -> Handled<ClaimError> {
+        track(self, delivery).await.into()
+    }
+}
+
+/// Records an override request, or the end of one, in the bucket.
+async fn track(core: &Core, delivery: &Delivery) -> Result<(), ClaimError> {
     let envelope = match delivery.envelope() {
         Ok(e) => e,
         Err(e) => {

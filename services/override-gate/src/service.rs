@@ -11,7 +11,7 @@ use crate::policy::Ruling;
 use crate::records::{PendingOverride, Record};
 use crate::remembered::{self, Remembered};
 use crate::trust::{Current, Trust, TrustError};
-use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
+use airlock_bus::runner::{Handled, Handler, Runner, Settling};
 use airlock_bus::{
     BusError, Claim, ClaimError, Claims, Delivery, Ending, Failure, PublishError, Publisher, Refuser, ServiceCounters,
     Transience,
@@ -20,7 +20,7 @@ use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::digest::execution_digest;
 use airlock_protocol::event::Assessed;
 use airlock_protocol::roles;
-use airlock_protocol::subjects::{GATE_BUCKET, GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
+use airlock_protocol::subjects::{GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
     MessageId, Outcome, OverrideAsked, Producer, Progress, RefusalReason, RequestId, Signed, SigningKey, Terminal,
@@ -128,20 +128,20 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         tracing::warn!("no approver or bridge keys configured: override requests can only end by their deadline");
     }
     tracing::info!(policy_version = %trust.policy.version, "policy in force");
-    let js = async_nats::jetstream::new(client.clone());
-    let records = match Claims::open(&js, GATE_BUCKET, &shutdown).await {
-        Ok(claims) => claims,
-        Err(_) if shutdown.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e.into()),
+    let counters = ServiceCounters::default();
+    let runner = Runner::start(&roles::GATE, client, counters.clone(), shutdown.clone()).await?;
+    let Some(records) = runner.records().await? else {
+        runner.stop().await;
+        return Ok(());
     };
-    let publisher = Publisher::new(js.clone(), Producer::OverrideGate, shutdown.clone());
+    let publisher = Publisher::new(runner.jetstream().clone(), Producer::OverrideGate, shutdown.clone());
     let gate = Arc::new(Gate {
         refuser: Refuser::new(publisher.clone(), &roles::GATE.role),
         publisher,
         key,
         current: Arc::new(Current::new(trust, config)),
         records,
-        counters: ServiceCounters::default(),
+        counters,
         deadlines: Mutex::new(BTreeMap::new()),
     });
     tracing::info!(key = %gate.key.verifier(), "override-gate signing decisions");
@@ -151,11 +151,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         overrides_reading(&waiting, now_ms())
     });
 
-    let service = airlock_bus::start_service(&client, &roles::GATE, gate.counters.clone()).await?;
-    let endpoint = |name: &'static str| {
-        let service = &service;
-        async move { service.endpoint(name).await.map_err(BusError::Service) }
-    };
+    let endpoint = |name: &'static str| runner.endpoint(name);
     tokio::spawn(serve_pending(gate.clone(), endpoint(GATE_PENDING_ENDPOINT).await?));
     tokio::spawn(remembered_endpoints::serve_list(
         gate.clone(),
@@ -172,23 +168,22 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         shutdown.clone(),
     ));
 
-    let spec = ConsumerSpec::for_role(&roles::GATE, Duration::from_secs(30), 64);
-    let Some(mut deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
-        return Ok(());
-    };
-    while let Some(delivery) = deliveries.next().await {
-        let span = delivery.span(roles::GATE.name);
-        let outcome = gate.handle(&delivery).instrument(span).await;
-        if !delivery.settle(outcome, &gate.refuser, &shutdown).await {
-            break;
-        }
-    }
-    let _ = service.stop().await;
+    let spec = runner.consumer(Duration::from_secs(30), 64);
+    let settling = Settling::set_aside(gate.refuser.clone());
+    runner.serve(spec, &*gate, settling).await?;
     Ok(())
 }
 
+impl Handler for Gate {
+    type Error = GateError;
+
+    async fn handle(&self, delivery: &Delivery) -> Handled<GateError> {
+        self.on_delivery(delivery).await.into()
+    }
+}
+
 impl Gate {
-    async fn handle(&self, delivery: &Delivery) -> Result<(), GateError> {
+    async fn on_delivery(&self, delivery: &Delivery) -> Result<(), GateError> {
         let envelope = match delivery.envelope() {
             Ok(e) => e,
             Err(error) => {

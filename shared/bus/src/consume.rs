@@ -31,6 +31,8 @@ pub trait Failure: Transience + std::error::Error + Send + Sync + 'static {
     }
 }
 
+impl Failure for crate::ClaimError {}
+
 impl Failure for PublishError {
     fn refusal_reason(&self) -> RefusalReason {
         match self {
@@ -148,7 +150,9 @@ pub enum Ending {
     MessageOnly,
 }
 
-/// One message from the stream.
+/// One message from the stream. A clone is the same delivery (for work that settles it in a
+/// task of its own).
+#[derive(Clone)]
 pub struct Delivery {
     message: jetstream::Message,
     /// The durable consumer it came through, for metrics.
@@ -218,6 +222,20 @@ impl Delivery {
     pub async fn in_progress(&self) {
         if let Err(e) = self.message.ack_with(jetstream::AckKind::Progress).await {
             tracing::debug!(error = %e, "progress ack failed");
+        }
+    }
+
+    /// Runs `work`, telling the server every `every` that the delivery is still being handled,
+    /// so that work waiting on something slow is not redelivered meanwhile.
+    pub async fn keep_alive<T>(&self, every: Duration, work: impl std::future::Future<Output = T>) -> T {
+        tokio::pin!(work);
+        let mut progress = tokio::time::interval(every);
+        progress.tick().await;
+        loop {
+            tokio::select! {
+                done = &mut work => return done,
+                _ = progress.tick() => self.in_progress().await,
+            }
         }
     }
 

@@ -1,5 +1,10 @@
-//! What every service binary does around its loop: read its section of the stack's config file,
-//! and turn SIGINT/SIGTERM into a cancellation that lets the loop finish its current message.
+//! What every service is run by: its section of the stack's config file, a cancellation on
+//! SIGINT/SIGTERM that lets it finish its current message, and the [`Runner`] that consumes,
+//! settles and answers status for it.
+
+mod service;
+
+pub use service::{Handled, Handler, Later, Runner, Settling};
 
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
