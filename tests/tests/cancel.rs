@@ -78,6 +78,20 @@ async fn a_running_program_is_killed_and_ends_cancelled_with_its_output_so_far()
     eprintln!("airlock cancel to the cancelled terminal, as a new process: {took:?}");
     assert_one_cancelled_terminal(&stack, &rid, "the user left").await;
 
+    // Ctrl-C at `airlock run` cancels the request, not only the wait for it.
+    let (child, interrupted) = start_long_run(&stack, "interrupted.py", LONG).await;
+    airlock_tests::signal(child.id(), libc::SIGINT);
+    let (json, status) = finish_run(child);
+    assert_eq!(status, 6, "{json}");
+    assert_eq!(json["request_id"], interrupted.as_str());
+    assert!(
+        json["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("airlock run was interrupted (Ctrl-C)"),
+        "{json}"
+    );
+
     // Too late: a request that ended stays as it ended.
     let (json, status) = stack.run_code("quick.py", "print('done')\n", &[]);
     assert_eq!(status, 0, "{json}");

@@ -27,6 +27,8 @@ pub mod status {
     pub const CANCELLED: u8 = 6;
     /// `airlock cancel`: the request had already ended by itself; nothing was cancelled.
     pub const CANCEL_TOO_LATE: u8 = 7;
+    /// `airlock run` was interrupted twice (Ctrl-C): it stopped waiting, the cancellation sent.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 #[derive(Clone, Debug, clap::Args)]
@@ -131,13 +133,30 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     let terminal = {
         let wait = submitted.terminal(Duration::from_secs(args.wait));
         tokio::pin!(wait);
-        tokio::select! {
-            terminal = &mut wait => terminal,
-            _ = tokio::time::sleep(Duration::from_secs(3)) => {
-                if chatty {
-                    eprintln!("waiting for {request_id} (it may be waiting for a human: `airlock override list`)");
+        let slow = tokio::time::sleep(Duration::from_secs(3));
+        tokio::pin!(slow);
+        let (mut told, mut cancelled) = (false, false);
+        loop {
+            tokio::select! {
+                terminal = &mut wait => break terminal,
+                _ = &mut slow, if !told => {
+                    told = true;
+                    if chatty {
+                        eprintln!("waiting for {request_id} (it may be waiting for a human: `airlock override list`)");
+                    }
                 }
-                wait.await
+                // Ctrl-C stops the request, not only the wait for it; a second one leaves.
+                _ = tokio::signal::ctrl_c(), if !cancelled => {
+                    cancelled = true;
+                    eprintln!("interrupted: cancelling {request_id} (Ctrl-C again to stop waiting)");
+                    if let Err(error) = client.cancel(&request_id, "airlock run was interrupted (Ctrl-C)").await {
+                        eprintln!("airlock run: the cancellation failed: {}", airlock_protocol::error_chain(&error));
+                    }
+                }
+                _ = tokio::signal::ctrl_c(), if cancelled => {
+                    eprintln!("stopped waiting for {request_id} (its cancellation was sent)");
+                    return Ok(ExitCode::from(status::INTERRUPTED));
+                }
             }
         }
     }?;
