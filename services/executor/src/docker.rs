@@ -170,7 +170,7 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
             crate::seccomp::security_opt(spec.runtime),
         ]),
         privileged: Some(false),
-        pids_limit: Some(i64::from(limits.pids.max(1))),
+        pids_limit: Some(host_pids_limit(spec.runtime, limits.pids)),
         memory: Some(as_i64(limits.memory_bytes)),
         // Equal to `memory`: no swap at all.
         memory_swap: Some(as_i64(limits.memory_bytes)),
@@ -222,6 +222,30 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         host_config: Some(host_config),
         ..Default::default()
     }
+}
+
+/// Host threads a gVisor sandbox uses at rest (39 measured on the ptrace platform; more under
+/// load, when Go's runtime starts threads for blocked calls), with room to spare.
+const RUNSC_HOST_THREADS_AT_REST: u32 = 128;
+/// Host threads gVisor adds for each process of the program on the ptrace platform (6 measured:
+/// 63 with 4 subprocesses, 136 with 16, 332 with 50), with room to spare.
+const RUNSC_HOST_THREADS_PER_PROCESS: u32 = 8;
+
+/// The engine's pids limit (the host's pids cgroup) for a program allowed `pids` processes.
+/// Under runc the host's cgroup holds the program's own processes and threads. Under runsc it
+/// holds gVisor's threads instead, and a limit of `pids` there left a program room for about
+/// four processes: past it the host refuses gVisor a thread and the whole sandbox dies (Go's
+/// exit status 2, before PID 1's end marker). The limit there is scaled to what gVisor needs
+/// for `pids` processes, which still bounds the program's processes on the host.
+fn host_pids_limit(runtime: Runtime, pids: u32) -> i64 {
+    let pids = pids.max(1);
+    let limit = match runtime {
+        Runtime::Runc => pids,
+        Runtime::Runsc => pids
+            .saturating_mul(RUNSC_HOST_THREADS_PER_PROCESS)
+            .saturating_add(RUNSC_HOST_THREADS_AT_REST),
+    };
+    i64::from(limit)
 }
 
 /// The environment every sandbox process starts from (a job's own variables are added on top).
