@@ -5,6 +5,7 @@
 
 use airlock_protocol::{Event, EventKind, Outcome};
 use airlock_tests::{Stack, events_of, finish_run, start_long_run, terminals};
+use futures::StreamExt as _;
 use std::time::{Duration, Instant};
 
 /// Prints, then sleeps far longer than any test waits.
@@ -155,4 +156,76 @@ async fn a_request_waiting_for_a_human_is_withdrawn() {
     assert_eq!(list.as_array().map(Vec::len), Some(0), "{list}");
     let out = stack.output(&["override", "approve", &rid, "--reason", "late", "--who", "tester"]);
     assert!(!out.status.success(), "an answer to a withdrawn request was accepted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_waiting_for_its_turn_ends_without_running() {
+    let stack = tokio::task::spawn_blocking(|| Stack::start_with("[executor.host]\nmax_concurrent = 1\n"))
+        .await
+        .expect("stack");
+    let (first, running) = start_long_run(&stack, "first.py", LONG).await;
+    let second = stack.run_in_background("second.py", "print('my turn')\n", &[]);
+    // The second waits behind the first: its stage says so.
+    let start = Instant::now();
+    let queued = loop {
+        if let Some(rid) = queued_requests(&stack).await.into_iter().next() {
+            break rid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "nothing queued:\n{}",
+            stack.diagnostics()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let (status, said) = cancel(&stack, &queued, "not needed any more");
+    assert_eq!(status, 0, "{said}");
+    let (json, status) = finish_run(second);
+    assert_eq!(status, 6, "{json}");
+    assert_one_cancelled_terminal(&stack, &queued, "not needed any more").await;
+    let events = events_of(&stack, &queued).await;
+    assert!(
+        !events.iter().any(|e| e.kind() == EventKind::ExecStarted),
+        "a cancelled waiting request ran"
+    );
+    // The first ran on all along, and is cancelled in turn.
+    assert!(
+        terminals(&stack, &running).await.is_empty(),
+        "the running request ended early"
+    );
+    let (status, said) = cancel(&stack, &running, "done with it");
+    assert_eq!(status, 0, "{said}");
+    let (json, status) = finish_run(first);
+    assert_eq!((status, json["outcome"].as_str()), (6, Some("cancelled")), "{json}");
+}
+
+/// Requests whose last stage is `queued` (waiting for a sandbox slot).
+async fn queued_requests(stack: &Stack) -> Vec<String> {
+    let admin = stack.connect("admin").await;
+    let js = async_nats::jetstream::new(admin);
+    let Ok(stream) = js.get_stream(airlock_protocol::subjects::EVENTS_STREAM).await else {
+        return vec![];
+    };
+    let Ok(mut listed) = stream
+        .info_with_subjects(format!("{}.>", EventKind::Progress.subject_prefix()))
+        .await
+    else {
+        return vec![];
+    };
+    let mut subjects = vec![];
+    while let Some(Ok((subject, _))) = listed.next().await {
+        subjects.push(subject);
+    }
+    let mut queued = vec![];
+    for subject in subjects {
+        let Ok(message) = stream.direct_get_last_for_subject(subject.clone()).await else {
+            continue;
+        };
+        if let Ok(envelope) = airlock_protocol::Envelope::decode_on(&subject, &message.payload)
+            && let Event::Progress(airlock_protocol::Progress::Queued { .. }) = envelope.event
+        {
+            queued.push(envelope.request_id.to_string());
+        }
+    }
+    queued
 }

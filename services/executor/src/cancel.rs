@@ -20,6 +20,8 @@ const REMEMBERED: usize = 4096;
 pub(crate) struct Cancels {
     running: Mutex<HashMap<String, String>>,
     asked: Mutex<(HashMap<String, CancelRequest>, VecDeque<String>)>,
+    /// Wakes the dispatcher, which ends the cancelled requests waiting for their turn.
+    pub(crate) heard: tokio::sync::Notify,
 }
 
 impl Cancels {
@@ -43,6 +45,7 @@ impl Cancels {
                 }
             }
         }
+        self.heard.notify_one();
         let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         running.get(rid.as_str()).cloned()
     }

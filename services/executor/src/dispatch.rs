@@ -123,6 +123,7 @@ pub(crate) async fn dispatch(
     // While requests wait, a look now and then: what they wait for may need telling.
     let mut look = tokio::time::interval(TELL_AUDIT_WAIT_AFTER);
     look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let cancels = state.executor.cancels.clone();
     loop {
         state.start_what_can();
         state.tell();
@@ -136,6 +137,7 @@ pub(crate) async fn dispatch(
             },
             Some(done) = state.tasks.join_next_with_id(), if !state.tasks.is_empty() => state.done(done),
             _ = tick.tick() => state.tick().await,
+            () = cancels.heard.notified() => state.end_cancelled(),
             _ = look.tick(), if state.queue.waiting() > 0 => {}
             Ok(()) = engine.changed() => {}
             Ok(()) = commits.changed() => {}
@@ -325,6 +327,7 @@ impl Dispatch {
     /// Every heartbeat: keeps the waiting deliveries alive, ends the overdue ones, and gives
     /// everything back to the stream when the engine has been away too long.
     async fn tick(&mut self) {
+        self.end_cancelled();
         for item in self.queue.iter() {
             item.delivery.in_progress().await;
         }
@@ -351,6 +354,22 @@ impl Dispatch {
                 "the engine is still away: giving the waiting requests back for another executor"
             );
             self.give_back_waiting(RELEASE_DELAY).await;
+        }
+    }
+
+    /// Ends the waiting requests whose clients cancelled them: nothing of them runs.
+    fn end_cancelled(&mut self) {
+        let cancels = self.executor.cancels.clone();
+        for item in self.queue.take_where(|i| cancels.asked(&i.rid).is_some()) {
+            self.held_bytes = self.held_bytes.saturating_sub(item.delivery.payload().len());
+            let executor = self.executor.clone();
+            self.tasks.spawn(async move {
+                let outcome = executor
+                    .cancel_waiting(&item.delivery, &item.rid, &item.authorized)
+                    .await;
+                item.delivery.settle(outcome, &executor.refuser, &executor.stop).await;
+                Finished::Gone
+            });
         }
     }
 

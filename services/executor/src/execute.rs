@@ -191,6 +191,31 @@ impl Executor {
         Ok(())
     }
 
+    /// Ends a request its client cancelled while it waited for its turn (unless an earlier
+    /// decision already ran it).
+    pub(crate) async fn cancel_waiting(
+        &self,
+        delivery: &Delivery,
+        rid: &RequestId,
+        authorized: &Authorized,
+    ) -> Result<(), ExecutorError> {
+        let Some(cancel) = self.cancels.asked(rid) else {
+            return Ok(());
+        };
+        let record = Record::Done {
+            stream_seq: delivery.position().0,
+            decision_id: authorized.decision.decision_id.clone(),
+            outcome: Outcome::Cancelled,
+        };
+        if let Claim::Won { .. } = self.records.claim(rid.as_str(), &record).await? {
+            self.counters.incr("cancelled");
+            let mut terminal = self.terminal_base(authorized, Outcome::Cancelled);
+            terminal.reason = Some(cancel.ended_reason(rid));
+            self.publisher.emit(rid, Event::Terminal(Box::new(terminal))).await?;
+        }
+        Ok(())
+    }
+
     /// Runs an authorized request whose turn came, and settles its delivery unless it must wait
     /// again.
     pub(crate) async fn start(&self, delivery: &Delivery, rid: &RequestId, authorized: &Authorized) -> Started {
