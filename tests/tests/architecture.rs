@@ -9,7 +9,7 @@ use std::path::Path;
 /// for tests and free). `None`: anything (the CLI and the cross-service tests).
 const ALLOWED: &[(&str, Option<&[&str]>)] = &[
     ("airlock-protocol", Some(&[])),
-    ("airlock-telemetry", Some(&[])),
+    ("airlock-telemetry", Some(&["airlock-protocol"])),
     ("airlock-bash-parser", Some(&[])),
     ("airlock-auditlog", Some(&["airlock-protocol"])),
     ("airlock-bus", Some(&["airlock-protocol", "airlock-telemetry"])),

@@ -7,7 +7,7 @@ use crate::config::EgressConfig;
 use crate::error::EgressError;
 use crate::policy::{is_public, rewrite_links, upstream_for};
 use crate::sessions::Registry;
-use airlock_protocol::Egress;
+use airlock_protocol::{Egress, error_chain};
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
@@ -385,17 +385,6 @@ impl Fetch {
             )
             .unwrap_or_else(|_| full(StatusCode::BAD_GATEWAY, String::new()))
     }
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    text
 }
 
 /// A streamed body that counts its bytes against the install's cap, cuts off past it, and

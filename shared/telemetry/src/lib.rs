@@ -21,6 +21,7 @@ pub mod sigpipe;
 
 pub use settings::TelemetrySettings;
 
+use airlock_protocol::error_chain;
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
@@ -287,22 +288,6 @@ fn install_subscriber(config: &TelemetryConfig, tracer: opentelemetry_sdk::trace
         // A subscriber was already installed (tests running several services in one process).
         tracing::debug!("tracing subscriber already installed");
     }
-}
-
-/// An error and its causes, on one line.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        // Some errors already print their cause; saying it twice says nothing more.
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 struct HeaderInjector<'a>(&'a mut async_nats::HeaderMap);
