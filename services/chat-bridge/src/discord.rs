@@ -9,8 +9,9 @@ use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
 use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{DiscordConfig, read_secret};
-use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
+use crate::interaction::{Arrived, Response, admit, bounded};
 use crate::render::{self, Message, View};
+use crate::signatures::Signer;
 use airlock_protocol::RequestId;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -88,23 +89,17 @@ impl Discord {
         let claimed = bounded(user_of(&payload), 32);
         let place = bounded(payload["channel_id"].as_str().unwrap_or(&self.config.channel_id), 32);
         let named = request_named(&payload);
-        if let Err(check) = crate::signatures::discord_verify(&self.public_key, timestamp, signature, body, now_secs())
-        {
-            let refused = Refused::signature(SYSTEM, &place, signature, body, &claimed, named, &check);
-            return relay_refusal(
-                core,
-                refused,
-                Response::unauthorized("invalid request signature".into()),
-            )
-            .await;
-        }
-        match core.store.first_sight(SYSTEM, signature.unwrap_or_default()).await {
-            Ok(true) => {}
-            Ok(false) => {
-                let refused = Refused::replay(SYSTEM, &place, signature, body, &claimed, named);
-                return relay_refusal(core, refused, Response::unauthorized("replayed request".into())).await;
-            }
-            Err(e) => return Response::unavailable(&e),
+        let arrived = Arrived {
+            system: SYSTEM,
+            place: &place,
+            timestamp,
+            signature,
+            body,
+            claimed: &claimed,
+            named,
+        };
+        if let Err(refusal) = admit(core, Signer::Discord(&self.public_key), arrived).await {
+            return refusal;
         }
         match payload["type"].as_u64() {
             Some(PING) => Response::json(json!({ "type": PONG })),

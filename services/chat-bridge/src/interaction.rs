@@ -1,9 +1,10 @@
 //! What the HTTP endpoints of Slack, Discord and webhooks share: the response they send back,
-//! bounds on untrusted fields, and the record of an interaction refused before it could be an
-//! answer (relayed to the gate, which refuses it in the audit log).
+//! bounds on untrusted fields, and their admission: a signed interaction is verified, checked
+//! against its time window and the replay cache, or refused (relayed to the gate, which refuses it
+//! in the audit log).
 
 use crate::answers::Core;
-use crate::signatures::SignatureCheck;
+use crate::signatures::Signer;
 use airlock_protocol::overrides::Via;
 use airlock_protocol::{RefusalReason, RequestId};
 
@@ -57,7 +58,7 @@ pub fn now_secs() -> i64 {
 }
 
 /// An interaction refused at the edge.
-pub struct Refused {
+struct Refused {
     pub request: Option<RequestId>,
     pub via: Via,
     pub who: String,
@@ -65,57 +66,64 @@ pub struct Refused {
     pub detail: String,
 }
 
-fn fingerprint(signature: Option<&str>, body: &[u8]) -> String {
-    crate::txn_id(&[signature.unwrap_or_default(), &String::from_utf8_lossy(body)])
+/// A signed interaction as it arrived, not yet trusted: what it claims (who, which request) is
+/// kept only for the record of its refusal.
+pub struct Arrived<'a> {
+    pub system: &'static str,
+    /// The channel, room or endpoint it came through.
+    pub place: &'a str,
+    pub timestamp: Option<&'a str>,
+    pub signature: Option<&'a str>,
+    pub body: &'a [u8],
+    pub claimed: &'a str,
+    pub named: Option<RequestId>,
 }
 
-impl Refused {
-    pub fn signature(
-        system: &'static str,
-        place: &str,
-        signature: Option<&str>,
-        body: &[u8],
-        claimed: &str,
-        request: Option<RequestId>,
-        check: &SignatureCheck,
-    ) -> Self {
-        Self {
-            request,
+impl Arrived<'_> {
+    fn refused(self, reason: RefusalReason, detail: String) -> Refused {
+        Refused {
             via: Via {
-                system: system.to_owned(),
-                place: place.to_owned(),
-                reference: fingerprint(signature, body),
+                system: self.system.to_owned(),
+                place: self.place.to_owned(),
+                reference: crate::txn_id(&[self.signature.unwrap_or_default(), &String::from_utf8_lossy(self.body)]),
             },
-            who: claimed.to_owned(),
-            reason: check.reason(),
-            detail: format!("{system} interaction (claiming to be from {claimed:?}): {check}"),
+            who: self.claimed.to_owned(),
+            request: self.named,
+            reason,
+            detail,
         }
     }
+}
 
-    pub fn replay(
-        system: &'static str,
-        place: &str,
-        signature: Option<&str>,
-        body: &[u8],
-        claimed: &str,
-        request: Option<RequestId>,
-    ) -> Self {
-        Self {
-            request,
-            via: Via {
-                system: system.to_owned(),
-                place: place.to_owned(),
-                reference: fingerprint(signature, body),
-            },
-            who: claimed.to_owned(),
-            reason: RefusalReason::Replayed,
-            detail: format!("{system} interaction (from {claimed:?}) was already received once: a replay"),
+/// The one way a signed interaction gets in, for every chat: its signature and time window
+/// checked as the chat documents them, then the replay cache (a signature is accepted once).
+/// A refusal is relayed to the gate, so it is in the audit log, and `Err` carries the 401 to send
+/// back; NATS being away is a 503 and records nothing.
+pub async fn admit(core: &Core, signer: Signer<'_>, arrived: Arrived<'_>) -> Result<(), Response> {
+    let system = arrived.system;
+    let claimed = arrived.claimed;
+    if let Err(check) = signer.verify(arrived.timestamp, arrived.signature, arrived.body, now_secs()) {
+        let detail = format!("{system} interaction (claiming to be from {claimed:?}): {check}");
+        let refused = arrived.refused(check.reason(), detail);
+        return Err(relay_refusal(core, refused, Response::unauthorized(signer.refusal_text(&check))).await);
+    }
+    match core
+        .store
+        .first_sight(system, arrived.signature.unwrap_or_default())
+        .await
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let detail = format!("{system} interaction (from {claimed:?}) was already received once: a replay");
+            let refused = arrived.refused(RefusalReason::Replayed, detail);
+            Err(relay_refusal(core, refused, Response::unauthorized("replayed request".into())).await)
         }
+        Err(e) => Err(Response::unavailable(&e)),
     }
 }
 
 /// Relays the refusal to the gate (so it is in the audit log) and answers the sender.
-pub async fn relay_refusal(core: &Core, refused: Refused, response: Response) -> Response {
+async fn relay_refusal(core: &Core, refused: Refused, response: Response) -> Response {
     core.counters.incr("interactions_refused");
     let record = core.relay.refused(
         refused.request,

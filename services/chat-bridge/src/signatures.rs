@@ -82,27 +82,6 @@ pub fn slack_sign(secret: &str, timestamp: &str, body: &[u8]) -> String {
     )
 }
 
-pub fn slack_verify(
-    secret: &str,
-    timestamp: Option<&str>,
-    signature: Option<&str>,
-    body: &[u8],
-    now_secs: i64,
-) -> Result<(), SignatureCheck> {
-    let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
-        return Err(SignatureCheck::Missing);
-    };
-    fresh(timestamp, now_secs)?;
-    let Some(hex_part) = signature.trim().strip_prefix("v0=") else {
-        return Err(SignatureCheck::Forged);
-    };
-    if hmac_verify(secret.as_bytes(), &[b"v0:", timestamp.as_bytes(), b":", body], hex_part) {
-        Ok(())
-    } else {
-        Err(SignatureCheck::Forged)
-    }
-}
-
 /// An Ed25519 public key from 64 hex digits (Discord's form) or base64 of 32 bytes.
 pub fn parse_ed25519_public(text: &str) -> Option<ed25519_dalek::VerifyingKey> {
     let text = text.trim();
@@ -119,27 +98,6 @@ fn ed25519_verify(key: &ed25519_dalek::VerifyingKey, message: &[&[u8]], signatur
     };
     let message: Vec<u8> = message.concat();
     key.verify_strict(&message, &signature).is_ok()
-}
-
-pub fn discord_verify(
-    key: &ed25519_dalek::VerifyingKey,
-    timestamp: Option<&str>,
-    signature: Option<&str>,
-    body: &[u8],
-    now_secs: i64,
-) -> Result<(), SignatureCheck> {
-    let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
-        return Err(SignatureCheck::Missing);
-    };
-    fresh(timestamp, now_secs)?;
-    let Ok(signature) = hex::decode(signature.trim()) else {
-        return Err(SignatureCheck::Forged);
-    };
-    if ed25519_verify(key, &[timestamp.as_bytes(), body], &signature) {
-        Ok(())
-    } else {
-        Err(SignatureCheck::Forged)
-    }
 }
 
 /// The `X-Airlock-Signature` value of an outgoing webhook, signed with an HMAC secret.
@@ -159,34 +117,58 @@ pub fn webhook_ed25519_sign(key: &airlock_protocol::SigningKey, timestamp: &str,
     )
 }
 
-/// What an incoming webhook answer must be signed with.
-pub enum WebhookKey<'a> {
-    Hmac(&'a str),
-    Ed25519(&'a ed25519_dalek::VerifyingKey),
+/// Who signs an incoming interaction, and with what.
+#[derive(Clone, Copy)]
+pub enum Signer<'a> {
+    /// Slack, with the app's signing secret.
+    Slack(&'a str),
+    /// Discord, with the application's public key.
+    Discord(&'a ed25519_dalek::VerifyingKey),
+    /// An Airlock webhook answer, with the shared HMAC secret.
+    WebhookHmac(&'a str),
+    /// An Airlock webhook answer, with the answering system's Ed25519 key.
+    WebhookEd25519(&'a ed25519_dalek::VerifyingKey),
 }
 
-pub fn webhook_verify(
-    key: &WebhookKey<'_>,
-    timestamp: Option<&str>,
-    signature: Option<&str>,
-    body: &[u8],
-    now_secs: i64,
-) -> Result<(), SignatureCheck> {
-    let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
-        return Err(SignatureCheck::Missing);
-    };
-    fresh(timestamp, now_secs)?;
-    let signature = signature.trim();
-    let ok = match key {
-        WebhookKey::Hmac(secret) => signature
-            .strip_prefix("v1=")
-            .is_some_and(|hex_part| hmac_verify(secret.as_bytes(), &[timestamp.as_bytes(), b".", body], hex_part)),
-        WebhookKey::Ed25519(public) => signature
-            .strip_prefix("ed25519=")
-            .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
-            .is_some_and(|sig| ed25519_verify(public, &[timestamp.as_bytes(), b".", body], &sig)),
-    };
-    if ok { Ok(()) } else { Err(SignatureCheck::Forged) }
+impl Signer<'_> {
+    /// Both headers present, the timestamp inside the window, then the signature, in that order
+    /// for every chat: a stale request is refused as stale whatever its signature.
+    pub fn verify(
+        &self,
+        timestamp: Option<&str>,
+        signature: Option<&str>,
+        body: &[u8],
+        now_secs: i64,
+    ) -> Result<(), SignatureCheck> {
+        let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
+            return Err(SignatureCheck::Missing);
+        };
+        fresh(timestamp, now_secs)?;
+        let signature = signature.trim();
+        let ts = timestamp.as_bytes();
+        let ok = match self {
+            Signer::Slack(secret) => signature
+                .strip_prefix("v0=")
+                .is_some_and(|hex_part| hmac_verify(secret.as_bytes(), &[b"v0:", ts, b":", body], hex_part)),
+            Signer::Discord(key) => hex::decode(signature).is_ok_and(|sig| ed25519_verify(key, &[ts, body], &sig)),
+            Signer::WebhookHmac(secret) => signature
+                .strip_prefix("v1=")
+                .is_some_and(|hex_part| hmac_verify(secret.as_bytes(), &[ts, b".", body], hex_part)),
+            Signer::WebhookEd25519(public) => signature
+                .strip_prefix("ed25519=")
+                .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
+                .is_some_and(|sig| ed25519_verify(public, &[ts, b".", body], &sig)),
+        };
+        if ok { Ok(()) } else { Err(SignatureCheck::Forged) }
+    }
+
+    /// What the sender is told of a refused signature. Discord documents its own words.
+    pub fn refusal_text(&self, check: &SignatureCheck) -> String {
+        match self {
+            Signer::Discord(_) => "invalid request signature".into(),
+            _ => check.to_string(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -209,54 +191,30 @@ mod tests {
             SLACK_SIGNATURE
         );
         assert_eq!(
-            slack_verify(
-                SLACK_SECRET,
-                Some(SLACK_TS),
-                Some(SLACK_SIGNATURE),
-                SLACK_BODY.as_bytes(),
-                now
-            ),
+            Signer::Slack(SLACK_SECRET).verify(Some(SLACK_TS), Some(SLACK_SIGNATURE), SLACK_BODY.as_bytes(), now),
             Ok(())
         );
         let mut tampered = SLACK_BODY.as_bytes().to_vec();
         tampered[10] ^= 1;
         assert_eq!(
-            slack_verify(SLACK_SECRET, Some(SLACK_TS), Some(SLACK_SIGNATURE), &tampered, now),
+            Signer::Slack(SLACK_SECRET).verify(Some(SLACK_TS), Some(SLACK_SIGNATURE), &tampered, now),
             Err(SignatureCheck::Forged)
         );
         assert_eq!(
-            slack_verify(
-                "other secret",
-                Some(SLACK_TS),
-                Some(SLACK_SIGNATURE),
-                SLACK_BODY.as_bytes(),
-                now
-            ),
+            Signer::Slack("other secret").verify(Some(SLACK_TS), Some(SLACK_SIGNATURE), SLACK_BODY.as_bytes(), now),
             Err(SignatureCheck::Forged)
         );
         // The timestamp is signed: moving it breaks the signature even inside the window.
         assert_eq!(
-            slack_verify(
-                SLACK_SECRET,
-                Some("1700000001"),
-                Some(SLACK_SIGNATURE),
-                SLACK_BODY.as_bytes(),
-                now
-            ),
+            Signer::Slack(SLACK_SECRET).verify(Some("1700000001"), Some(SLACK_SIGNATURE), SLACK_BODY.as_bytes(), now),
             Err(SignatureCheck::Forged)
         );
         assert!(matches!(
-            slack_verify(
-                SLACK_SECRET,
-                Some(SLACK_TS),
-                Some(SLACK_SIGNATURE),
-                SLACK_BODY.as_bytes(),
-                now + 301
-            ),
+            Signer::Slack(SLACK_SECRET).verify(Some(SLACK_TS), Some(SLACK_SIGNATURE), SLACK_BODY.as_bytes(), now + 301),
             Err(SignatureCheck::Stale { .. })
         ));
         assert_eq!(
-            slack_verify(SLACK_SECRET, None, Some(SLACK_SIGNATURE), SLACK_BODY.as_bytes(), now),
+            Signer::Slack(SLACK_SECRET).verify(None, Some(SLACK_SIGNATURE), SLACK_BODY.as_bytes(), now),
             Err(SignatureCheck::Missing)
         );
     }
@@ -270,21 +228,21 @@ mod tests {
         let sig = hex::encode(key.sign(&[ts.as_bytes(), body.as_slice()].concat()).to_bytes());
         assert_eq!(sig, DISCORD_SIGNATURE);
         let now = 1700000000;
-        assert_eq!(discord_verify(&public, Some(ts), Some(&sig), body, now), Ok(()));
+        assert_eq!(Signer::Discord(&public).verify(Some(ts), Some(&sig), body, now), Ok(()));
         assert_eq!(
-            discord_verify(&public, Some(ts), Some(&sig), br#"{"type":2}"#, now),
+            Signer::Discord(&public).verify(Some(ts), Some(&sig), br#"{"type":2}"#, now),
             Err(SignatureCheck::Forged)
         );
         assert_eq!(
-            discord_verify(&public, Some("1700000001"), Some(&sig), body, now),
+            Signer::Discord(&public).verify(Some("1700000001"), Some(&sig), body, now),
             Err(SignatureCheck::Forged)
         );
         assert!(matches!(
-            discord_verify(&public, Some(ts), Some(&sig), body, now - 3600),
+            Signer::Discord(&public).verify(Some(ts), Some(&sig), body, now - 3600),
             Err(SignatureCheck::Stale { .. })
         ));
         assert_eq!(
-            discord_verify(&public, Some(ts), Some("zz"), body, now),
+            Signer::Discord(&public).verify(Some(ts), Some("zz"), body, now),
             Err(SignatureCheck::Forged)
         );
         let hex_key = hex::encode(public.to_bytes());
@@ -298,22 +256,22 @@ mod tests {
         let ts = "1700000000";
         let sig = webhook_hmac_sign("s3cret", ts, body);
         assert_eq!(
-            webhook_verify(&WebhookKey::Hmac("s3cret"), Some(ts), Some(&sig), body, 1700000000),
+            Signer::WebhookHmac("s3cret").verify(Some(ts), Some(&sig), body, 1700000000),
             Ok(())
         );
         assert_eq!(
-            webhook_verify(&WebhookKey::Hmac("other"), Some(ts), Some(&sig), body, 1700000000),
+            Signer::WebhookHmac("other").verify(Some(ts), Some(&sig), body, 1700000000),
             Err(SignatureCheck::Forged)
         );
         let key = airlock_protocol::SigningKey::from_seed("t/w", [3u8; 32]).unwrap();
         let sig = webhook_ed25519_sign(&key, ts, body);
         let public = ed25519_dalek::SigningKey::from_bytes(&[3u8; 32]).verifying_key();
         assert_eq!(
-            webhook_verify(&WebhookKey::Ed25519(&public), Some(ts), Some(&sig), body, 1700000000),
+            Signer::WebhookEd25519(&public).verify(Some(ts), Some(&sig), body, 1700000000),
             Ok(())
         );
         assert_eq!(
-            webhook_verify(&WebhookKey::Ed25519(&public), Some(ts), Some(&sig), b"{}", 1700000000),
+            Signer::WebhookEd25519(&public).verify(Some(ts), Some(&sig), b"{}", 1700000000),
             Err(SignatureCheck::Forged)
         );
     }
@@ -326,11 +284,11 @@ mod tests {
             body in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
         ) {
             let now = 1_700_000_000;
-            proptest::prop_assert!(slack_verify(SLACK_SECRET, Some(&ts), Some(&sig), &body, now).is_err());
+            proptest::prop_assert!(Signer::Slack(SLACK_SECRET).verify(Some(&ts), Some(&sig), &body, now).is_err());
             let key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]).verifying_key();
-            proptest::prop_assert!(discord_verify(&key, Some(&ts), Some(&sig), &body, now).is_err());
-            proptest::prop_assert!(webhook_verify(&WebhookKey::Hmac("s"), Some(&ts), Some(&sig), &body, now).is_err());
-            proptest::prop_assert!(webhook_verify(&WebhookKey::Ed25519(&key), Some(&ts), Some(&sig), &body, now).is_err());
+            proptest::prop_assert!(Signer::Discord(&key).verify(Some(&ts), Some(&sig), &body, now).is_err());
+            proptest::prop_assert!(Signer::WebhookHmac("s").verify(Some(&ts), Some(&sig), &body, now).is_err());
+            proptest::prop_assert!(Signer::WebhookEd25519(&key).verify(Some(&ts), Some(&sig), &body, now).is_err());
         }
     }
 }

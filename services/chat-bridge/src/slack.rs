@@ -9,8 +9,9 @@ use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
 use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{SlackConfig, read_secret};
-use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
+use crate::interaction::{Arrived, Response, admit, bounded};
 use crate::render::{self, Message, View};
+use crate::signatures::Signer;
 use airlock_protocol::RequestId;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -88,17 +89,17 @@ impl Slack {
             .map(|s| bounded(s, 64))
             .unwrap_or_default();
         let named = payload.as_ref().and_then(request_named);
-        if let Err(check) = crate::signatures::slack_verify(&self.secret, timestamp, signature, body, now_secs()) {
-            let refused = Refused::signature(SYSTEM, &place, signature, body, &claimed, named, &check);
-            return relay_refusal(core, refused, Response::unauthorized(check.to_string())).await;
-        }
-        match core.store.first_sight(SYSTEM, signature.unwrap_or_default()).await {
-            Ok(true) => {}
-            Ok(false) => {
-                let refused = Refused::replay(SYSTEM, &place, signature, body, &claimed, named);
-                return relay_refusal(core, refused, Response::unauthorized("replayed request".into())).await;
-            }
-            Err(e) => return Response::unavailable(&e),
+        let arrived = Arrived {
+            system: SYSTEM,
+            place: &place,
+            timestamp,
+            signature,
+            body,
+            claimed: &claimed,
+            named,
+        };
+        if let Err(refusal) = admit(core, Signer::Slack(&self.secret), arrived).await {
+            return refusal;
         }
         let Some(payload) = payload else {
             return Response::bad_request("no payload".into());

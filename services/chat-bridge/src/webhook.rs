@@ -15,9 +15,9 @@ use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
 use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{WebhookConfig, WebhookSigning, read_secret};
-use crate::interaction::{Refused, Response, bounded, now_secs, relay_refusal};
+use crate::interaction::{Arrived, Response, admit, bounded, now_secs};
 use crate::render::{self, Message, View};
-use crate::signatures::{WebhookKey, webhook_ed25519_sign, webhook_hmac_sign, webhook_verify};
+use crate::signatures::{Signer, webhook_ed25519_sign, webhook_hmac_sign};
 use airlock_protocol::{RequestId, SigningKey};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -84,10 +84,10 @@ impl Webhook {
         json_reply(SYSTEM, response).await
     }
 
-    fn key(&self) -> Option<WebhookKey<'_>> {
+    fn signer(&self) -> Option<Signer<'_>> {
         match self.config.signing {
-            WebhookSigning::HmacSha256 => self.secret.as_deref().map(WebhookKey::Hmac),
-            WebhookSigning::Ed25519 => self.answer_key.as_ref().map(WebhookKey::Ed25519),
+            WebhookSigning::HmacSha256 => self.secret.as_deref().map(Signer::WebhookHmac),
+            WebhookSigning::Ed25519 => self.answer_key.as_ref().map(Signer::WebhookEd25519),
         }
     }
 
@@ -99,23 +99,23 @@ impl Webhook {
             .as_str()
             .and_then(|r| RequestId::parse_client(r).ok());
         let place = self.name().to_owned();
-        let Some(key) = self.key() else {
+        let Some(signer) = self.signer() else {
             return Response::unavailable(&ChatError::Api {
                 system: SYSTEM,
                 error: "no key to check answers with".into(),
             });
         };
-        if let Err(check) = webhook_verify(&key, timestamp, signature, body, now_secs()) {
-            let refused = Refused::signature(SYSTEM, &place, signature, body, &claimed, named, &check);
-            return relay_refusal(core, refused, Response::unauthorized(check.to_string())).await;
-        }
-        match core.store.first_sight(SYSTEM, signature.unwrap_or_default()).await {
-            Ok(true) => {}
-            Ok(false) => {
-                let refused = Refused::replay(SYSTEM, &place, signature, body, &claimed, named);
-                return relay_refusal(core, refused, Response::unauthorized("replayed request".into())).await;
-            }
-            Err(e) => return Response::unavailable(&e),
+        let arrived = Arrived {
+            system: SYSTEM,
+            place: &place,
+            timestamp,
+            signature,
+            body,
+            claimed: &claimed,
+            named: named.clone(),
+        };
+        if let Err(refusal) = admit(core, signer, arrived).await {
+            return refusal;
         }
         let Some(rid) = named else {
             return Response::bad_request("request_id is missing or not a request id".into());
