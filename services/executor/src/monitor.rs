@@ -45,6 +45,9 @@ pub enum Observer {
 pub struct ApiObserver {
     latest: tokio::sync::watch::Receiver<Option<Reading>>,
     follower: tokio::task::AbortHandle,
+    /// Under gVisor, the host's pids cgroup of the sandbox, where the kernel counts the threads
+    /// it refused gVisor at the pids limit (each process of the program needs some).
+    sandbox_pids: Option<PathBuf>,
 }
 
 impl Drop for ApiObserver {
@@ -55,7 +58,7 @@ impl Drop for ApiObserver {
 
 impl ApiObserver {
     /// Starts following the container's stats (needs a Tokio runtime).
-    fn follow(engine: &Engine, id: &str) -> ApiObserver {
+    fn follow(engine: &Engine, id: &str, sandbox_pids: Option<PathBuf>) -> ApiObserver {
         let (send, latest) = tokio::sync::watch::channel(None);
         let (engine, id) = (engine.clone(), id.to_owned());
         let follower = tokio::spawn(async move {
@@ -70,7 +73,29 @@ impl ApiObserver {
             }
         })
         .abort_handle();
-        ApiObserver { latest, follower }
+        ApiObserver {
+            latest,
+            follower,
+            sandbox_pids,
+        }
+    }
+
+    /// The latest sample, with the kernel's count of refused forks read now: a refusal ends a
+    /// gVisor sandbox at once, often before the engine sampled it at all.
+    fn read(&self) -> Option<Reading> {
+        let latest = *self.latest.borrow();
+        let refused = self
+            .sandbox_pids
+            .as_ref()
+            .and_then(|pids| read_keyed(&pids.join("pids.events"), "max"))
+            .unwrap_or(0);
+        if refused == 0 {
+            return latest;
+        }
+        Some(Reading {
+            fork_failures: refused,
+            ..latest.unwrap_or_default()
+        })
     }
 }
 
@@ -147,7 +172,18 @@ impl Observer {
                 None => tracing::debug!(container = %id, "cgroup files not found; using the stats API"),
             }
         }
-        Observer::Api(ApiObserver::follow(engine, id))
+        Observer::Api(ApiObserver::follow(engine, id, None))
+    }
+
+    /// A container under gVisor, whose host processes are gVisor's own: the engine's stats,
+    /// and the fork refusals the host's pids cgroup counts for the sandbox (`sandbox_pid`, when
+    /// the host's files are visible).
+    pub fn for_gvisor(host: &HostConfig, engine: &Engine, id: &str, sandbox_pid: Option<u32>) -> Observer {
+        let sandbox_pids = sandbox_pid
+            .filter(|_| host.observe == Observe::Auto)
+            .and_then(|pid| CgroupObserver::find(host, pid))
+            .map(|cgroup| cgroup.pids);
+        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids))
     }
 
     pub fn is_host(&self) -> bool {
@@ -168,7 +204,7 @@ impl Observer {
     pub async fn read(&self) -> Option<Reading> {
         match self {
             Observer::Cgroup(c) => c.read(),
-            Observer::Api(api) => *api.latest.borrow(),
+            Observer::Api(api) => api.read(),
         }
     }
 

@@ -78,10 +78,6 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
         host_pid,
         ..
     } = launched;
-    // Under gVisor the host sees the sandbox's own processes (its kernel and gofer), never the
-    // program's: neither PID 1's name nor the process list would be the program's, so the run
-    // is watched through the engine alone.
-    let host_pid = host_pid.filter(|_| exec.runtime == airlock_protocol::Runtime::Runc);
     let result = supervise(&exec, &id, &image, attach, host_pid, events).await;
     let engine = exec.engine.clone();
     // The status PID 1 showed, to be checked against the engine's once the container stopped.
@@ -321,7 +317,13 @@ impl<'a> Run<'a> {
             seccomp: Some(crate::seccomp::digest(exec.runtime)),
             attempt: exec.attempt,
         }));
-        let observer = Observer::for_container(&exec.config.host, exec.engine, id, host_pid);
+        // Under gVisor the host sees the sandbox's own processes (its kernel and gofer), never
+        // the program's: neither PID 1's name nor the process list would be the program's, so
+        // the run is watched through the engine (and the host's count of refused forks).
+        let observer = match exec.runtime {
+            airlock_protocol::Runtime::Runc => Observer::for_container(&exec.config.host, exec.engine, id, host_pid),
+            airlock_protocol::Runtime::Runsc => Observer::for_gvisor(&exec.config.host, exec.engine, id, host_pid),
+        };
         // A warm container's idle interpreter does not count towards the job's peak.
         observer.reset_peak();
         let mut tally = Tally::default();
@@ -329,7 +331,7 @@ impl<'a> Run<'a> {
             tally.add(reading);
         }
         let mut processes = activity::Processes::default();
-        if let Some(pid) = host_pid {
+        if let Some(pid) = host_pid.filter(|_| observer.is_host()) {
             processes.ignore(pid);
         }
         let stop = (!observer.is_host()).then(|| {
@@ -588,6 +590,14 @@ impl<'a> Run<'a> {
     /// running when its stream ended lost its stream; it is killed.
     async fn stopped(&mut self) -> Result<Ended, SandboxError> {
         let (engine, id) = (self.exec.engine, self.id);
+        // A last look at the counters, while they may still be there: under gVisor a fork the
+        // host refused at the pids limit ends the whole sandbox, so the stream's end can be the
+        // first sign of it.
+        if let Some(reading) = self.observer.read().await
+            && let Some(violation) = check(&self.exec.limits, &reading)
+        {
+            return Ok(Ended::killed(violation));
+        }
         let status = match tokio::time::timeout(STOP_GRACE, self.engine_status()).await {
             Ok(Ok(status)) => status,
             Ok(Err(error)) => {

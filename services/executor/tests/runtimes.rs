@@ -22,6 +22,9 @@ fn both_runtimes(test: &str) -> SandboxConfig {
     cfg
 }
 
+/// Starts processes that stay, until a fork is refused.
+const FORKS_UNTIL_REFUSED: &str = "while true; do sleep 30 & done";
+
 /// The kernel a program sees: its release and the first line of /proc/version.
 const KERNEL: &str = "import os; print(os.uname().release); print(open('/proc/version').read().strip())";
 
@@ -181,6 +184,15 @@ except OSError as e:
         "{}",
         text(&report.stderr)
     );
+
+    // Past the pids limit the host refuses gVisor a thread, which ends the sandbox at once:
+    // the kernel's count of refused forks names it a pids violation, not an interruption.
+    let (result, _) = run(&sandbox, under_runsc(Language::Bash, FORKS_UNTIL_REFUSED, quota())).await;
+    let report = result.expect("a fork bomb under runsc is a violation, not an interrupted run");
+    let Some(v) = report.violation.clone() else {
+        panic!("a pids violation: {report:?}")
+    };
+    assert_eq!((v.kind, report.exit_code), (ViolationKind::Pids, None), "{v:?}");
 
     // Usage comes from the engine's statistics, sampled once a second and followed in the
     // background: a run longer than a few samples reports the memory it held.
