@@ -818,3 +818,76 @@ async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being
     assert_eq!(count(&events, EventKind::OverrideAsked), 1);
     assert_eq!(count(&events, EventKind::Terminal), 1);
 }
+
+/// Escalation to a second room the policy names after the bridge started (the documented
+/// example): the bot joins it when it first posts there, reads answers typed there, and the
+/// main room still gets the escalation notice.
+#[tokio::test(flavor = "multi_thread")]
+async fn escalation_to_a_second_room_is_posted_there_and_answers_typed_there_count() {
+    let w = world("").await;
+    let on_call = w.carol.create_room(&[BOT, ALICE]).await;
+    w.alice.join(&on_call).await;
+    let path = w.stack.path().join("airlock.toml");
+    let mut text = std::fs::read_to_string(&path).expect("airlock.toml");
+    text.push_str(&format!(
+        "\n[gate.policy.escalation.matrix]\nmention = [\"{CAROL}\"]\nplace = \"{on_call}\"\n"
+    ));
+    std::fs::write(&path, text).expect("rewrite airlock.toml");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let child = w.submit("escalated.py", &["--deadline", "30"]);
+    let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
+    w.post_of(&rid).await;
+    // At half the time: the request in the on-call room, and the notice in the main room.
+    let posted = w
+        .alice
+        .wait_for(&on_call, "the request in the on-call room", |e| {
+            e["sender"] == BOT && body(e).contains(&rid)
+        })
+        .await;
+    assert!(posted["event_id"].is_string());
+    w.alice
+        .wait_for(&w.room, "the escalation notice in the main room", |e| {
+            e["sender"] == BOT && body(e).contains("Escalation") && body(e).contains(&rid)
+        })
+        .await;
+    // Alice answers in the on-call room: it counts.
+    w.alice
+        .say(&on_call, &format!("approve {rid} checked from the on-call room"))
+        .await;
+    let (json, _) = finish(child);
+    assert_eq!(json["decision"], "approved", "{json}");
+    assert_eq!(json["approver"]["who"], ALICE, "{json}");
+    drop(w.synapse);
+}
+
+/// An escalation room the bot cannot join (nobody invited it): the main room still gets the
+/// escalation notice, and an answer there still counts.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_escalation_room_the_bot_cannot_join_does_not_hold_up_the_main_room() {
+    let w = world("").await;
+    let on_call = w.carol.create_room(&[ALICE]).await;
+    let path = w.stack.path().join("airlock.toml");
+    let mut text = std::fs::read_to_string(&path).expect("airlock.toml");
+    text.push_str(&format!(
+        "\n[gate.policy.escalation.matrix]\nmention = [\"{CAROL}\"]\nplace = \"{on_call}\"\n"
+    ));
+    std::fs::write(&path, text).expect("rewrite airlock.toml");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let child = w.submit("escalated.py", &["--deadline", "30"]);
+    let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
+    w.post_of(&rid).await;
+    w.alice
+        .wait_for(&w.room, "the escalation notice in the main room", |e| {
+            e["sender"] == BOT && body(e).contains("Escalation") && body(e).contains(&rid)
+        })
+        .await;
+    w.alice
+        .say(&w.room, &format!("approve {rid} checked after the escalation"))
+        .await;
+    let (json, _) = finish(child);
+    assert_eq!(json["decision"], "approved", "{json}");
+    assert_eq!(json["approver"]["who"], ALICE, "{json}");
+    drop(w.synapse);
+}

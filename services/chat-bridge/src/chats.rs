@@ -28,7 +28,7 @@ impl Chats {
             matrix: config
                 .matrix
                 .clone()
-                .map(|m| Matrix::new(m, vec![]).map(Arc::new))
+                .map(|m| Matrix::new(m, config.matrix_escalation_rooms.clone()).map(Arc::new))
                 .transpose()?,
             slack: config.slack.clone().map(|s| Slack::new(s).map(Arc::new)).transpose()?,
             discord: config
@@ -122,10 +122,17 @@ pub async fn test_wiring(config: &Config) -> Vec<(String, Result<(), ChatError>)
         Err(e) => return vec![("configuration".into(), Err(e))],
     };
     let mut results = Vec::new();
-    if let Some(matrix) = &chats.matrix
-        && let Err(e) = matrix.join(matrix.place()).await
-    {
-        tracing::debug!(error = %e, "join before the test message");
+    if let Some(matrix) = &chats.matrix {
+        if let Err(e) = matrix.join(matrix.place()).await {
+            tracing::debug!(error = %e, "join before the test message");
+        }
+        // Escalation rooms get no test message, but the bot must be able to post there.
+        for room in config.matrix_escalation_rooms.iter().filter(|r| *r != matrix.place()) {
+            results.push((
+                format!("matrix {room} (escalation room): join"),
+                matrix.join(room).await,
+            ));
+        }
     }
     let stamp = airlock_protocol::now_ms();
     let message = crate::render::notices::said(

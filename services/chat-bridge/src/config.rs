@@ -31,6 +31,11 @@ pub struct Config {
     /// counts people, in the bridge's quick reading of an answer as in the gate's judgement.
     #[serde(skip)]
     pub people: std::collections::BTreeMap<String, airlock_approvals::Person>,
+    /// The Matrix rooms the gate's policy escalates to (`[gate.policy.escalation.matrix]
+    /// place`): the bot joins them at start, reads answers there, and `airlock bridge test`
+    /// says when it cannot join one.
+    #[serde(skip)]
+    pub matrix_escalation_rooms: Vec<String>,
 }
 
 impl Default for Config {
@@ -44,6 +49,7 @@ impl Default for Config {
             discord: None,
             webhook: None,
             people: Default::default(),
+            matrix_escalation_rooms: vec![],
         }
     }
 }
@@ -156,6 +162,15 @@ impl Config {
         let section = airlock_protocol::roles::CHAT_BRIDGE.config_section;
         let mut config: Config = file.section(section)?;
         config.people = file.section("people")?;
+        let gate: toml::Table = file.section("gate")?;
+        config.matrix_escalation_rooms = gate
+            .get("policy")
+            .and_then(|p| p.get("escalation"))
+            .and_then(|e| e.get("matrix"))
+            .and_then(|m| m.get("place"))
+            .and_then(|p| p.as_str())
+            .map(|room| vec![room.to_owned()])
+            .unwrap_or_default();
         if let Some(base) = base {
             config.resolve(base);
         }

@@ -32,8 +32,9 @@ pub struct Matrix {
     config: MatrixConfig,
     token: String,
     http: reqwest::Client,
-    /// Rooms the bot must be in: its own, and escalation rooms.
-    rooms: Vec<String>,
+    /// Rooms the bot must be in and reads answers in: its own, escalation rooms, and any room
+    /// it was asked to post in (joined before the first post there).
+    rooms: std::sync::RwLock<Vec<String>>,
 }
 
 fn segment(s: &str) -> String {
@@ -62,7 +63,7 @@ impl Matrix {
             config,
             token,
             http: http_client(),
-            rooms,
+            rooms: std::sync::RwLock::new(rooms),
         })
     }
 
@@ -95,7 +96,36 @@ impl Matrix {
         .map(|_| ())
     }
 
+    fn rooms(&self) -> Vec<String> {
+        self.rooms.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn reads(&self, room: &str) -> bool {
+        self.rooms
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|r| r == room)
+    }
+
+    /// Joins a room it has not been told about before posting there (an escalation room the
+    /// gate names), and reads answers there from then on. A refused join (`M_FORBIDDEN`: not
+    /// invited) is the post's error.
+    async fn enter(&self, room: &str) -> Result<(), ChatError> {
+        if self.reads(room) {
+            return Ok(());
+        }
+        self.join(room).await?;
+        tracing::info!(room, "joined a room it posts to");
+        let mut rooms = self.rooms.write().unwrap_or_else(|p| p.into_inner());
+        if !rooms.iter().any(|r| r == room) {
+            rooms.push(room.to_owned());
+        }
+        Ok(())
+    }
+
     async fn send(&self, room: &str, txn: &str, content: Value) -> Result<String, ChatError> {
+        self.enter(room).await?;
         let path = format!("/rooms/{}/send/m.room.message/{}", segment(room), segment(txn));
         let reply = self.call(self.http.put(self.url(&path)).json(&content)).await?;
         match reply["event_id"].as_str() {
@@ -110,7 +140,7 @@ impl Matrix {
     async fn sync(&self, since: Option<&str>, timeout_ms: u64, timeline_limit: u32) -> Result<Value, ChatError> {
         let filter = json!({
             "room": {
-                "rooms": self.rooms,
+                "rooms": self.rooms(),
                 "timeline": { "limit": timeline_limit, "types": ["m.room.message"] },
                 "state": { "lazy_load_members": true, "types": [] },
                 "ephemeral": { "types": [] },
@@ -150,10 +180,17 @@ impl Matrix {
     /// to each with what became of it.
     pub async fn run_sync(self: Arc<Self>, core: Arc<Core>, shutdown: CancellationToken) {
         let mut failures = 0u32;
-        for room in self.rooms.clone() {
+        let mut not_joined = Vec::new();
+        for room in self.rooms() {
             if let Err(e) = self.join(&room).await {
-                tracing::info!(room, error = %airlock_protocol::error_chain(&e), "not in the room yet (it joins when invited)");
+                tracing::warn!(room, error = %airlock_protocol::error_chain(&e), "cannot join a room it posts to (it joins when invited)");
+                not_joined.push(format!("{room}: {}", airlock_protocol::error_chain(&e)));
             }
+        }
+        // Shown by `airlock status` until the bridge joins (restarted after the invitation).
+        if !not_joined.is_empty() {
+            core.counters
+                .set_problem("matrix_rooms", format!("cannot join {}", not_joined.join("; ")));
         }
         loop {
             if shutdown.is_cancelled() {
@@ -184,17 +221,17 @@ impl Matrix {
         let Some(since) = since else {
             // First start: begin from now, not from the room's history.
             let reply = self.sync(None, 0, 0).await?;
-            self.handle_invites(&reply).await;
+            self.handle_invites(core, &reply).await;
             if let Some(next) = reply["next_batch"].as_str() {
                 core.store.set_position(SYSTEM, next).await?;
             }
             return Ok(());
         };
         let reply = self.sync(Some(&since), SYNC_TIMEOUT_MS, 100).await?;
-        self.handle_invites(&reply).await;
+        self.handle_invites(core, &reply).await;
         if let Some(rooms) = reply["rooms"]["join"].as_object() {
             for (room, data) in rooms {
-                if !self.rooms.contains(room) {
+                if !self.reads(room) {
                     continue;
                 }
                 if data["timeline"]["limited"].as_bool() == Some(true)
@@ -249,12 +286,15 @@ impl Matrix {
         Ok(gap)
     }
 
-    async fn handle_invites(&self, reply: &Value) {
+    async fn handle_invites(&self, core: &Core, reply: &Value) {
         if let Some(invites) = reply["rooms"]["invite"].as_object() {
             for room in invites.keys() {
-                if self.rooms.contains(room) {
+                if self.reads(room) {
                     match self.join(room).await {
-                        Ok(()) => tracing::info!(room, "joined the room it was invited to"),
+                        Ok(()) => {
+                            tracing::info!(room, "joined the room it was invited to");
+                            core.counters.clear_problem("matrix_rooms");
+                        }
                         Err(e) => tracing::warn!(room, error = %airlock_protocol::error_chain(&e), "could not join"),
                     }
                 }

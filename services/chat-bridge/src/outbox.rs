@@ -292,9 +292,6 @@ impl Outbox {
             self.core.counters.incr("posted");
             return Ok(false);
         }
-        if waiting {
-            self.escalate_if_due(tracked, adapter, now).await?;
-        }
         // Edit every message of this chat whose content is behind.
         let wanted = fingerprint(tracked, system);
         for (i, post) in tracked.posts.iter().enumerate() {
@@ -320,6 +317,10 @@ impl Outbox {
                 .await?;
             self.core.counters.incr(if ended { "edited_at_end" } else { "edited" });
         }
+        // After the edits, so that a second place that fails holds nothing else up.
+        if waiting {
+            self.escalate_if_due(tracked, adapter, now).await?;
+        }
         Ok(tracked.ended.is_some())
     }
 
@@ -331,14 +332,49 @@ impl Outbox {
         let Some(target) = plan.targets.get(system) else {
             return Ok(());
         };
-        if now < plan.at_ms || tracked.escalated_in.iter().any(|s| s == system) {
+        if now < plan.at_ms {
             return Ok(());
         }
         let rid = &tracked.request_id;
-        let view = view(tracked, system);
         let notice = notices::escalation(rid, &tracked.asked, &target.mention);
+        if !tracked.escalated_in.iter().any(|s| s == system) {
+            self.escalate_here(tracked, adapter, target, &notice, now).await?;
+        }
+        // The second place comes after the main one: a bot not (yet) invited there, or a
+        // channel gone, must not keep the escalation from the main place. Until it has the
+        // request, it is tried again with the chat's backoff; a refusal for good is reported
+        // (log, `airlock status`) each time.
+        let second = target.place.as_deref().filter(|place| {
+            *place != adapter.place() && !tracked.posts.iter().any(|p| p.system == system && p.place == *place)
+        });
+        if let Some(place) = second
+            && let Err(e) = self.escalate_in(tracked, adapter, place, &notice, now).await
+        {
+            if let StepError::Chat(chat) = &e
+                && chat.is_refusal()
+            {
+                self.refused(rid, system, chat);
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The escalation in the chat's main place: the request posted again if asked, and the
+    /// notice mentioning the second group, as a reply to the first post.
+    async fn escalate_here(
+        &self,
+        tracked: &Tracked,
+        adapter: &dyn Adapter,
+        target: &airlock_protocol::overrides::EscalationTarget,
+        notice: &crate::render::Message,
+        now: i64,
+    ) -> Result<(), StepError> {
+        let system = adapter.system();
+        let rid = &tracked.request_id;
         if target.repost {
             let place = adapter.place().to_owned();
+            let view = view(tracked, system);
             let message = request_message(&view);
             let id = adapter
                 .post_request(&place, &view, &message, now, &txn(rid, &format!("repost-{system}")))
@@ -346,20 +382,12 @@ impl Outbox {
             self.record_post(rid, system, place, id, true, fingerprint(tracked, system))
                 .await?;
         }
-        if let Some(place) = &target.place {
-            // A second place that refuses for good (the bot not in the room, a channel gone)
-            // must not keep the escalation from the main place.
-            match self.escalate_in(tracked, adapter, place, &notice, now).await {
-                Err(StepError::Chat(e)) if e.is_refusal() => self.refused(rid, system, &e),
-                outcome => outcome?,
-            }
-        }
         let first = tracked.first_post(system).map(|p| p.message.clone());
         let notice_id = adapter
             .post(
                 adapter.place(),
                 first.as_deref(),
-                &notice,
+                notice,
                 now,
                 &txn(rid, &format!("escalate-{system}")),
             )
