@@ -325,6 +325,54 @@ fn the_message_says_what_an_approver_needs() {
     }
 }
 
+/// Slack and Discord read no typed messages (only buttons answer there): nothing the bridge
+/// posts there may tell anyone to type or reply an answer. Matrix, which reads them, does.
+#[test]
+fn only_matrix_messages_tell_people_to_type_an_answer() {
+    let rid = RequestId::parse(RID).expect("id");
+    let mut a = asked("x");
+    a.approve_again_max_ms = 4 * 3_600_000;
+    let promises = [
+        "approve <",
+        "deny <",
+        "reply to this",
+        "reply to the request",
+        "--again",
+    ];
+    for system in ["slack", "discord", "matrix"] {
+        let view = View {
+            request_id: &rid,
+            asked: &a,
+            ended: None,
+            approved_by: &[],
+            system,
+            escalated: true,
+        };
+        let mut all = messages("x", system);
+        all.push(request_message(&view));
+        all.push(notices::escalation(&rid, &a, &["@carol:localhost".to_owned()]));
+        all.push(notices::ran_again(&rid, &ended_by("x"), Some((&rid, &a))));
+        let text: String = all
+            .iter()
+            .map(|m| plain::render(m, 1_795_000_300_000, 64 * 1024).to_lowercase())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let promised: Vec<&str> = promises.iter().copied().filter(|p| text.contains(p)).collect();
+        if system == "matrix" {
+            assert!(
+                promised.contains(&"approve <"),
+                "matrix says how to type an answer:\n{text}"
+            );
+        } else {
+            assert!(
+                promised.is_empty(),
+                "{system} promises typed answers ({promised:?}):\n{text}"
+            );
+            assert!(text.contains("button"), "{system} says how to answer:\n{text}");
+        }
+    }
+}
+
 #[test]
 fn dangerous_lines_past_the_preview_are_shown_with_their_numbers() {
     let mut a = asked("x");
