@@ -23,15 +23,15 @@ pub const PACKAGES_MOUNT: &str = "/opt/airlock/packages";
 
 /// The engine, and the endpoint name used in errors.
 #[derive(Clone)]
-pub struct Engine {
+pub struct ContainerEngine {
     pub docker: Docker,
     pub endpoint: String,
 }
 
-impl Engine {
+impl ContainerEngine {
     /// Connects and negotiates the API version; a missing socket or a dead daemon is
     /// [`SandboxError::DockerUnreachable`].
-    pub async fn connect(config: &SandboxConfig) -> Result<Engine, SandboxError> {
+    pub async fn connect(config: &SandboxConfig) -> Result<ContainerEngine, SandboxError> {
         let endpoint = config
             .docker_host
             .clone()
@@ -51,7 +51,7 @@ impl Engine {
             .negotiate_version()
             .await
             .map_err(|e| from_docker(&endpoint, "negotiate the API version", e))?;
-        Ok(Engine { docker, endpoint })
+        Ok(ContainerEngine { docker, endpoint })
     }
 
     /// The error of a call that failed while trying to `action`.
@@ -63,7 +63,7 @@ impl Engine {
 /// Checks that the engine has every runtime in `wanted` registered under its name (gVisor as
 /// `runsc` in `/etc/docker/daemon.json`): a configured runtime that is missing stops the
 /// executor with the reason, rather than failing each run that needs it.
-pub async fn check_runtimes(engine: &Engine, wanted: &[Runtime]) -> Result<(), SandboxError> {
+pub async fn check_runtimes(engine: &ContainerEngine, wanted: &[Runtime]) -> Result<(), SandboxError> {
     let info = engine
         .docker
         .info()
@@ -266,7 +266,7 @@ pub fn base_env() -> Vec<String> {
 /// Removes every container and network labelled with this executor instance: what a crashed
 /// executor left behind (on start) or what this one made (on shutdown). Returns how many
 /// containers were removed.
-pub async fn remove_labelled(engine: &Engine, instance: &str) -> Result<usize, SandboxError> {
+pub async fn remove_labelled(engine: &ContainerEngine, instance: &str) -> Result<usize, SandboxError> {
     use bollard::query_parameters::{
         ListContainersOptionsBuilder, ListNetworksOptionsBuilder, RemoveContainerOptionsBuilder,
     };
@@ -313,7 +313,7 @@ pub async fn remove_labelled(engine: &Engine, instance: &str) -> Result<usize, S
 }
 
 /// Force-removes one container (and its anonymous volumes); gone already is fine.
-pub async fn remove_container(engine: &Engine, id: &str) -> Result<(), SandboxError> {
+pub async fn remove_container(engine: &ContainerEngine, id: &str) -> Result<(), SandboxError> {
     use bollard::query_parameters::RemoveContainerOptionsBuilder;
     match engine
         .docker
@@ -331,7 +331,7 @@ pub async fn remove_container(engine: &Engine, id: &str) -> Result<(), SandboxEr
 /// [`remove_container`], tried again for a while when the engine cannot be reached (a
 /// container left by a lost connection is removed once the engine is back, not at the next
 /// start of the executor).
-pub async fn remove_container_eventually(engine: &Engine, id: &str) {
+pub async fn remove_container_eventually(engine: &ContainerEngine, id: &str) {
     let mut delay = std::time::Duration::from_millis(500);
     for _ in 0..12 {
         match remove_container(engine, id).await {
@@ -351,7 +351,7 @@ pub async fn remove_container_eventually(engine: &Engine, id: &str) {
 }
 
 /// Sends a signal to a container's PID 1; a container that is already gone is fine.
-pub async fn signal(engine: &Engine, id: &str, signal: &str) -> Result<(), SandboxError> {
+pub async fn signal(engine: &ContainerEngine, id: &str, signal: &str) -> Result<(), SandboxError> {
     use bollard::query_parameters::KillContainerOptionsBuilder;
     match engine
         .docker
@@ -368,7 +368,7 @@ pub async fn signal(engine: &Engine, id: &str, signal: &str) -> Result<(), Sandb
 
 /// The container's exit status as the engine reports it once the container stopped (`docker
 /// wait`): for a sandbox container, PID 1's, which is the program's.
-pub async fn exit_status(engine: &Engine, id: &str) -> Result<i64, SandboxError> {
+pub async fn exit_status(engine: &ContainerEngine, id: &str) -> Result<i64, SandboxError> {
     use bollard::query_parameters::WaitContainerOptionsBuilder;
     use futures::StreamExt as _;
     let mut wait = engine.docker.wait_container(
@@ -387,7 +387,7 @@ pub async fn exit_status(engine: &Engine, id: &str) -> Result<i64, SandboxError>
 }
 
 /// Whether the kernel's OOM killer ended the container's PID 1 (as the engine recorded it).
-pub async fn oom_killed(engine: &Engine, id: &str) -> bool {
+pub async fn oom_killed(engine: &ContainerEngine, id: &str) -> bool {
     engine
         .docker
         .inspect_container(id, None::<bollard::query_parameters::InspectContainerOptions>)
@@ -400,7 +400,7 @@ pub async fn oom_killed(engine: &Engine, id: &str) -> bool {
 
 /// Whether the engine reports the container running; `true` when it cannot tell (an
 /// unreachable engine is not evidence that the container stopped).
-pub async fn is_running(engine: &Engine, id: &str) -> bool {
+pub async fn is_running(engine: &ContainerEngine, id: &str) -> bool {
     match engine
         .docker
         .inspect_container(id, None::<bollard::query_parameters::InspectContainerOptions>)

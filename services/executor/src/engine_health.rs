@@ -4,7 +4,7 @@
 //! so in its status and its metrics, drops the warm containers whose connections died with it,
 //! and carries on by itself when the engine is back.
 
-use crate::docker::Engine;
+use crate::docker::ContainerEngine;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
@@ -42,7 +42,7 @@ pub struct EngineHealth {
 impl EngineHealth {
     /// Starts pinging `engine` until `stop`; `on_change` runs on every change of state.
     pub fn start(
-        engine: Engine,
+        engine: ContainerEngine,
         stop: CancellationToken,
         on_change: impl Fn(&EngineState) + Send + Sync + 'static,
     ) -> Arc<EngineHealth> {
@@ -115,7 +115,7 @@ impl EngineHealth {
     }
 }
 
-async fn ping(engine: &Engine) -> Result<(), String> {
+async fn ping(engine: &ContainerEngine) -> Result<(), String> {
     match tokio::time::timeout(PING_TIMEOUT, engine.docker.ping()).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(error)) => Err(format!(

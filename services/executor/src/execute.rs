@@ -490,11 +490,11 @@ impl Executor {
             .events
             .get_stream_no_info(airlock_protocol::subjects::EVENTS_STREAM)
             .await
-            .map_err(|e| ExecutorError::EventsStream(e.to_string()))?;
+            .map_err(|e| ExecutorError::EventsStream(e.into()))?;
         let message = match stream.direct_get_last_for_subject(subject.clone()).await {
             Ok(message) => message,
             Err(e) if e.kind() == async_nats::jetstream::stream::DirectGetErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(ExecutorError::EventsStream(e.to_string())),
+            Err(e) => return Err(ExecutorError::EventsStream(e.into())),
         };
         let outcome = match airlock_protocol::Envelope::decode_on(&subject, &message.payload) {
             Ok(airlock_protocol::Envelope {

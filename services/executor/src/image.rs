@@ -8,7 +8,7 @@
 //! rebuilt or replaced.
 
 use crate::config::SandboxConfig;
-use crate::docker::Engine;
+use crate::docker::ContainerEngine;
 use crate::error::SandboxError;
 use bollard::query_parameters::CreateImageOptionsBuilder;
 use futures::StreamExt;
@@ -50,7 +50,7 @@ pub struct ImageStatus {
 /// (`ops/install-deps` installs it) and Debian's package mirror; takes a minute or two when it
 /// builds, milliseconds when it does not.
 pub async fn ensure_image(config: &SandboxConfig) -> Result<ImageStatus, SandboxError> {
-    let engine = Engine::connect(config).await?;
+    let engine = ContainerEngine::connect(config).await?;
     let names: BTreeSet<&str> = [config.images.python.as_str(), config.images.bash.as_str()].into();
     let mut status = ImageStatus {
         up_to_date: vec![],
@@ -76,7 +76,7 @@ pub async fn ensure_image(config: &SandboxConfig) -> Result<ImageStatus, Sandbox
 
 /// The recipe hash an image was built from; `None` when the image is missing (or was not made
 /// by the recipe).
-pub async fn recipe_of(engine: &Engine, name: &str) -> Result<Option<String>, SandboxError> {
+pub async fn recipe_of(engine: &ContainerEngine, name: &str) -> Result<Option<String>, SandboxError> {
     match engine.docker.inspect_image(name).await {
         Ok(image) => Ok(image
             .config
@@ -89,7 +89,7 @@ pub async fn recipe_of(engine: &Engine, name: &str) -> Result<Option<String>, Sa
 
 /// Fails with [`SandboxError::ImageMissing`] when the image is not there; warns when an image
 /// of the recipe's repository was built from an older recipe (it still runs).
-pub async fn check_image(engine: &Engine, name: &str) -> Result<(), SandboxError> {
+pub async fn check_image(engine: &ContainerEngine, name: &str) -> Result<(), SandboxError> {
     match engine.docker.inspect_image(name).await {
         Ok(image) => {
             let label = image
@@ -111,7 +111,7 @@ pub async fn check_image(engine: &Engine, name: &str) -> Result<(), SandboxError
     }
 }
 
-async fn build(engine: &Engine, name: &str, hash: &str) -> Result<(), SandboxError> {
+async fn build(engine: &ContainerEngine, name: &str, hash: &str) -> Result<(), SandboxError> {
     let io = |action: &'static str, path: &std::path::Path| {
         let path = path.to_path_buf();
         move |source| SandboxError::Io {

@@ -6,7 +6,7 @@
 //! simply started before its job exists.
 
 use crate::config::{HostConfig, SandboxConfig};
-use crate::docker::{self, ContainerSpec, Engine, NetworkMode};
+use crate::docker::{self, ContainerEngine, ContainerSpec, NetworkMode};
 use crate::error::SandboxError;
 use airlock_protocol::{Inputs, Language, Limits, Runtime};
 use bollard::container::AttachContainerResults;
@@ -74,7 +74,7 @@ pub struct LaunchRequest<'a> {
 /// Creates, attaches (before start, so no output is lost) and starts one container; on any
 /// failure the container is removed again.
 pub async fn launch(
-    engine: &Engine,
+    engine: &ContainerEngine,
     config: &SandboxConfig,
     request: LaunchRequest<'_>,
 ) -> Result<Launched, SandboxError> {
@@ -122,7 +122,7 @@ pub async fn launch(
 }
 
 async fn attach_and_start(
-    engine: &Engine,
+    engine: &ContainerEngine,
     image: &str,
     id: &str,
 ) -> Result<(AttachContainerResults, Option<u32>), SandboxError> {
@@ -161,7 +161,12 @@ async fn attach_and_start(
 }
 
 /// A refusal to make the container: the image is missing, the engine said no, or it is gone.
-fn start_error(engine: &Engine, image: &str, action: &'static str, error: bollard::errors::Error) -> SandboxError {
+fn start_error(
+    engine: &ContainerEngine,
+    image: &str,
+    action: &'static str,
+    error: bollard::errors::Error,
+) -> SandboxError {
     match error {
         bollard::errors::Error::DockerResponseServerError {
             status_code: 404,

@@ -9,7 +9,7 @@
 //! and one sample a second).
 
 use crate::config::{HostConfig, Observe};
-use crate::docker::Engine;
+use crate::docker::ContainerEngine;
 use bollard::query_parameters::StatsOptionsBuilder;
 use futures::StreamExt;
 use std::collections::BTreeSet;
@@ -58,7 +58,7 @@ impl Drop for ApiObserver {
 
 impl ApiObserver {
     /// Starts following the container's stats (needs a Tokio runtime).
-    fn follow(engine: &Engine, id: &str, sandbox_pids: Option<PathBuf>) -> ApiObserver {
+    fn follow(engine: &ContainerEngine, id: &str, sandbox_pids: Option<PathBuf>) -> ApiObserver {
         let (send, latest) = tokio::sync::watch::channel(None);
         let (engine, id) = (engine.clone(), id.to_owned());
         let follower = tokio::spawn(async move {
@@ -163,7 +163,7 @@ impl Finished {
 
 impl Observer {
     /// The kernel's counters when they can be found for this container, the API otherwise.
-    pub fn for_container(host: &HostConfig, engine: &Engine, id: &str, host_pid: Option<u32>) -> Observer {
+    pub fn for_container(host: &HostConfig, engine: &ContainerEngine, id: &str, host_pid: Option<u32>) -> Observer {
         if host.observe == Observe::Auto
             && let Some(pid) = host_pid
         {
@@ -178,7 +178,7 @@ impl Observer {
     /// A container under gVisor, whose host processes are gVisor's own: the engine's stats,
     /// and the fork refusals the host's pids cgroup counts for the sandbox (`sandbox_pid`, when
     /// the host's files are visible).
-    pub fn for_gvisor(host: &HostConfig, engine: &Engine, id: &str, sandbox_pid: Option<u32>) -> Observer {
+    pub fn for_gvisor(host: &HostConfig, engine: &ContainerEngine, id: &str, sandbox_pid: Option<u32>) -> Observer {
         let sandbox_pids = sandbox_pid
             .filter(|_| host.observe == Observe::Auto)
             .and_then(|pid| CgroupObserver::find(host, pid))

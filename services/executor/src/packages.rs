@@ -19,7 +19,7 @@
 
 use crate::SandboxEvent;
 use crate::config::SandboxConfig;
-use crate::docker::{self, ContainerSpec, Engine, NetworkMode};
+use crate::docker::{self, ContainerEngine, ContainerSpec, NetworkMode};
 use crate::error::SandboxError;
 use crate::package_cache::{COMPLETE_MARKER, SITE, ensure_private_dir, set_key, unpack_into_cache};
 use crate::wheels::{WheelError, WheelStore};
@@ -43,7 +43,7 @@ const MAX_LOG_BYTES: usize = 16 * 1024;
 
 /// Resolves and installs package sets, one at a time per set, and remembers them.
 pub struct Installer {
-    engine: Engine,
+    engine: ContainerEngine,
     config: Arc<SandboxConfig>,
     store: WheelStore,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -120,7 +120,7 @@ impl Step<'_> {
 }
 
 impl Installer {
-    pub fn new(engine: Engine, config: Arc<SandboxConfig>) -> Installer {
+    pub fn new(engine: ContainerEngine, config: Arc<SandboxConfig>) -> Installer {
         Installer {
             store: WheelStore::new(&config.packages.cache_dir),
             engine,
@@ -538,7 +538,7 @@ impl Installer {
     }
 }
 
-async fn network_gateway(engine: &Engine, network: &str) -> Result<IpAddr, SandboxError> {
+async fn network_gateway(engine: &ContainerEngine, network: &str) -> Result<IpAddr, SandboxError> {
     let inspect = engine
         .docker
         .inspect_network(network, None::<bollard::query_parameters::InspectNetworkOptions>)

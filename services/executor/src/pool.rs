@@ -8,7 +8,7 @@
 //! started when free memory runs low, and the idle ones are dropped when it runs out.
 
 use crate::config::SandboxConfig;
-use crate::docker::{self, Engine};
+use crate::docker::{self, ContainerEngine};
 use crate::host;
 use crate::launch::{self, LaunchRequest, Launched};
 use airlock_protocol::Limits;
@@ -85,7 +85,7 @@ pub struct PoolStats {
 }
 
 pub struct Pool {
-    engine: Engine,
+    engine: ContainerEngine,
     config: Arc<SandboxConfig>,
     state: Mutex<State>,
     wake: Notify,
@@ -112,7 +112,11 @@ impl Drop for InUse {
 
 impl Pool {
     /// A pool with one class per `(image, runtime, limits)`; nothing starts until [`Pool::run`].
-    pub fn new(engine: Engine, config: Arc<SandboxConfig>, classes: Vec<(String, Runtime, Limits)>) -> Arc<Pool> {
+    pub fn new(
+        engine: ContainerEngine,
+        config: Arc<SandboxConfig>,
+        classes: Vec<(String, Runtime, Limits)>,
+    ) -> Arc<Pool> {
         let now = Instant::now();
         let classes = classes
             .into_iter()

@@ -26,7 +26,7 @@
 
 use crate::activity::{self, InsideReport};
 use crate::config::SandboxConfig;
-use crate::docker::{self, Engine};
+use crate::docker::{self, ContainerEngine};
 use crate::events::EventSink;
 use crate::launch::{Frame, Launched};
 use crate::monitor::{Finished, Observer};
@@ -51,7 +51,7 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What [`execute`] needs besides the container.
 pub struct Execution<'a> {
-    pub engine: &'a Engine,
+    pub engine: &'a ContainerEngine,
     pub config: &'a SandboxConfig,
     pub request_id: &'a str,
     pub limits: Limits,
@@ -98,7 +98,7 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
 /// The engine's record of the exit status (`docker wait`) must be the one PID 1 showed in its
 /// name: they are the same `waitpid` result, by two ways out. A difference is a defect of the
 /// sandbox, never of the program, and is logged as one.
-async fn check_engine_status(engine: &Engine, id: &str, shown: i64, bound: Duration) {
+async fn check_engine_status(engine: &ContainerEngine, id: &str, shown: i64, bound: Duration) {
     let asked = Instant::now();
     match tokio::time::timeout(bound, docker::exit_status(engine, id)).await {
         Ok(Ok(status)) if status == shown => {

@@ -1,7 +1,7 @@
 //! The sandbox as the executor service uses it: start it once, run jobs, shut it down.
 
 use crate::config::SandboxConfig;
-use crate::docker::{self, Engine};
+use crate::docker::{self, ContainerEngine};
 use crate::engine_health::EngineHealth;
 use crate::error::SandboxError;
 use crate::events::EventSink;
@@ -59,7 +59,7 @@ pub struct RunReport {
 }
 
 struct Inner {
-    engine: Engine,
+    engine: ContainerEngine,
     health: Arc<EngineHealth>,
     /// Stops the engine's watch at shutdown.
     stop: tokio_util::sync::CancellationToken,
@@ -81,7 +81,7 @@ impl Sandbox {
     /// Connects (negotiating the API version), checks the images exist, removes whatever a
     /// crashed executor of the same instance left behind, and starts the warm pool.
     pub async fn start(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
-        let engine = Engine::connect(&config).await?;
+        let engine = ContainerEngine::connect(&config).await?;
         docker::check_runtimes(&engine, &config.runtimes.available).await?;
         for image in [&config.images.python, &config.images.bash] {
             crate::image::check_image(&engine, image).await?;

@@ -170,7 +170,7 @@ pub enum ExecutorError {
     #[error("no gate keys configured: the executor would refuse everything")]
     NoGateKeys,
     #[error("loading the assessor's rules, which rate package code")]
-    Engine(#[from] airlock_assessor::EngineError),
+    RatingRules(#[from] airlock_assessor::EngineError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     #[error("the executor's records")]
@@ -179,14 +179,15 @@ pub enum ExecutorError {
     Bus(#[from] BusError),
     #[error("publishing")]
     Publish(#[from] PublishError),
-    #[error("reading the events stream: {0}")]
-    EventsStream(String),
+    /// Any of the JetStream calls that read it (each its own error type).
+    #[error("reading the events stream")]
+    EventsStream(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl Transience for ExecutorError {
     fn is_permanent(&self) -> bool {
         match self {
-            ExecutorError::GateKey { .. } | ExecutorError::NoGateKeys | ExecutorError::Engine(_) => true,
+            ExecutorError::GateKey { .. } | ExecutorError::NoGateKeys | ExecutorError::RatingRules(_) => true,
             // A sandbox that failed is reported in the request's terminal event, not retried.
             ExecutorError::Sandbox(_) => false,
             ExecutorError::Claims(e) => e.is_permanent(),

@@ -16,7 +16,9 @@ async fn ensure_image_builds_once_and_then_skips() {
         "a current image is not rebuilt"
     );
     assert!(second.built.is_empty());
-    let engine = airlock_executor::docker::Engine::connect(&config).await.unwrap();
+    let engine = airlock_executor::docker::ContainerEngine::connect(&config)
+        .await
+        .unwrap();
     assert_eq!(
         image::recipe_of(&engine, &config.images.python).await.unwrap(),
         Some(image::recipe_hash())

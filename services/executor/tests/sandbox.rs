@@ -178,7 +178,7 @@ async fn cold_path_works_without_a_pool_and_labels_the_request() {
         }
     };
     // The hardening, as the engine reports it for the running container.
-    let engine = airlock_executor::docker::Engine::connect(&SandboxConfig::default())
+    let engine = airlock_executor::docker::ContainerEngine::connect(&SandboxConfig::default())
         .await
         .unwrap();
     let inspect = engine
