@@ -819,6 +819,23 @@ async fn a_pending_request_survives_the_bridge_the_gate_and_the_homeserver_being
     assert_eq!(count(&events, EventKind::Terminal), 1);
 }
 
+/// Names `on_call` as the Matrix escalation room (the gate reloads its policy; the bridge learns
+/// of the room when it is first told to post there), then submits a request whose escalation is
+/// due after 15 s; returns it once it is posted in the main room.
+async fn escalated_to(w: &World, on_call: &str) -> (Child, String) {
+    let path = w.stack.path().join("airlock.toml");
+    let mut text = std::fs::read_to_string(&path).expect("airlock.toml");
+    text.push_str(&format!(
+        "\n[gate.policy.escalation.matrix]\nmention = [\"{CAROL}\"]\nplace = \"{on_call}\"\n"
+    ));
+    std::fs::write(&path, text).expect("rewrite airlock.toml");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let child = w.submit("escalated.py", &["--deadline", "30"]);
+    let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
+    w.post_of(&rid).await;
+    (child, rid)
+}
+
 /// Escalation to a second room the policy names after the bridge started (the documented
 /// example): the bot joins it when it first posts there, reads answers typed there, and the
 /// main room still gets the escalation notice.
@@ -827,17 +844,7 @@ async fn escalation_to_a_second_room_is_posted_there_and_answers_typed_there_cou
     let w = world("").await;
     let on_call = w.carol.create_room(&[BOT, ALICE]).await;
     w.alice.join(&on_call).await;
-    let path = w.stack.path().join("airlock.toml");
-    let mut text = std::fs::read_to_string(&path).expect("airlock.toml");
-    text.push_str(&format!(
-        "\n[gate.policy.escalation.matrix]\nmention = [\"{CAROL}\"]\nplace = \"{on_call}\"\n"
-    ));
-    std::fs::write(&path, text).expect("rewrite airlock.toml");
-    tokio::time::sleep(Duration::from_secs(3)).await;
-
-    let child = w.submit("escalated.py", &["--deadline", "30"]);
-    let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
-    w.post_of(&rid).await;
+    let (child, rid) = escalated_to(&w, &on_call).await;
     // At half the time: the request in the on-call room, and the notice in the main room.
     let posted = w
         .alice
@@ -867,17 +874,7 @@ async fn escalation_to_a_second_room_is_posted_there_and_answers_typed_there_cou
 async fn an_escalation_room_the_bot_cannot_join_does_not_hold_up_the_main_room() {
     let w = world("").await;
     let on_call = w.carol.create_room(&[ALICE]).await;
-    let path = w.stack.path().join("airlock.toml");
-    let mut text = std::fs::read_to_string(&path).expect("airlock.toml");
-    text.push_str(&format!(
-        "\n[gate.policy.escalation.matrix]\nmention = [\"{CAROL}\"]\nplace = \"{on_call}\"\n"
-    ));
-    std::fs::write(&path, text).expect("rewrite airlock.toml");
-    tokio::time::sleep(Duration::from_secs(3)).await;
-
-    let child = w.submit("escalated.py", &["--deadline", "30"]);
-    let rid = w.wait_pending(&[])["request_id"].as_str().expect("id").to_owned();
-    w.post_of(&rid).await;
+    let (child, rid) = escalated_to(&w, &on_call).await;
     w.alice
         .wait_for(&w.room, "the escalation notice in the main room", |e| {
             e["sender"] == BOT && body(e).contains("Escalation") && body(e).contains(&rid)
