@@ -15,6 +15,7 @@ use crate::head::HeadStore;
 use airlock_auditlog::entry::{Entry, Prepared};
 use airlock_auditlog::store::Store;
 use airlock_auditlog::writer::LogWriter;
+use airlock_bus::runner::Runner;
 use airlock_bus::{Backoff, ServiceCounters, retry_judged};
 use airlock_protocol::EventKind;
 use airlock_protocol::roles;
@@ -50,7 +51,9 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         return Ok(());
     };
     let counters = ServiceCounters::default();
-    let service = airlock_bus::start_service(&client, &roles::AUDITOR, counters.clone()).await?;
+    // Its consuming is its own (every event, appended in stream order, acknowledged by batch):
+    // the runner answers for it and stops it.
+    let runner = Runner::start(&roles::AUDITOR, client, counters.clone(), shutdown.clone()).await?;
     airlock_bus::consume::watch_depth(
         js.clone(),
         airlock_protocol::subjects::EVENTS_STREAM,
@@ -92,7 +95,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
             }
         }
     };
-    let _ = service.stop().await;
+    runner.stop().await;
     result
 }
 

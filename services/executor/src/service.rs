@@ -11,14 +11,10 @@ use crate::dispatch::{Counts, Sharing};
 use crate::execute::{ACK_WAIT, Executor};
 use crate::lease::Runs;
 use crate::{Sandbox, SandboxConfig, SandboxError};
-use airlock_bus::consume::{ConsumerSpec, DeliveryStream};
-use airlock_bus::runner::{ConfigError, ConfigFile};
-use airlock_bus::{
-    BusError, ClaimError, Claims, Failure, PublishError, Publisher, Refuser, ServiceCounters, Transience,
-};
+use airlock_bus::runner::{ConfigError, ConfigFile, Runner};
+use airlock_bus::{BusError, ClaimError, Failure, PublishError, Publisher, Refuser, ServiceCounters, Transience};
 use airlock_protocol::decision::DECISION_DOMAIN;
 use airlock_protocol::roles;
-use airlock_protocol::subjects::EXECUTOR_BUCKET;
 use airlock_protocol::{
     Assessment, Decided, Decision, ExecutionRequest, Limits, Producer, RefusalReason, RequestId, VerifierKey,
     VerifierSet,
@@ -324,16 +320,16 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
         .max(1);
     let counters = ServiceCounters::default();
-    let service = airlock_bus::start_service(&client, &roles::EXECUTOR, counters.clone()).await?;
+    // Its consuming is its own (the fair queue in `dispatch`); the runner gives the rest.
+    let runner = Runner::start(&roles::EXECUTOR, client.clone(), counters.clone(), shutdown.clone()).await?;
     let Some(sandbox) = start_sandbox(&config.sandbox, &counters, &shutdown).await? else {
-        let _ = service.stop().await;
+        runner.stop().await;
         return Ok(());
     };
-    let js = async_nats::jetstream::new(client.clone());
-    let records = match Claims::open(&js, EXECUTOR_BUCKET, &shutdown).await {
-        Ok(claims) => claims,
-        Err(_) if shutdown.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e.into()),
+    let js = runner.jetstream().clone();
+    let Some(records) = runner.records().await? else {
+        runner.stop().await;
+        return Ok(());
     };
     // `shutdown` stops the intake; runs in progress still publish and acknowledge until `stop`.
     let stop = CancellationToken::new();
@@ -373,10 +369,7 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         executor.publisher.clone(),
         executor.counters.clone(),
     ));
-    let endpoint = service
-        .endpoint(airlock_protocol::packages::RESOLVE_ENDPOINT)
-        .await
-        .map_err(BusError::Service)?;
+    let endpoint = runner.endpoint(airlock_protocol::packages::RESOLVE_ENDPOINT).await?;
     tokio::spawn(resolver.serve(endpoint));
     let counts = Arc::new(Counts::default());
     watch(&sandbox, &audit, &counts);
@@ -390,23 +383,24 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
 
     // The consumer hands decisions to every executor, each holding at most its own
     // `queue_limit` waiting; the rest wait in JetStream.
-    let spec = ConsumerSpec::for_role(&roles::EXECUTOR, ACK_WAIT, HELD_BY_ALL_EXECUTORS)
+    let spec = runner
+        .consumer(ACK_WAIT, HELD_BY_ALL_EXECUTORS)
         // A decision whose run another live executor holds is put back for later, again and
         // again while it runs: the server must never stop redelivering it, or a run whose
         // holder then dies would never be ended. Failures are still bounded by `settle`.
         .unbounded_redelivery()
         .shared_by_subscribers(sharing.queue_limit + sharing.slots);
-    let Some(deliveries) = DeliveryStream::open(js, spec, shutdown.clone()).await? else {
+    let Some(deliveries) = runner.deliveries(spec).await? else {
         stop.cancel();
         sandbox.shutdown().await;
-        let _ = service.stop().await;
+        runner.stop().await;
         return Ok(());
     };
     let mut running = crate::dispatch::dispatch(deliveries, executor, sharing, counts, &shutdown).await;
     drain(&sandbox, &mut running, &config.sandbox).await;
     stop.cancel();
     sandbox.shutdown().await;
-    let _ = service.stop().await;
+    runner.stop().await;
     Ok(())
 }
 
