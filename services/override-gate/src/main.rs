@@ -1,14 +1,12 @@
 //! `airlock-override-gate`: the gate as its own process.
 
-use clap::Parser as _;
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let args = airlock_bus::runner::ServiceArgs::parse();
-    let config = airlock_override_gate::Config::load(&args.config_file()?)?;
-    let _telemetry = airlock_telemetry::init("airlock-override-gate", &Default::default());
-    let client = airlock_bus::connect(&args.connect_config(airlock_protocol::roles::GATE.role.user)).await?;
-    let shutdown = airlock_bus::runner::shutdown_on_signal();
-    airlock_override_gate::run(client, config, shutdown).await?;
+    airlock_bus::runner::serve_binary(
+        &airlock_protocol::roles::GATE,
+        airlock_override_gate::Config::load,
+        airlock_override_gate::run,
+    )
+    .await?;
     Ok(())
 }

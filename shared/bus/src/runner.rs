@@ -6,6 +6,7 @@ mod service;
 
 pub use service::{Handled, Handler, Later, Runner, Settling};
 
+use airlock_protocol::roles::ServiceRole;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -220,6 +221,42 @@ pub struct ServiceArgs {
     /// File holding this service's NATS nkey seed.
     #[arg(long, env = "AIRLOCK_NATS_CREDS")]
     pub creds: Option<PathBuf>,
+}
+
+/// Why a service binary ended in error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError<E: std::error::Error + 'static> {
+    /// The config file, or the service's sections of it (whose errors are each service's own).
+    #[error(transparent)]
+    Config(Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Bus(#[from] crate::BusError),
+    #[error(transparent)]
+    Run(E),
+}
+
+/// What a service binary's `main` does: reads its command line and its section of the config
+/// (`load`), starts telemetry under the service's name, connects as the role's user, and runs
+/// the service (`run`) until SIGINT or SIGTERM.
+pub async fn serve_binary<C, L, E, Fut>(
+    role: &'static ServiceRole,
+    load: impl FnOnce(&ConfigFile) -> Result<C, L>,
+    run: impl FnOnce(async_nats::Client, C, CancellationToken) -> Fut,
+) -> Result<(), ServiceError<E>>
+where
+    L: std::error::Error + Send + Sync + 'static,
+    E: std::error::Error + 'static,
+    Fut: std::future::Future<Output = Result<(), E>>,
+{
+    use clap::Parser as _;
+    let args = ServiceArgs::parse();
+    let file = args.config_file().map_err(|e| ServiceError::Config(e.into()))?;
+    let config = load(&file).map_err(|e| ServiceError::Config(e.into()))?;
+    let _telemetry = airlock_telemetry::init(role.name, &Default::default());
+    let client = crate::connect(&args.connect_config(role.role.user)).await?;
+    run(client, config, shutdown_on_signal())
+        .await
+        .map_err(ServiceError::Run)
 }
 
 impl ServiceArgs {
