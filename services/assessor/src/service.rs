@@ -162,7 +162,6 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     let runner = Runner::start(&roles::ASSESSOR, client.clone(), counters.clone(), shutdown.clone()).await?;
     let publisher = Publisher::new(runner.jetstream().clone(), Producer::Assessor, shutdown.clone());
     let Some(admissions) = runner.records().await? else {
-        runner.stop().await;
         return Ok(());
     };
     let intake = Arc::new(Mutex::new(Intake::new(config.clients.clone())));

@@ -46,7 +46,6 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     let counters = ServiceCounters::default();
     let runner = Runner::start(&roles::CHAT_BRIDGE, client, counters.clone(), shutdown.clone()).await?;
     let Some(claims) = runner.records().await? else {
-        runner.stop().await;
         return Ok(());
     };
     let publisher = Publisher::new(runner.jetstream().clone(), Producer::ChatBridge, shutdown.clone());

@@ -328,7 +328,6 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     };
     let js = runner.jetstream().clone();
     let Some(records) = runner.records().await? else {
-        runner.stop().await;
         return Ok(());
     };
     // `shutdown` stops the intake; runs in progress still publish and acknowledge until `stop`.

@@ -131,7 +131,6 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
     let counters = ServiceCounters::default();
     let runner = Runner::start(&roles::GATE, client, counters.clone(), shutdown.clone()).await?;
     let Some(records) = runner.records().await? else {
-        runner.stop().await;
         return Ok(());
     };
     let publisher = Publisher::new(runner.jetstream().clone(), Producer::OverrideGate, shutdown.clone());

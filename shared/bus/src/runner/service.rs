@@ -69,7 +69,9 @@ pub struct Runner {
     js: jetstream::Context,
     counters: ServiceCounters,
     shutdown: CancellationToken,
-    api: async_nats::service::Service,
+    /// Taken when stopped; dropping the runner stops it too, so that an early return stops
+    /// answering for a service that is not running.
+    api: Option<async_nats::service::Service>,
 }
 
 impl Runner {
@@ -88,7 +90,7 @@ impl Runner {
             client,
             counters,
             shutdown,
-            api,
+            api: Some(api),
         })
     }
 
@@ -114,7 +116,11 @@ impl Runner {
 
     /// An endpoint of the service besides the service API (one of its row's `endpoints`).
     pub async fn endpoint(&self, subject: &str) -> Result<async_nats::service::endpoint::Endpoint, BusError> {
-        self.api.endpoint(subject).await.map_err(BusError::Service)
+        let api = self
+            .api
+            .as_ref()
+            .ok_or_else(|| BusError::Service("the service is stopped".into()))?;
+        api.endpoint(subject).await.map_err(BusError::Service)
     }
 
     /// The service's key-value bucket of durable state, waiting while it is not there yet; `None`
@@ -146,7 +152,6 @@ impl Runner {
     /// is dropped unsettled: the next instance gets its deliveries again.
     pub async fn serve<H: Handler>(self, spec: ConsumerSpec, handler: &H, settling: Settling) -> Result<(), BusError> {
         let Some(mut deliveries) = self.deliveries(spec).await? else {
-            self.stop().await;
             return Ok(());
         };
         let mut later = tokio::task::JoinSet::new();
@@ -177,8 +182,19 @@ impl Runner {
     }
 
     /// Stops answering on the service API.
-    pub async fn stop(self) {
-        let _ = self.api.stop().await;
+    pub async fn stop(mut self) {
+        if let Some(api) = self.api.take() {
+            let _ = api.stop().await;
+        }
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Some(api) = self.api.take() {
+            // Stopping signals the service's task and aborts it: it never waits.
+            let _ = futures::FutureExt::now_or_never(api.stop());
+        }
     }
 }
 
