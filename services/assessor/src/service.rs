@@ -329,6 +329,7 @@ impl Assessor {
             request_id: rid.clone(),
             specs: request.packages.clone(),
         })
+        // The failure is typed; its detail ends the request as text on the wire.
         .map_err(|e| (ResolveFailure::Internal, e.to_string()))?;
         let now = airlock_protocol::now_ms();
         let timeout = match request.deadline_ms {

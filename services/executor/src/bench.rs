@@ -7,7 +7,8 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Runs one execution; `Err` describes a wrong result (which stops the benchmark).
+/// Runs one execution; `Err` describes a wrong result (which stops the benchmark). Text, because
+/// a benchmark's only reader of it is the person who ran it.
 pub type RunOne = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
 /// Wraps an async closure as a [`RunOne`].

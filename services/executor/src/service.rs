@@ -236,6 +236,7 @@ pub fn authorize(
     let (decision, _key): (Decision, VerifierKey) = decided
         .signed
         .verify(DECISION_DOMAIN, "decision", gate_keys)
+        // A refusal's detail travels on the wire and into the log as text; its reason is typed.
         .map_err(|e| Unauthorized::Refuse(RefusalReason::from(&e), e.to_string()))?;
     if &decision.request_id != rid {
         return Err(Unauthorized::Refuse(

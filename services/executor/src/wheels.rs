@@ -91,6 +91,8 @@ impl WheelStore {
     /// Takes a downloaded wheel in: hashes it, and moves it to its place unless an identical
     /// one is there already. Returns what it is.
     pub fn put(&self, file_name: &str, downloaded: &Path) -> Result<Wheel, SandboxError> {
+        // Said to the requester in the request's end (the wire carries text), as every
+        // `Packages` failure is.
         let (name, version) =
             parse_file_name(file_name).map_err(|e| SandboxError::Packages { detail: e.to_string() })?;
         let io = |action: &'static str, path: &Path| {

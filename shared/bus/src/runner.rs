@@ -138,7 +138,9 @@ impl ConfigFile {
         self.table.get(section)?.as_table()?.get(key)
     }
 
-    /// An error about `key` of this file, for checks serde cannot make.
+    /// An error about `key` of this file, for checks serde cannot make. The reason is text on
+    /// purpose: it is the sentence the operator reads after the key's path (a parser's error,
+    /// such as humantime's "expected number", is that sentence), and nothing handles it further.
     pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
         ConfigError::Invalid {
             path: self.path.display().to_string(),

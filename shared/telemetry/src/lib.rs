@@ -207,6 +207,8 @@ fn init_metrics(
     let mut endpoint = None;
     if let Some(listen) = listen {
         let registry = prometheus::Registry::new();
+        // A problem here is a line in the service's start-up notes (telemetry never stops a
+        // service), so the two errors become the one sentence that line says.
         let served = opentelemetry_prometheus::exporter()
             .with_registry(registry.clone())
             .build()

@@ -251,6 +251,7 @@ fn check_answer(
     let (answer, signer): (OverrideAnswer, VerifierKey) = answered
         .signed
         .verify(ANSWER_DOMAIN, "override answer", &trust.verifiers)
+        // A refusal's detail travels on the wire and into the log as text; its reason is typed.
         .map_err(|e| (RefusalReason::from(&e), e.to_string()))?;
     if &answer.request_id != rid {
         let detail = format!("answer signed for request {} arrived for {rid}", answer.request_id);
