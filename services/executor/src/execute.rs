@@ -276,26 +276,17 @@ impl Executor {
         else {
             return Ok(Handled::Done);
         };
-        if let Some(cancel) = self.cancels.asked(rid) {
-            // Stopped for its client, whatever the killed container's end looked like (a status,
-            // or a stream cut short): the output written until then is kept.
+        // Cancelled while it ran: the killed container's stream ended without PID 1's end, so
+        // there is no report, and the output the run published until then is what it wrote. A
+        // run that reports came to its own end first (the cancellation was too late) and ends
+        // as it did.
+        if report.is_err()
+            && let Some(cancel) = self.cancels.asked(rid)
+        {
             self.counters.incr("cancelled");
-            let mut terminal = match report {
-                Ok(report) => {
-                    let mut terminal = self.terminal_of(authorized, report);
-                    terminal.outcome = Outcome::Cancelled;
-                    terminal.violation = None;
-                    terminal
-                }
-                // The killed container's stream ended without PID 1's end: the output the run
-                // published until then is what it wrote.
-                Err(_) => {
-                    let mut terminal = self.terminal_base(authorized, Outcome::Cancelled);
-                    terminal.stdout = output.stdout;
-                    terminal.stderr = output.stderr;
-                    terminal
-                }
-            };
+            let mut terminal = self.terminal_base(authorized, Outcome::Cancelled);
+            terminal.stdout = output.stdout;
+            terminal.stderr = output.stderr;
             terminal.reason = Some(cancel.ended_reason(rid));
             self.finish(rid, terminal, stream_seq, decision_id, lease.revision())
                 .await?;
