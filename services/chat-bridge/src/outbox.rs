@@ -340,12 +340,15 @@ impl Outbox {
         if !tracked.escalated_in.iter().any(|s| s == system) {
             self.escalate_here(tracked, adapter, target, &notice, now).await?;
         }
-        // The second place comes after the main one: a bot not (yet) invited there, or a
-        // channel gone, must not keep the escalation from the main place. Until it has the
-        // request, it is tried again with the chat's backoff; a refusal for good is reported
-        // (log, `airlock status`) each time.
+        // The second place comes after the main one: a bot not (yet) invited there must not
+        // keep the escalation from the main place. Until it has the request, it is tried again
+        // with the chat's backoff. A refusal for good (a channel gone) is reported once (log,
+        // `airlock status`) and not tried again; the main place's messages go on regardless.
+        let refused_key = |place: &str| format!("{system} {place}");
         let second = target.place.as_deref().filter(|place| {
-            *place != adapter.place() && !tracked.posts.iter().any(|p| p.system == system && p.place == *place)
+            *place != adapter.place()
+                && !tracked.posts.iter().any(|p| p.system == system && p.place == *place)
+                && !tracked.refused_places.contains(&refused_key(place))
         });
         if let Some(place) = second
             && let Err(e) = self.escalate_in(tracked, adapter, place, &notice, now).await
@@ -354,6 +357,15 @@ impl Outbox {
                 && chat.is_refusal()
             {
                 self.refused(rid, system, chat);
+                let key = refused_key(place);
+                self.core
+                    .update(rid, |t| {
+                        if !t.refused_places.contains(&key) {
+                            t.refused_places.push(key.clone());
+                        }
+                    })
+                    .await?;
+                return Ok(());
             }
             return Err(e);
         }

@@ -51,6 +51,10 @@ pub struct Tracked {
     /// Chat systems that refused this request's messages for good (not tried again).
     #[serde(default)]
     pub refused_in: Vec<String>,
+    /// Escalation places (`<system> <place>`) that refused the request for good: reported once,
+    /// not tried again, and never in the way of the chat's main place.
+    #[serde(default)]
+    pub refused_places: Vec<String>,
 }
 
 impl Tracked {
@@ -64,6 +68,7 @@ impl Tracked {
             approvals: vec![],
             escalated_in: vec![],
             refused_in: vec![],
+            refused_places: vec![],
         }
     }
 
