@@ -26,7 +26,10 @@ def test_status_events_follow_an_override_that_a_person_answers(stack: Stack, cl
     seen: list[Status] = []
     submitted_ms = time.time_ns() // 1_000_000
     request = client.submit(BLOCKED_SCRIPT, origin="external", label="status.py", on_status=seen.append)
-    assert request.status().stage == "submitted"
+    # The first stage is the client's own; the assessor may already have moved it on by the time
+    # anyone looks (a fast machine rates this in about a millisecond), so only the order is fixed.
+    assert request.statuses[0].stage == "submitted"
+    assert request.status().stage in ("submitted", "assessed", "waiting_for_human")
     waiting = _wait_for_stage(request.status, "waiting_for_human", OVERRIDE_TIMEOUT_SECS)
     # The deadline is the gate's: the override timeout from when it asked.
     assert waiting.deadline_ms is not None
