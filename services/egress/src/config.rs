@@ -1,5 +1,6 @@
 //! What the proxy allows. Every field has a default: PyPI and the Python documentation, over
-//! HTTPS, with byte caps.
+//! HTTPS, with byte caps. Two allow-lists: `allow_hosts` for package installs, `read_only_hosts`
+//! for programs run with `network = "read-only"` (the forward proxy, [`crate::forward`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -12,6 +13,18 @@ const MIB: u64 = 1024 * 1024;
 pub struct EgressConfig {
     /// Hosts the proxy fetches from (exact names; IP literals are refused).
     pub allow_hosts: Vec<String>,
+    /// Hosts a program run with `network = "read-only"` may fetch from through the forward
+    /// proxy: exact names, or `*.example.org` for every subdomain of example.org (not the name
+    /// itself). Separate from `allow_hosts`: installs and programs are allowed different things.
+    pub read_only_hosts: Vec<String>,
+    /// PEM files of extra certificate authorities trusted for upstream TLS (a local mirror's
+    /// own CA), on top of the system's roots.
+    pub upstream_roots: Vec<std::path::PathBuf>,
+    /// Longest request target (path and query, or the absolute URL) the forward proxy passes
+    /// on: a GET carries data out in its URL, so this bounds how much.
+    pub max_url_bytes: usize,
+    /// Most bytes of a forwarded request's headers (names and values, all together).
+    pub max_header_bytes: usize,
     /// The package index: pip is pointed at `http://PROXY/{index_host}{index_path}`.
     pub index_host: String,
     pub index_path: String,
@@ -19,7 +32,7 @@ pub struct EgressConfig {
     /// they skip DNS and the private-address check. Everything else goes over HTTPS to a
     /// public address.
     pub pinned: BTreeMap<String, String>,
-    /// Most bytes one install may download, all responses together.
+    /// Most bytes one install, or one read-only run, may download, all responses together.
     pub max_total_bytes: u64,
     /// Most bytes of one index page (index pages are rewritten in memory).
     pub max_page_bytes: u64,
@@ -46,6 +59,14 @@ impl Default for EgressConfig {
                 "files.pythonhosted.org".to_owned(),
                 "docs.python.org".to_owned(),
             ],
+            read_only_hosts: vec![
+                "pypi.org".to_owned(),
+                "files.pythonhosted.org".to_owned(),
+                "docs.python.org".to_owned(),
+            ],
+            upstream_roots: Vec::new(),
+            max_url_bytes: 4096,
+            max_header_bytes: 8192,
             index_host: "pypi.org".to_owned(),
             index_path: "/simple/".to_owned(),
             pinned: BTreeMap::new(),

@@ -25,4 +25,10 @@ pub enum EgressError {
     /// The standalone proxy answered something that is not a session.
     #[error("the egress proxy at {url} answered unexpectedly: {detail}")]
     ControlAnswer { url: String, detail: String },
+    /// A certificate of a read-only run's CA could not be made.
+    #[error("the egress proxy could not make {what}: {detail}")]
+    Certificate { what: &'static str, detail: String },
+    /// An extra upstream root (`upstream_roots`) could not be read.
+    #[error("the egress proxy cannot read the upstream root {path}: {detail}")]
+    UpstreamRoot { path: std::path::PathBuf, detail: String },
 }

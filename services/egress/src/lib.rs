@@ -17,16 +17,22 @@
 //!   each a session opened on its control address ([`RemoteSession`]), which streams the
 //!   session's records back to whoever opened it (the executor, which publishes them).
 //!
+//! A third way, for programs run with `network = "read-only"`: [`ForwardProxy`], a forward
+//! proxy (HTTP_PROXY/HTTPS_PROXY) that terminates TLS with a per-run CA, so that a program's
+//! HTTPS requests are checked the same way (see [`forward`]).
+//!
 //! Reading order: [`config`], [`policy`] (the decisions, pure), [`proxy`] (the HTTP side),
 //! [`sessions`] (the standalone server and its client).
 
 pub mod config;
 mod error;
+pub mod forward;
 pub mod policy;
 pub mod proxy;
 pub mod sessions;
 
 pub use config::EgressConfig;
 pub use error::EgressError;
+pub use forward::ForwardProxy;
 pub use proxy::EgressProxy;
 pub use sessions::{EgressServer, RemoteSession};

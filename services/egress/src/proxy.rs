@@ -27,8 +27,8 @@ pub(crate) type Recorder = Arc<dyn Fn(Egress) + Send + Sync>;
 
 /// One install's share of the proxy: the bytes it fetched and where its requests are reported.
 pub(crate) struct Session {
-    total: AtomicU64,
-    report: Recorder,
+    pub(crate) total: AtomicU64,
+    pub(crate) report: Recorder,
 }
 
 impl Session {
@@ -75,16 +75,44 @@ impl reqwest::dns::Resolve for PublicOnly {
 
 /// The upstream client: no proxy of its own, no redirects followed (a redirect goes back to pip
 /// through the proxy, which checks it like any request), public addresses only.
+/// Pinned hosts whose origin is an IP address resolve to it (the forward proxy keeps the
+/// host's name in the URL, so TLS is verified for that name); `upstream_roots` are trusted on
+/// top of the system's roots.
 pub(crate) fn upstream_client(config: &EgressConfig) -> Result<reqwest::Client, EgressError> {
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .dns_resolver(Arc::new(PublicOnly))
         .connect_timeout(Duration::from_secs(15))
         .timeout(config.upstream_timeout)
-        .user_agent("airlock-egress/0.1")
-        .build()
-        .map_err(|source| EgressError::Client { source })
+        .user_agent("airlock-egress/0.1");
+    for (host, origin) in &config.pinned {
+        let ip = origin
+            .parse::<hyper::Uri>()
+            .ok()
+            .and_then(|uri| uri.host().map(|h| h.trim_matches(['[', ']']).to_owned()))
+            .and_then(|h| h.parse::<std::net::IpAddr>().ok());
+        if let Some(ip) = ip {
+            builder = builder.resolve(host, SocketAddr::new(ip, 0));
+        }
+    }
+    let mut roots = Vec::new();
+    for path in &config.upstream_roots {
+        let unreadable = |detail: String| EgressError::UpstreamRoot {
+            path: path.clone(),
+            detail,
+        };
+        let pem = std::fs::read(path).map_err(|e| unreadable(e.to_string()))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| unreadable(error_chain(&e)))?;
+        if certs.is_empty() {
+            return Err(unreadable("no certificate in it".into()));
+        }
+        roots.extend(certs);
+    }
+    if !roots.is_empty() {
+        builder = builder.tls_certs_merge(roots);
+    }
+    builder.build().map_err(|source| EgressError::Client { source })
 }
 
 /// Binds a listener, saying which address could not be taken.
@@ -336,15 +364,12 @@ impl Fetch {
         if let Some(length) = response.content_length() {
             builder = builder.header(header::CONTENT_LENGTH, length);
         }
-        let metered = Metered {
-            inner: response.bytes_stream().boxed(),
-            pending: Some(self.event(true, Some(status.as_u16()), 0, None)),
-            cap: max_total,
-            session: self.session,
-            bytes: 0,
-            failed: None,
-        };
-        let body = StreamBody::new(metered.map(|chunk| chunk.map(Frame::data))).boxed_unsync();
+        let body = Metered::body(
+            response,
+            self.session.clone(),
+            max_total,
+            self.event(true, Some(status.as_u16()), 0, None),
+        );
         builder
             .body(body)
             .unwrap_or_else(|_| full(StatusCode::BAD_GATEWAY, String::new()))
@@ -387,15 +412,30 @@ impl Fetch {
     }
 }
 
-/// A streamed body that counts its bytes against the install's cap, cuts off past it, and
+/// A streamed body that counts its bytes against the session's cap, cuts off past it, and
 /// reports the request when it ends or is dropped.
-struct Metered {
+pub(crate) struct Metered {
     inner: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
     session: Arc<Session>,
     cap: u64,
     bytes: u64,
     pending: Option<Egress>,
     failed: Option<String>,
+}
+
+impl Metered {
+    /// `response`'s body, metered; `pending` is reported with its byte count when it ends.
+    pub(crate) fn body(response: reqwest::Response, session: Arc<Session>, cap: u64, pending: Egress) -> Body {
+        let metered = Metered {
+            inner: response.bytes_stream().boxed(),
+            pending: Some(pending),
+            cap,
+            session,
+            bytes: 0,
+            failed: None,
+        };
+        StreamBody::new(metered.map(|chunk| chunk.map(Frame::data))).boxed_unsync()
+    }
 }
 
 impl Stream for Metered {
@@ -411,7 +451,7 @@ impl Stream for Metered {
                 self.bytes += len;
                 let total = self.session.total.fetch_add(len, Ordering::Relaxed) + len;
                 if total > self.cap {
-                    let reason = format!("the install's {} byte download cap was reached", self.cap);
+                    let reason = format!("the {} byte download cap was reached", self.cap);
                     self.failed = Some(reason.clone());
                     return Poll::Ready(Some(Err(std::io::Error::other(reason))));
                 }

@@ -1,0 +1,355 @@
+//! The read-only forward proxy against a real HTTPS origin on loopback with a CA of its own
+//! (pinned as `docs.test`, its CA given to the proxy as an upstream root), and real clients:
+//! reqwest, curl and Python's urllib, each trusting only the run's CA. What must pass passes and
+//! is recorded; what must not (other methods, bodies, long URLs, other hosts, IP literals, a
+//! client that does not trust the run's CA, the byte cap) fails with a readable reason and is
+//! recorded too.
+
+use airlock_egress::{EgressConfig, ForwardProxy};
+use airlock_protocol::Egress;
+use http_body_util::Full;
+use hyper::body::Bytes;
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+const PAGE: &str = "<html>the documentation of docs.test</html>";
+
+/// An HTTPS origin for `docs.test` on loopback; returns its address and its CA's PEM.
+async fn origin() -> (SocketAddr, String) {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::default();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["docs.test".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![CertificateDer::from(leaf.der().to_vec())],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(|req: hyper::Request<hyper::body::Incoming>| async move {
+                    let (status, body) = match req.uri().path() {
+                        "/page" => (200, PAGE.to_owned()),
+                        "/big" => (200, "B".repeat(5000)),
+                        "/headers" => {
+                            let mut names: Vec<&str> = req.headers().keys().map(|k| k.as_str()).collect();
+                            names.sort();
+                            (200, names.join(","))
+                        }
+                        _ => (404, "no such page".to_owned()),
+                    };
+                    Ok::<_, std::convert::Infallible>(
+                        hyper::Response::builder()
+                            .status(status)
+                            .header("content-type", "text/html")
+                            .header("set-cookie", "tracker=1")
+                            .body(Full::new(Bytes::from(body)))
+                            .unwrap(),
+                    )
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (addr, ca_cert.pem())
+}
+
+struct Setup {
+    proxy: ForwardProxy,
+    records: Arc<Mutex<Vec<Egress>>>,
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    async fn new(max_total_bytes: u64) -> Setup {
+        let (origin, origin_ca) = origin().await;
+        let dir = tempfile::tempdir().unwrap();
+        let roots = dir.path().join("origin-ca.pem");
+        std::fs::write(&roots, origin_ca).unwrap();
+        let config = EgressConfig {
+            read_only_hosts: vec!["docs.test".into()],
+            pinned: [("docs.test".to_owned(), format!("https://127.0.0.1:{}", origin.port()))].into(),
+            upstream_roots: vec![roots],
+            max_total_bytes,
+            ..Default::default()
+        };
+        let records = Arc::new(Mutex::new(Vec::new()));
+        let sink = records.clone();
+        let proxy = ForwardProxy::start((Ipv4Addr::LOCALHOST, 0).into(), config, move |e| {
+            sink.lock().unwrap().push(e)
+        })
+        .await
+        .expect("the forward proxy starts");
+        std::fs::write(dir.path().join("run-ca.pem"), proxy.ca_pem()).unwrap();
+        Setup { proxy, records, dir }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.proxy.addr())
+    }
+
+    fn ca_file(&self) -> std::path::PathBuf {
+        self.dir.path().join("run-ca.pem")
+    }
+
+    /// A client whose only proxy is this one and whose only root is the run's CA.
+    fn client(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .proxy(reqwest::Proxy::all(self.url()).unwrap())
+            .tls_certs_only([reqwest::Certificate::from_pem(self.proxy.ca_pem().as_bytes()).unwrap()])
+            .build()
+            .unwrap()
+    }
+
+    async fn finish(self) -> Vec<Egress> {
+        self.proxy.stop().await;
+        self.records.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test]
+async fn gets_pass_through_the_tunnel_and_everything_else_is_refused_with_a_reason() {
+    let setup = Setup::new(1 << 20).await;
+    let client = setup.client();
+
+    let page = client.get("https://docs.test/page").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.headers().get("set-cookie").is_none(),
+        "only plain fetch headers come back"
+    );
+    assert_eq!(page.text().await.unwrap(), PAGE);
+    let head = client.head("https://docs.test/page").send().await.unwrap();
+    assert_eq!(head.status(), 200);
+
+    let forwarded = client
+        .get("https://docs.test/headers")
+        .header("cookie", "secret=1")
+        .header("authorization", "Bearer secret")
+        .header("x-exfil", "secret")
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!forwarded.contains("cookie") && !forwarded.contains("authorization") && !forwarded.contains("x-exfil"));
+    assert!(forwarded.contains("accept"), "{forwarded}");
+
+    for (request, status, why) in [
+        (
+            client.post("https://docs.test/page").body("data"),
+            405,
+            "POST is refused",
+        ),
+        (client.put("https://docs.test/page").body("data"), 405, "PUT is refused"),
+        (client.delete("https://docs.test/page"), 405, "DELETE is refused"),
+        (
+            client.get("https://docs.test/page").body("data"),
+            400,
+            "a request with a body",
+        ),
+        (
+            client.get(format!("https://docs.test/page?q={}", "x".repeat(5000))),
+            414,
+            "more than the 4096 allowed",
+        ),
+        (
+            client.get("https://docs.test/page").header("x-data", "y".repeat(9000)),
+            431,
+            "headers are",
+        ),
+        (
+            client.get("http://evil.test/"),
+            403,
+            "evil.test is not on the read-only allow-list",
+        ),
+        (client.get("http://127.0.0.1/"), 403, "IP addresses are refused"),
+        (client.get("http://docs.test:8080/"), 403, "only the standard port"),
+    ] {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{why}");
+        let body = response.text().await.unwrap();
+        assert!(body.contains(why), "{status}: {body}");
+    }
+
+    // A tunnel to a host that is not allowed, or to an address, is refused before any TLS.
+    for url in ["https://evil.test/", "https://127.0.0.1/", "https://[::1]/"] {
+        let error = client.get(url).send().await.unwrap_err();
+        assert!(error.is_connect(), "{url}: {error:?}");
+    }
+
+    let records = setup.finish().await;
+    let allowed: Vec<_> = records.iter().filter(|r| r.allowed).collect();
+    assert_eq!(allowed.len(), 3, "{records:#?}");
+    let get = allowed
+        .iter()
+        .find(|r| r.method == "GET" && r.url == "https://docs.test/page")
+        .unwrap();
+    assert_eq!(
+        (get.host.as_str(), get.status, get.bytes),
+        ("docs.test", Some(200), PAGE.len() as u64)
+    );
+    assert!(allowed.iter().any(|r| r.method == "HEAD" && r.status == Some(200)));
+    let refused: Vec<_> = records.iter().filter(|r| !r.allowed).collect();
+    assert_eq!(refused.len(), 12, "every refusal is recorded: {refused:#?}");
+    for method in ["POST", "PUT", "DELETE", "CONNECT"] {
+        assert!(refused.iter().any(|r| r.method == method), "{method}: {refused:#?}");
+    }
+    assert!(refused.iter().all(|r| r.reason.is_some() && r.bytes == 0));
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.method == "CONNECT" && r.host == "evil.test" && r.status == Some(403))
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_trust_the_run_ca_gets_nothing_and_is_recorded() {
+    let setup = Setup::new(1 << 20).await;
+    // The host's own trust (system roots): the run's CA is not in it.
+    let host_client = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::all(setup.url()).unwrap())
+        .build()
+        .unwrap();
+    let error = host_client.get("https://docs.test/page").send().await.unwrap_err();
+    assert!(format!("{error:?}").to_lowercase().contains("certificate"), "{error:?}");
+    // A second run's CA is another one: the first run's clients do not trust it.
+    let other = Setup::new(1 << 20).await;
+    assert_ne!(setup.proxy.ca_pem(), other.proxy.ca_pem());
+    let cross = setup.client().get("https://docs.test/page").send().await;
+    assert!(cross.is_ok(), "its own run's CA works: {cross:?}");
+    let stale = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::all(other.url()).unwrap())
+        .tls_certs_only([reqwest::Certificate::from_pem(setup.proxy.ca_pem().as_bytes()).unwrap()])
+        .build()
+        .unwrap();
+    assert!(stale.get("https://docs.test/page").send().await.is_err());
+    other.finish().await;
+    let records = setup.finish().await;
+    let failed = records
+        .iter()
+        .find(|r| r.method == "CONNECT")
+        .expect("the failed handshake is recorded");
+    assert!(!failed.allowed);
+    assert!(
+        failed.reason.as_deref().unwrap_or("").contains("no TLS session"),
+        "{failed:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_run_byte_cap_cuts_a_download_off() {
+    let setup = Setup::new(3000).await;
+    let client = setup.client();
+    // Cut off mid-body, or before the head was flushed if the body came in one piece.
+    let big = match client.get("https://docs.test/big").send().await {
+        Ok(response) => response.bytes().await.map(|_| ()),
+        Err(error) => Err(error),
+    };
+    assert!(big.is_err(), "a body past the cap is cut off");
+    // (A new client: the cut-off response ended its connection.)
+    let after = setup.client().get("https://docs.test/page").send().await.unwrap();
+    assert_eq!(after.status(), 403);
+    assert!(after.text().await.unwrap().contains("cap is used up"));
+    let records = setup.finish().await;
+    let cut = records.iter().find(|r| r.url.ends_with("/big")).unwrap();
+    assert!(
+        !cut.allowed && cut.reason.as_deref().unwrap_or("").contains("cap"),
+        "{cut:?}"
+    );
+}
+
+/// curl and Python's urllib, as a program would use them: proxy from the environment, the
+/// run's CA as their only trust.
+#[tokio::test]
+async fn curl_and_urllib_fetch_through_the_proxy() {
+    let setup = Setup::new(1 << 20).await;
+    let ca = setup.ca_file();
+    let proxy = setup.url();
+    let run = move |program: &str, args: &[&str]| {
+        let output = std::process::Command::new(program)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", std::env::var("HOME").unwrap_or_default())
+            .env("HTTPS_PROXY", &proxy)
+            .env("HTTP_PROXY", &proxy)
+            .env("https_proxy", &proxy)
+            .env("http_proxy", &proxy)
+            .env("SSL_CERT_FILE", &ca)
+            .env("CURL_CA_BUNDLE", &ca)
+            .output()
+            .unwrap_or_else(|e| panic!("{program} must be installed for this test: {e}"));
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let blocking = tokio::task::spawn_blocking(move || {
+        let curl_get = run("curl", &["-sS", "--fail-with-body", "https://docs.test/page"]);
+        let curl_post = run(
+            "curl",
+            &["-sS", "--fail-with-body", "-d", "x=1", "https://docs.test/page"],
+        );
+        let urllib = run(
+            "python3",
+            &[
+                "-c",
+                r#"
+import urllib.request, urllib.error
+print(urllib.request.urlopen("https://docs.test/page").read().decode())
+try:
+    urllib.request.urlopen("https://evil.test/")
+except OSError as e:
+    print("refused:", e)
+try:
+    urllib.request.urlopen(urllib.request.Request("https://docs.test/page", data=b"x"))
+except urllib.error.HTTPError as e:
+    print("post:", e.code, e.read().decode())
+"#,
+            ],
+        );
+        (curl_get, curl_post, urllib)
+    });
+    let (curl_get, curl_post, urllib) = blocking.await.unwrap();
+    assert!(curl_get.0 && curl_get.1.contains(PAGE), "{curl_get:?}");
+    assert!(!curl_post.0 && curl_post.1.contains("POST is refused"), "{curl_post:?}");
+    assert!(urllib.0, "{urllib:?}");
+    assert!(urllib.1.contains(PAGE), "{}", urllib.1);
+    assert!(
+        urllib.1.contains("refused:") && urllib.1.contains("evil.test is not on the read-only allow-list"),
+        "the refusal's reason reaches the program: {}",
+        urllib.1
+    );
+    assert!(urllib.1.contains("post: 405"), "{}", urllib.1);
+    let records = setup.finish().await;
+    assert_eq!(records.iter().filter(|r| r.allowed).count(), 2, "{records:#?}");
+    assert_eq!(records.iter().filter(|r| !r.allowed).count(), 3, "{records:#?}");
+}
