@@ -185,8 +185,10 @@ struct Manifest {
 
 /// A file of many short cases of one behaviour in one language, each headed by a line
 /// `#@ NAME EXPECTED SPLIT [generated]`: EXPECTED is `BLOCKED`, `HIGH` (the least level that
-/// counts as caught) or `benign` (caught as a false alarm at HIGH or above), SPLIT is `t`
-/// (training: rules may be written while looking at it) or `v` (validation: kept aside).
+/// counts as caught), `ASK` (caught when a human is asked: rated BLOCKED, or unanalysed, which
+/// the gate always asks about) or `benign` (a false alarm when rated HIGH or above, or when it
+/// makes the gate ask), SPLIT is `t` (training: rules may be written while looking at it) or `v`
+/// (validation: kept aside).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Collection {
@@ -217,25 +219,49 @@ pub struct BehaviourCase {
     pub behaviour: String,
     pub language: Language,
     pub origin: Origin,
-    /// `None` for a benign look-alike.
-    pub expected: Option<Level>,
+    pub expected: Expected,
     pub split: Split,
     pub code: String,
+}
+
+/// What a case of a collection is labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// Risky: caught when rated at least this level.
+    AtLeast(Level),
+    /// Risky and beyond what the assessor can follow: caught when a human is asked.
+    Ask,
+    /// A look-alike of ordinary code.
+    Benign,
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expected::AtLeast(level) => write!(f, "{level}"),
+            Expected::Ask => f.write_str("ASK"),
+            Expected::Benign => f.write_str("benign"),
+        }
+    }
 }
 
 #[derive(Debug)]
 pub struct BehaviourOutcome {
     pub case: BehaviourCase,
     pub actual: Level,
+    /// The assessment said part of the code could not be analysed (the gate asks a human).
+    pub unanalysed: bool,
     pub summary: String,
 }
 
 impl BehaviourOutcome {
-    /// A risky case rated at least its level; a benign one rated at most MEDIUM.
+    /// A risky case rated at least its level (or, for `ASK`, put before a human); a benign one
+    /// rated at most MEDIUM and not put before a human.
     pub fn correct(&self) -> bool {
         match self.case.expected {
-            Some(level) => self.actual >= level,
-            None => self.actual <= Level::Medium,
+            Expected::AtLeast(level) => self.actual >= level,
+            Expected::Ask => self.actual == Level::Blocked || self.unanalysed,
+            Expected::Benign => self.actual <= Level::Medium && !self.unanalysed,
         }
     }
 }
@@ -259,8 +285,9 @@ fn parse_collection(collection: &Collection, text: &str, path: &Path) -> Result<
             return Err(bad("a case header is `#@ NAME EXPECTED SPLIT [generated]`"));
         };
         let expected = match *expected {
-            "benign" => None,
-            level => Some(level.parse::<Level>().map_err(|e| bad(&e))?),
+            "benign" => Expected::Benign,
+            "ASK" => Expected::Ask,
+            level => Expected::AtLeast(level.parse::<Level>().map_err(|e| bad(&e))?),
         };
         let split = match *split {
             "t" => Split::Training,
@@ -299,7 +326,35 @@ pub struct BehaviourReport {
     pub outcomes: Vec<BehaviourOutcome>,
 }
 
+/// The behaviours of issue 10's collections (the second round).
+pub const SECOND_ROUND: [&str; 10] = [
+    "credential_read",
+    "destruction",
+    "download_exec",
+    "download_system",
+    "exfiltration",
+    "kill_by_name",
+    "persistence",
+    "privilege",
+    "reverse_shell",
+    "system_write",
+];
+
+/// The groups of issue 26's collections (the third round).
+pub const THIRD_ROUND: [&str; 4] = ["tool_fallback", "local_data", "intent", "unknown"];
+
 impl BehaviourReport {
+    /// The outcomes of these behaviours only.
+    pub fn only(self, behaviours: &[&str]) -> BehaviourReport {
+        BehaviourReport {
+            outcomes: self
+                .outcomes
+                .into_iter()
+                .filter(|o| behaviours.contains(&o.case.behaviour.as_str()))
+                .collect(),
+        }
+    }
+
     /// Scores keyed by (split, behaviour, language name).
     pub fn scores(&self) -> BTreeMap<(Split, String, &'static str), BehaviourScore> {
         let mut scores: BTreeMap<(Split, String, &'static str), BehaviourScore> = BTreeMap::new();
@@ -308,15 +363,12 @@ impl BehaviourReport {
             let score = scores
                 .entry((case.split, case.behaviour.clone(), case.language.as_str()))
                 .or_default();
-            match case.expected {
-                Some(_) => {
-                    score.risky += 1;
-                    score.caught += usize::from(outcome.correct());
-                }
-                None => {
-                    score.benign += 1;
-                    score.false_alarms += usize::from(!outcome.correct());
-                }
+            if case.expected == Expected::Benign {
+                score.benign += 1;
+                score.false_alarms += usize::from(!outcome.correct());
+            } else {
+                score.risky += 1;
+                score.caught += usize::from(outcome.correct());
             }
         }
         scores
@@ -336,14 +388,29 @@ impl BehaviourReport {
         total
     }
 
-    /// `matrix[expected][actual]` of one split, rows LOW (benign), HIGH, BLOCKED as labelled.
+    /// `matrix[expected][actual]` of one split, rows LOW (benign), HIGH, BLOCKED as labelled
+    /// (`ASK` cases are counted apart: [`BehaviourReport::asked`]).
     pub fn confusion(&self, split: Split) -> [[usize; 4]; 4] {
         let mut matrix = [[0; 4]; 4];
         for outcome in self.outcomes.iter().filter(|o| o.case.split == split) {
-            let expected = outcome.case.expected.unwrap_or(Level::Low);
+            let expected = match outcome.case.expected {
+                Expected::AtLeast(level) => level,
+                Expected::Benign => Level::Low,
+                Expected::Ask => continue,
+            };
             matrix[level_index(expected)][level_index(outcome.actual)] += 1;
         }
         matrix
+    }
+
+    /// `ASK` cases of one split: how many there are, and how many put a human before the run.
+    pub fn asked(&self, split: Split) -> (usize, usize) {
+        let ask: Vec<_> = self
+            .outcomes
+            .iter()
+            .filter(|o| o.case.split == split && o.case.expected == Expected::Ask)
+            .collect();
+        (ask.len(), ask.iter().filter(|o| o.correct()).count())
     }
 
     /// Markdown: the confusion matrix of a split, then recall and false alarms per behaviour.
@@ -369,8 +436,14 @@ impl BehaviourReport {
                 ));
             }
         }
+        let (ask, asked) = self.asked(split);
+        if ask > 0 {
+            out.push_str(&format!(
+                "\nLabelled ASK (beyond what the assessor can follow): {asked} of {ask} rated BLOCKED or unanalysed, so a human is asked.\n"
+            ));
+        }
         out.push_str(
-            "\n| behaviour | language | caught at its level | false alarms (benign rated HIGH+) |\n|---|---|---|---|\n",
+            "\n| behaviour | language | caught at its level | false alarms (benign rated HIGH+ or asked about) |\n|---|---|---|---|\n",
         );
         for ((s, behaviour, language), score) in self.scores() {
             if s != split {
@@ -422,6 +495,7 @@ pub fn evaluate_behaviours(engine: &Engine, dir: &Path) -> Result<BehaviourRepor
             let assessment = engine.assess(case.code.as_bytes(), case.language, case.origin);
             BehaviourOutcome {
                 actual: assessment.level,
+                unanalysed: assessment.unanalysed,
                 summary: assessment.summary,
                 case,
             }

@@ -22,6 +22,8 @@ struct Options {
     /// The `airlock` binary, for the whole-corpus comparison as processes (default: beside this
     /// binary).
     airlock: Option<PathBuf>,
+    /// Only the labelled corpus and the behaviour collections (no timing, no bandit).
+    judgement_only: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -34,6 +36,7 @@ fn options() -> Result<Options, String> {
             .ok()
             .and_then(|exe| exe.parent().map(|dir| dir.join("airlock")))
             .filter(|path| path.is_file()),
+        judgement_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -46,12 +49,13 @@ fn options() -> Result<Options, String> {
                     .ok_or("--runs needs a positive number")?;
             }
             "--no-bandit" => options.bandit = false,
+            "--judgement" => options.judgement_only = true,
             "--only" => options.only = Some(args.next().ok_or("--only needs a file name part")?),
             "--corpora" => options.corpora = args.next().ok_or("--corpora needs a directory")?.into(),
             "--airlock" => options.airlock = Some(args.next().ok_or("--airlock needs a path")?.into()),
             other => {
                 return Err(format!(
-                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --corpora DIR, --airlock PATH)"
+                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --judgement, --corpora DIR, --airlock PATH)"
                 ));
             }
         }
@@ -280,6 +284,9 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let loading = Instant::now();
     let engine = Engine::builtin()?;
     let loaded_in = loading.elapsed();
+    if options.judgement_only {
+        return judgement(&engine);
+    }
     let examples_dir = options.corpora.join("bandit-examples");
     let baseline = quality::Baseline::load(&options.corpora.join("bandit-1.9.4-baseline.json"))?;
     let scratch = std::env::temp_dir().join(format!("assess-bench-{}", std::process::id()));
@@ -419,10 +426,19 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
+    judgement(&engine)?;
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+/// The labelled corpus and the behaviour collections of each round, training and validation
+/// apart; misses are listed for the training split only (the validation split is not looked
+/// at while rules are written).
+fn judgement(engine: &Engine) -> Result<(), Box<dyn std::error::Error>> {
     println!();
     println!("## Labelled corpus (tests/assessor-corpus): confusion matrix by level");
     println!();
-    let report = quality::evaluate_corpus(&engine, &quality::assessor_corpus())?;
+    let report = quality::evaluate_corpus(engine, &quality::assessor_corpus())?;
     let exact = report.outcomes.iter().filter(|o| o.actual == o.case.expected).count();
     println!("{} cases, {} rated as labelled.", report.outcomes.len(), exact);
     println!();
@@ -433,31 +449,39 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
             miss.case.file, miss.case.language, miss.case.origin, miss.case.expected, miss.actual
         );
     }
-    println!();
-    println!("## Behaviour collections (issue 10): training and validation splits");
-    println!();
-    let behaviours = quality::evaluate_behaviours(&engine, &quality::assessor_corpus())?;
-    for split in [quality::Split::Training, quality::Split::Validation] {
-        print!("{}", behaviours.render(split));
+    for (title, round) in [
+        ("issue 10, second round", &quality::SECOND_ROUND[..]),
+        ("issue 26, third round", &quality::THIRD_ROUND[..]),
+    ] {
         println!();
+        println!("## Behaviour collections ({title}): training and validation splits");
+        println!();
+        let behaviours = quality::evaluate_behaviours(engine, &quality::assessor_corpus())?.only(round);
+        for split in [quality::Split::Training, quality::Split::Validation] {
+            print!("{}", behaviours.render(split));
+            println!();
+        }
+        // Misses are listed for the training split only: the validation split is not looked
+        // at while rules are written.
+        for outcome in behaviours
+            .outcomes
+            .iter()
+            .filter(|o| o.case.split == quality::Split::Training && !o.correct())
+        {
+            println!(
+                "- training miss: {} {}/{} ({:?}): expected {}, rated {}",
+                outcome.case.behaviour,
+                outcome.case.language.as_str(),
+                outcome.case.name,
+                outcome.case.origin,
+                outcome.case.expected,
+                if outcome.unanalysed {
+                    format!("{} (unanalysed)", outcome.actual)
+                } else {
+                    outcome.actual.to_string()
+                }
+            );
+        }
     }
-    // Misses are listed for the training split only: the validation split is not looked at
-    // while rules are written.
-    for outcome in behaviours
-        .outcomes
-        .iter()
-        .filter(|o| o.case.split == quality::Split::Training && !o.correct())
-    {
-        println!(
-            "- training miss: {} {}/{} ({:?}): expected {}, rated {}",
-            outcome.case.behaviour,
-            outcome.case.language.as_str(),
-            outcome.case.name,
-            outcome.case.origin,
-            outcome.case.expected.map_or("benign".to_string(), |l| l.to_string()),
-            outcome.actual
-        );
-    }
-    let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
