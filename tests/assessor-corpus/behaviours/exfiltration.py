@@ -299,7 +299,7 @@ import httpx
 
 r = httpx.get("https://api.example.com/search", params={"q": "airlock"}, timeout=10)
 print(r.json())
-#@ pub_key_upload benign t
+#@ pub_key_upload BLOCKED t
 from pathlib import Path
 import requests
 

@@ -109,7 +109,7 @@ for i in 1 2 3; do
   ./job.sh "$i" &
 done
 wait
-#@ pkill_own_worker_script benign t
+#@ pkill_own_worker_script BLOCKED t
 #!/bin/bash
 # stop the dev watcher this script started last time
 pkill -f "node ./scripts/watch.js" || true
