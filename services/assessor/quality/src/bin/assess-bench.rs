@@ -24,6 +24,8 @@ struct Options {
     airlock: Option<PathBuf>,
     /// Only the labelled corpus and the behaviour collections (no timing, no bandit).
     judgement_only: bool,
+    /// False alarms on ordinary code: (group, language, file listing the paths).
+    ordinary: Vec<(String, Language, PathBuf)>,
 }
 
 fn options() -> Result<Options, String> {
@@ -37,6 +39,7 @@ fn options() -> Result<Options, String> {
             .and_then(|exe| exe.parent().map(|dir| dir.join("airlock")))
             .filter(|path| path.is_file()),
         judgement_only: false,
+        ordinary: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -50,12 +53,26 @@ fn options() -> Result<Options, String> {
             }
             "--no-bandit" => options.bandit = false,
             "--judgement" => options.judgement_only = true,
+            "--ordinary" => {
+                // GROUP:LANGUAGE:LIST (LIST has one path a line).
+                let spec = args.next().ok_or("--ordinary needs GROUP:LANGUAGE:LIST")?;
+                let mut parts = spec.splitn(3, ':');
+                let (Some(group), Some(language), Some(list)) = (parts.next(), parts.next(), parts.next()) else {
+                    return Err("--ordinary needs GROUP:LANGUAGE:LIST".into());
+                };
+                let language = match language {
+                    "python" => Language::Python,
+                    "bash" => Language::Bash,
+                    other => return Err(format!("--ordinary: language {other:?} is python or bash")),
+                };
+                options.ordinary.push((group.to_string(), language, list.into()));
+            }
             "--only" => options.only = Some(args.next().ok_or("--only needs a file name part")?),
             "--corpora" => options.corpora = args.next().ok_or("--corpora needs a directory")?.into(),
             "--airlock" => options.airlock = Some(args.next().ok_or("--airlock needs a path")?.into()),
             other => {
                 return Err(format!(
-                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --judgement, --corpora DIR, --airlock PATH)"
+                    "unknown argument {other:?} (--runs N, --only NAME, --no-bandit, --judgement, --ordinary GROUP:LANGUAGE:LIST, --corpora DIR, --airlock PATH)"
                 ));
             }
         }
@@ -284,6 +301,9 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let loading = Instant::now();
     let engine = Engine::builtin()?;
     let loaded_in = loading.elapsed();
+    if !options.ordinary.is_empty() {
+        return ordinary_code(&engine, &options.ordinary);
+    }
     if options.judgement_only {
         return judgement(&engine);
     }
@@ -482,6 +502,74 @@ fn judgement(engine: &Engine) -> Result<(), Box<dyn std::error::Error>> {
                 }
             );
         }
+    }
+    Ok(())
+}
+
+/// False alarms on ordinary code: every file of each group rated as code from outside. A false
+/// alarm is a rating of HIGH or above; how often the assessor asks a human because it could not
+/// follow something (unanalysed) is counted beside it.
+fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Result<(), Box<dyn std::error::Error>> {
+    println!("## False alarms on ordinary code (rated as external code)");
+    println!();
+    println!("| group | language | files | HIGH or above | of them BLOCKED | a human asked (unanalysed) |");
+    println!("|---|---|---|---|---|---|");
+    let mut details = Vec::new();
+    for (group, language, list) in groups {
+        let paths: Vec<String> = std::fs::read_to_string(list)?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        let (mut files, mut high, mut blocked, mut asked) = (0usize, 0usize, 0usize, 0usize);
+        let mut rules: std::collections::BTreeMap<String, usize> = Default::default();
+        for path in &paths {
+            let Ok(code) = std::fs::read(path) else { continue };
+            files += 1;
+            let a = engine.assess(&code, *language, Origin::External);
+            asked += usize::from(a.unanalysed);
+            if a.unanalysed {
+                for f in a
+                    .findings
+                    .iter()
+                    .filter(|f| f.category == airlock_protocol::assessment::Category::Input)
+                {
+                    *rules.entry(format!("asked: {}", f.rule_id)).or_default() += 1;
+                }
+            }
+            if a.level >= airlock_protocol::assessment::Level::High {
+                high += 1;
+                blocked += usize::from(a.level == airlock_protocol::assessment::Level::Blocked);
+                let top: Vec<&str> = a
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity >= airlock_protocol::assessment::Level::High)
+                    .map(|f| f.rule_id.as_str())
+                    .collect();
+                for id in &top {
+                    *rules.entry((*id).to_string()).or_default() += 1;
+                }
+                details.push(format!("- {group}: {path}: {} {}", a.level, top.join(", ")));
+            }
+        }
+        let pct = |n: usize| {
+            if files == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / files as f64
+            }
+        };
+        println!(
+            "| {group} | {} | {files} | {high} ({:.2}%) | {blocked} | {asked} ({:.2}%) |",
+            language.as_str(),
+            pct(high),
+            pct(asked)
+        );
+        details.push(format!("- {group}: by rule: {rules:?}"));
+    }
+    println!();
+    for line in details {
+        println!("{line}");
     }
     Ok(())
 }
