@@ -28,11 +28,13 @@ pub const RULE_FILES: &[(&str, &str, &str)] = &[
     rule_file!("bash-privileged"),
     rule_file!("common"),
     rule_file!("flow"),
+    rule_file!("intent"),
     rule_file!("python-api"),
     rule_file!("python-bandit"),
     rule_file!("python-malicious"),
     rule_file!("python-privileged"),
     rule_file!("tools"),
+    rule_file!("unknown"),
 ];
 
 #[cfg(test)]

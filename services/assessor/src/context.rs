@@ -154,9 +154,28 @@ impl<'r> Context<'r> {
         data
     }
 
+    /// Code run by the program that the analysis cannot know (a variable, input, a file's
+    /// content): a fact (`@opaque`, flag `code`, the code's language as a second flag) that the
+    /// fail-closed rules match.
+    pub fn opaque_code(&mut self, from: Language, language: Language, code: &crate::facts::Expr, span: Span) {
+        let mut fact = crate::facts::Call::new("@opaque".into(), span);
+        fact.flags = vec!["code".into(), language.as_str().into()];
+        fact.taints = code.taints;
+        fact.args.push(code.clone());
+        self.facts(from).push_call(fact);
+    }
+
     /// Code handed to another interpreter (`perl -e`, `awk '...'`, `node -e`): Python and shell
     /// are parsed; the others are scanned for the commands they run and the connections they open.
+    /// Code that is not a literal is also `@opaque`.
     pub fn inline_code(&mut self, language: &str, code: &crate::facts::Expr, span: Span) {
+        if !code.is_literal() {
+            let mut fact = crate::facts::Call::new("@opaque".into(), span);
+            fact.flags = vec!["code".into(), language.into()];
+            fact.taints = code.taints;
+            fact.args.push(code.clone());
+            self.shell.push_call(fact);
+        }
         let Some(text) = code.text().map(|t| t.into_owned()) else {
             return;
         };
@@ -164,6 +183,14 @@ impl<'r> Context<'r> {
             "bash" | "sh" => self.extract_embedded(Language::Bash, &text, span),
             "python" => self.extract_embedded(Language::Python, &text, span),
             other => {
+                if !crate::scripts::READ_LANGUAGES.contains(&other) {
+                    // An interpreter whose language the assessor does not read: what its code does
+                    // is only guessed at from the commands it names.
+                    let mut fact = crate::facts::Call::new("@opaque".into(), span);
+                    fact.flags = vec!["interpreter".into(), other.into()];
+                    fact.taints = code.taints;
+                    self.shell.push_call(fact);
+                }
                 for found in crate::scripts::scan(other, &text, span, code.taints) {
                     match found {
                         crate::scripts::Scanned::Shell(command) => {

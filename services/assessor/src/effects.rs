@@ -79,6 +79,7 @@ pub struct Effect {
     pub arg: Option<usize>,
     pub kwarg: Option<String>,
     pub receiver: bool,
+    pub after_words: Vec<String>,
     pub if_args: Vec<(usize, ValueMatcher)>,
     pub if_kwargs: Vec<(String, ValueMatcher)>,
     pub unless_kwargs: Vec<String>,
@@ -143,7 +144,16 @@ fn parse_words<'w>(tool: &Tool, words: &'w [Expr]) -> Parsed<'w> {
             && i == 2
             && word_text(word)
                 .is_some_and(|t| !t.starts_with('-') && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()));
-        let Some(text) = word_text(word)
+        // A word with expansions is an option when it starts with its dashes as written
+        // (`--post-data="$(ifconfig)"`).
+        let Some(text) = word
+            .text()
+            .map(|t| t.into_owned())
+            .filter(|t| {
+                matches!(word.value, Value::Str(_))
+                    || t.starts_with("--")
+                    || (t.starts_with('-') && !t.starts_with("-$"))
+            })
             .map(|t| if bundled { format!("-{t}") } else { t })
             .filter(|t| !options_done && t.len() > 1 && t.starts_with('-'))
         else {
@@ -219,6 +229,179 @@ fn option_value(name: &str, word: &Expr) -> Expr {
     }
 }
 
+/// The words after each of `verbs` in a small command language (`put a; put b; bye`).
+fn words_after(text: &str, verbs: &[String]) -> Vec<String> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .filter(|pair| verbs.iter().any(|v| v == pair[0]))
+        .map(|pair| pair[1].trim_matches(['\'', '"']).to_string())
+        .collect()
+}
+
+/// A local path: absolute, in a home, relative with a directory (`./x`, `dir/x`, `../x`).
+fn looks_like_path(text: &str) -> bool {
+    !text.is_empty()
+        && !text.contains("://")
+        && !is_remote(text)
+        && (text.starts_with(['/', '~', '.']) || text.starts_with("$HOME") || text.contains('/'))
+}
+
+/// Text that reads as code rather than a name, a number or a file: it has spaces, brackets,
+/// quotes, operators or statement separators.
+fn looks_like_code(text: &str) -> bool {
+    !looks_like_path(text) && text.contains([' ', '(', ')', '{', '}', ';', '"', '\'', '`', '=', '|', '$'])
+}
+
+/// Options that name where a program writes, by the names programs commonly give them.
+const OUTPUT_OPTIONS: &[&str] = &[
+    "o",
+    "O",
+    "out",
+    "output",
+    "outfile",
+    "output-file",
+    "output-dir",
+    "outdir",
+    "out-dir",
+    "dest",
+    "destination",
+    "target",
+    "target-dir",
+    "to",
+    "save",
+    "save-to",
+    "write",
+    "w",
+];
+
+/// Verbs of a program's first word that copy files to the last path named.
+const COPY_VERBS: &[&str] = &[
+    "push", "copy", "cp", "install", "sync", "put", "deploy", "mv", "move", "link", "ln", "write", "save", "upload",
+];
+
+/// Options under which programs commonly take inline code.
+const CODE_OPTIONS: &[&str] = &[
+    "e", "c", "x", "eval", "exec", "execute", "command", "Command", "ex", "script", "run",
+];
+
+/// A fact of one effect with its operand, as [`EffectTables::found`] makes them.
+fn effect_fact(kind: &str, via: &str, operand: Expr, call: &Call) -> Found {
+    let mut fact = Call::new(format!("@{kind}"), call.span);
+    fact.via = vec![via.to_string()];
+    fact.via.extend(call.via.iter().cloned());
+    fact.flags = call.flags.clone();
+    fact.pipe_from = call.pipe_from.clone();
+    fact.pipe_to = call.pipe_to.clone();
+    fact.taints = match kind {
+        "send" | "write" | "append" => operand.taints.union(call.taints),
+        _ => operand.taints,
+    };
+    fact.args.push(operand);
+    Found { call: fact, code: None }
+}
+
+/// Inline code handed to a program, to be read in the program's own language (one the
+/// assessor does not read, for a program the table does not describe).
+fn inline_code_fact(program: &str, code: Expr, call: &Call) -> Found {
+    Found {
+        call: effect_fact("shell", program, code.clone(), call).call,
+        code: Some((program.to_string(), code)),
+    }
+}
+
+/// What a program the table does not describe may do, read from its words alone (issue 26:
+/// behaviour over tool). Its local paths are read; a path given to an output-like option, or the
+/// last of two or more paths after a copying verb (`tool push a b`), is written; a URL is
+/// fetched, and with local paths beside it they may be sent; inline code given under a
+/// code-like option (`-e`, `-c`, `eval`) is code in a language the assessor does not read.
+pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<Found> {
+    let mut found = Vec::new();
+    if name.is_empty() || words.is_empty() {
+        return found;
+    }
+    let mut paths: Vec<Expr> = Vec::new();
+    let mut urls: Vec<Expr> = Vec::new();
+    let mut i = 1;
+    let mut code_next = false;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        let Some(text) = word.text() else { continue };
+        if code_next && looks_like_code(&text) {
+            code_next = false;
+            found.push(inline_code_fact(name, word.clone(), call));
+            continue;
+        }
+        code_next = false;
+        let option = text
+            .strip_prefix("--")
+            .or_else(|| text.strip_prefix('-'))
+            .filter(|o| !o.is_empty());
+        if let Some(option) = option {
+            if let Some((option, _)) = option.split_once('=').filter(|_| text.starts_with("--")) {
+                let value = option_value(option, word);
+                let value_text = value.text().map(|t| t.into_owned()).unwrap_or_default();
+                if OUTPUT_OPTIONS.contains(&option) && looks_like_path(&value_text) {
+                    found.push(effect_fact("write", name, value, call));
+                } else if CODE_OPTIONS.contains(&option) && looks_like_code(&value_text) {
+                    found.push(inline_code_fact(name, value, call));
+                } else if looks_like_path(&value_text) {
+                    paths.push(value);
+                }
+            } else if CODE_OPTIONS.contains(&option) {
+                code_next = true;
+            } else if OUTPUT_OPTIONS.contains(&option)
+                && let Some(next) = words.get(i).filter(|w| w.text().is_some_and(|t| looks_like_path(&t)))
+            {
+                found.push(effect_fact("write", name, next.clone(), call));
+                i += 1;
+            }
+            continue;
+        }
+        if i == 2 && matches!(text.as_ref(), "eval" | "exec" | "-e") {
+            // `deno eval CODE`, `tool exec CODE`.
+            code_next = true;
+        } else if text.starts_with("$(") || text.starts_with('`') {
+            // A command's output given as an argument: data, not a place.
+        } else if text.contains("://") || text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/") {
+            urls.push(word.clone());
+        } else if let Some(path) = file_operand(word, '@').filter(|p| p.text().is_some_and(|t| looks_like_path(&t))) {
+            paths.push(path);
+        } else if looks_like_path(&text)
+            && (matches!(word.value, Value::Str(_)) || text.starts_with(['/', '~', '.']) || text.starts_with("$HOME"))
+        {
+            paths.push(word.clone());
+        }
+    }
+    // The copy convention (`cp`, `install`, `rsync`): a verb that copies, then two or more paths,
+    // the last being the destination.
+    let copies = words
+        .get(1)
+        .and_then(|w| w.text())
+        .is_some_and(|verb| COPY_VERBS.contains(&verb.as_ref()));
+    let written = (copies && paths.len() >= 2 && urls.is_empty())
+        .then(|| paths.pop())
+        .flatten();
+    for path in &paths {
+        found.push(effect_fact("read", name, path.clone(), call));
+    }
+    if let Some(target) = written {
+        found.push(effect_fact("write", name, target, call));
+    }
+    for url in urls {
+        if paths.is_empty() {
+            found.push(effect_fact("fetch", name, url, call));
+        } else {
+            found.push(effect_fact("send", name, url, call));
+        }
+    }
+    found
+}
+
 /// `host:path`, `user@host:path` or a URL: a place on another machine.
 fn is_remote(text: &str) -> bool {
     if text.contains("://") {
@@ -239,6 +422,17 @@ fn looks_like_url(text: &str) -> bool {
 }
 
 impl EffectTables {
+    /// The language of the code an interpreter reads from its standard input, when its table
+    /// entry has a `shell` effect with `stdin` (`tclsh`, `perl`, `node`); the language of its
+    /// inline code otherwise, since an interpreter fed a here-document runs it.
+    pub fn stdin_language(&self, name: &str) -> Option<String> {
+        let tool = self.tools.get(name)?;
+        tool.effects
+            .iter()
+            .filter(|e| e.kind == "shell")
+            .find_map(|e| e.language.clone())
+    }
+
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name).map(|t| &**t)
     }
@@ -280,7 +474,16 @@ impl EffectTables {
                 if effect.options.contains(option)
                     && let Some(value) = value
                 {
-                    operands.push(option_value(option, value));
+                    let value = option_value(option, value);
+                    if effect.after_words.is_empty() {
+                        operands.push(value);
+                    } else if let Some(text) = value.text() {
+                        operands.extend(words_after(&text, &effect.after_words).into_iter().map(|w| Expr {
+                            value: Value::Str(w),
+                            taints: value.taints,
+                            trail: value.trail.clone(),
+                        }));
+                    }
                 }
             }
             let chosen: Vec<&Expr> = match effect.positional {
@@ -317,6 +520,19 @@ impl EffectTables {
             }
             for operand in operands {
                 found.extend(self.found(effect, name, operand, call));
+            }
+        }
+        // An option the table does not describe is not assumed harmless: a path given to it is
+        // read (`ssh-keygen -y -f KEY`, `--input=/etc/shadow`).
+        for (option, value) in &parsed.options {
+            let described = tool.effects.iter().any(|e| e.options.contains(option));
+            if let Some(value) = value
+                && !described
+            {
+                let value = option_value(option, value);
+                if value.text().is_some_and(|t| looks_like_path(&t)) {
+                    found.push(effect_fact("read", name, value, call));
+                }
             }
         }
         found
@@ -425,7 +641,9 @@ impl EffectTables {
 fn file_operand(operand: &Expr, prefix: char) -> Option<Expr> {
     let text = operand.text()?;
     let at = text.find(prefix)?;
-    if at > 0 && !text[..at].ends_with('=') {
+    // `name=@file` (curl's forms), or httpie's `field@/path` (a field name, then a path).
+    let after = &text[at + prefix.len_utf8()..];
+    if at > 0 && !text[..at].ends_with('=') && !(prefix == '@' && after.starts_with(['/', '~', '.'])) {
         return None;
     }
     let path = text[at + prefix.len_utf8()..].to_string();

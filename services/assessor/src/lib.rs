@@ -17,6 +17,7 @@ pub mod shared;
 mod budget;
 mod builtin;
 mod context;
+mod destinations;
 mod effects;
 mod error;
 mod extract;

@@ -13,6 +13,9 @@ struct ThreatFile {
     version: String,
     #[serde(default)]
     threat: Vec<ThreatSpec>,
+    /// Kinds of address malware uses (`crate::destinations`).
+    #[serde(default)]
+    shady: Vec<crate::destinations::ShadySpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
@@ -60,6 +63,8 @@ pub struct ThreatHit {
 #[derive(Debug)]
 pub struct ThreatList {
     pub version: String,
+    /// Shady destinations and IP numbers, checked against what the program connects to.
+    pub destinations: crate::destinations::Destinations,
     hashes: HashMap<[u8; 32], String>,
     indicators: Vec<ThreatSpec>,
     matcher: Option<AhoCorasick>,
@@ -114,8 +119,10 @@ impl ThreatList {
                     })?,
             )
         };
+        let destinations = crate::destinations::Destinations::new(parsed.shady).map_err(invalid)?;
         Ok(ThreatList {
             version: parsed.version,
+            destinations,
             hashes,
             indicators,
             matcher,

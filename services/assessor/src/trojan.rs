@@ -150,7 +150,15 @@ pub fn bash(source: &str) -> Vec<Hit> {
 /// A name (a Python identifier, a shell word): invisible characters, lookalike letters mixed
 /// with Latin ones, and (for Python) compatibility forms.
 fn name(text: &str, start: usize, end: usize, python: bool, hits: &mut Vec<Hit>) {
-    if text.chars().any(|c| invisible(c) && !bidi_control(c)) {
+    // A Python identifier cannot hold an invisible character by accident; a shell word can hold
+    // an emoji's variation selector or joiner (`status=❤️`): there, as in strings, only one next
+    // to what it changes counts.
+    let hidden = if python {
+        text.chars().any(|c| invisible(c) && !bidi_control(c))
+    } else {
+        hidden_in(text).is_some()
+    };
+    if hidden {
         return push(
             hits,
             Kind::InvisibleInName,
@@ -199,6 +207,20 @@ fn name(text: &str, start: usize, end: usize, python: bool, hits: &mut Vec<Hit>)
 /// or punctuation (a URL, a path, a command). Joiners inside emoji sequences and scripts that
 /// need them are not findings.
 fn string(text: &str, start: usize, end: usize, hits: &mut Vec<Hit>) {
+    if let Some((c, shown)) = hidden_in(text) {
+        push(
+            hits,
+            Kind::InvisibleInText,
+            start,
+            end,
+            format!("a string hides U+{:04X} in `{}`", u32::from(c), visible(&shown)),
+        );
+    }
+}
+
+/// The first invisible character of `text` that sits next to what it changes (ASCII letters,
+/// digits or punctuation), with the text around it.
+fn hidden_in(text: &str) -> Option<(char, String)> {
     let chars: Vec<char> = text.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         if !invisible(c) || bidi_control(c) {
@@ -216,17 +238,12 @@ fn string(text: &str, start: usize, end: usize, hits: &mut Vec<Hit>) {
             before.is_some_and(|b| b.is_ascii_graphic()) || after.is_some_and(|a| a.is_ascii_graphic())
         };
         if hidden {
-            let from = chars[..i.saturating_sub(12)].len();
+            let from = i.saturating_sub(12);
             let shown: String = chars[from..(i + 13).min(chars.len())].iter().collect();
-            return push(
-                hits,
-                Kind::InvisibleInText,
-                start,
-                end,
-                format!("a string hides U+{:04X} in `{}`", u32::from(c), visible(&shown)),
-            );
+            return Some((c, shown));
         }
     }
+    None
 }
 
 fn push(hits: &mut Vec<Hit>, kind: Kind, start: usize, end: usize, detail: String) {
@@ -424,6 +441,7 @@ mod tests {
             "# zero\u{200B}width in a comment\necho ok\n",
             "echo \"👍\u{FE0F} done\"\n",
             "msg=\"naïve café\"\n",
+            "status=❤\u{FE0F}\n",
         ] {
             assert_eq!(bash(ordinary), vec![], "{ordinary}");
         }

@@ -77,16 +77,8 @@ fn agreement_with_bandit_stays_above_its_floor() {
 /// floors are regression floors set from a measured run; `assess-bench` prints the figures.
 #[test]
 fn behaviour_collections_stay_above_their_floors() {
-    use quality::Split;
-    let engine = Engine::builtin().unwrap();
-    let report = quality::evaluate_behaviours(&engine, &quality::assessor_corpus())
-        .expect("collections load")
-        .only(&quality::SECOND_ROUND);
-    let scores = report.scores();
-    let mut per_behaviour: std::collections::BTreeMap<(String, &str), usize> = Default::default();
-    for ((_, behaviour, language), score) in &scores {
-        *per_behaviour.entry((behaviour.clone(), language)).or_default() += score.risky;
-    }
+    let report = collections(&quality::SECOND_ROUND);
+    let per_behaviour = risky_per_group(&report);
     assert_eq!(
         per_behaviour.len(),
         20,
@@ -101,17 +93,15 @@ fn behaviour_collections_stay_above_their_floors() {
         validation.risky * 4 >= (validation.risky + training.risky),
         "the validation split holds about a third"
     );
-    let rendered = format!(
-        "{}\n{}",
-        report.render(Split::Training),
-        report.render(Split::Validation)
+    assert_floors(
+        &report,
+        [
+            TRAINING_RECALL_FLOOR,
+            VALIDATION_RECALL_FLOOR,
+            TRAINING_FALSE_ALARM_CEILING,
+            VALIDATION_FALSE_ALARM_CEILING,
+        ],
     );
-    let recall = |s: &quality::BehaviourScore| s.caught as f64 / s.risky.max(1) as f64;
-    let alarms = |s: &quality::BehaviourScore| s.false_alarms as f64 / s.benign.max(1) as f64;
-    assert!(recall(&training) >= TRAINING_RECALL_FLOOR, "{rendered}");
-    assert!(recall(&validation) >= VALIDATION_RECALL_FLOOR, "{rendered}");
-    assert!(alarms(&training) <= TRAINING_FALSE_ALARM_CEILING, "{rendered}");
-    assert!(alarms(&validation) <= VALIDATION_FALSE_ALARM_CEILING, "{rendered}");
 }
 
 // Measured 2026-11-23 with the behaviour rules: training 311/311 caught, 0/236 false alarms;
@@ -120,3 +110,71 @@ const TRAINING_RECALL_FLOOR: f64 = 0.95;
 const VALIDATION_RECALL_FLOOR: f64 = 0.90;
 const TRAINING_FALSE_ALARM_CEILING: f64 = 0.02;
 const VALIDATION_FALSE_ALARM_CEILING: f64 = 0.03;
+
+/// Issue 26's collections (tool fallback, local data leaving, intent idioms, what the assessor
+/// cannot follow): written before their rules, a third kept aside. Regression floors from a
+/// measured run; `assess-bench --judgement` prints the figures.
+#[test]
+fn third_round_collections_stay_above_their_floors() {
+    let report = collections(&quality::THIRD_ROUND);
+    let per_group = risky_per_group(&report);
+    assert_eq!(per_group.len(), 8, "four groups in two languages: {per_group:?}");
+    for ((group, language), risky) in &per_group {
+        assert!(*risky >= 30, "{group} in {language} has {risky} risky cases");
+    }
+    assert_floors(
+        &report,
+        [
+            THIRD_TRAINING_RECALL_FLOOR,
+            THIRD_VALIDATION_RECALL_FLOOR,
+            THIRD_FALSE_ALARM_CEILING,
+            THIRD_FALSE_ALARM_CEILING,
+        ],
+    );
+}
+
+// Measured 2026-11-27 with issue 26's rules: training 164/182 caught, 0/62 false alarms;
+// validation 72/85 caught, 0/30 false alarms. (Before them: 73/182 and 36/85.)
+const THIRD_TRAINING_RECALL_FLOOR: f64 = 0.85;
+const THIRD_VALIDATION_RECALL_FLOOR: f64 = 0.80;
+const THIRD_FALSE_ALARM_CEILING: f64 = 0.05;
+
+use quality::{BehaviourReport, BehaviourScore, Split};
+
+/// The collections of these behaviours, rated by the built-in engine.
+fn collections(behaviours: &[&str]) -> BehaviourReport {
+    let engine = Engine::builtin().unwrap();
+    quality::evaluate_behaviours(&engine, &quality::assessor_corpus())
+        .expect("collections load")
+        .only(behaviours)
+}
+
+/// Risky cases per (behaviour, language), both splits together.
+fn risky_per_group(report: &BehaviourReport) -> std::collections::BTreeMap<(String, &'static str), usize> {
+    let mut per_group = std::collections::BTreeMap::new();
+    for ((_, behaviour, language), score) in report.scores() {
+        *per_group.entry((behaviour, language)).or_default() += score.risky;
+    }
+    per_group
+}
+
+/// Recall of each split at least its floor, false alarms of each at most its ceiling:
+/// `[training recall, validation recall, training false alarms, validation false alarms]`.
+fn assert_floors(
+    report: &BehaviourReport,
+    [training_recall, validation_recall, training_alarms, validation_alarms]: [f64; 4],
+) {
+    let validation = report.total(Split::Validation);
+    let training = report.total(Split::Training);
+    let rendered = format!(
+        "{}\n{}",
+        report.render(Split::Training),
+        report.render(Split::Validation)
+    );
+    let recall = |s: &BehaviourScore| s.caught as f64 / s.risky.max(1) as f64;
+    let alarms = |s: &BehaviourScore| s.false_alarms as f64 / s.benign.max(1) as f64;
+    assert!(recall(&training) >= training_recall, "{rendered}");
+    assert!(recall(&validation) >= validation_recall, "{rendered}");
+    assert!(alarms(&training) <= training_alarms, "{rendered}");
+    assert!(alarms(&validation) <= validation_alarms, "{rendered}");
+}

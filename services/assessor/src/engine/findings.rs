@@ -50,6 +50,15 @@ impl FindingPolicy<'_> {
                  block only external code.",
             );
         }
+        let mut category = rule.category;
+        if rule.fails_closed && origin == Origin::External {
+            // What the assessor cannot follow in code from outside goes to a human.
+            category = Category::Input;
+            explanation.push_str(
+                " The assessor cannot tell what this runs, so for code from outside a human is asked whatever \
+                 the level.",
+            );
+        }
         if severity == Level::Blocked && rule.confidence < self.blocked_min_confidence {
             severity = Level::High;
             explanation
@@ -57,7 +66,7 @@ impl FindingPolicy<'_> {
         }
         Finding {
             rule_id: rule.id.clone(),
-            category: rule.category,
+            category,
             severity,
             confidence: rule.confidence,
             line: hit.span.line.max(1),
@@ -96,6 +105,62 @@ impl FindingPolicy<'_> {
             ),
             references: vec![],
         }
+    }
+
+    /// What the program connects to that is a kind of address malware uses (the threat list's
+    /// `[[shady]]` entries), or an IP number: one finding per address.
+    pub(super) fn destination_findings(
+        &self,
+        facts: &[&crate::facts::Facts],
+        source: &str,
+        destinations: &crate::destinations::Destinations,
+    ) -> Vec<Finding> {
+        let mut seen = std::collections::HashSet::new();
+        let mut findings = Vec::new();
+        let network = facts
+            .iter()
+            .flat_map(|f| f.calls.iter())
+            .filter(|c| matches!(c.name.as_str(), "@fetch" | "@send" | "@connect"));
+        for call in network {
+            let Some(address) = call.args.first().and_then(|a| a.text()) else {
+                continue;
+            };
+            let Some(hit) = destinations.classify(&address) else {
+                continue;
+            };
+            if !seen.insert(hit.address.clone()) {
+                continue;
+            }
+            let (id, what) = if hit.category.starts_with("a raw IP") {
+                (
+                    "AIR-DESTINATION-RAW-IP",
+                    "The program connects to a raw IP address, not a name: nothing says whose machine it is."
+                        .to_string(),
+                )
+            } else if hit.category.contains("written as a number") {
+                ("AIR-DESTINATION-ENCODED-IP", "The program connects to an IP address written as one number (decimal, hex or octal): a form chosen so that nobody recognises the address.".to_string())
+            } else {
+                (
+                    "AIR-DESTINATION-SHADY",
+                    format!(
+                        "The program contacts {} ({}, on the operators' list of shady destinations, version {}): the kind of place malware fetches its next stage from or sends what it took to.",
+                        hit.address, hit.category, self.threats_version
+                    ),
+                )
+            };
+            findings.push(Finding {
+                rule_id: id.into(),
+                category: Category::MaliciousIntent,
+                severity: hit.level,
+                confidence: Confidence::Medium,
+                line: call.span.line.max(1),
+                column: call.span.column.max(1),
+                snippet: snippet(source, call.span),
+                explanation: shorten_to(&what, MAX_EXPLANATION_CHARS),
+                references: vec!["ATT&CK T1102".into(), "ATT&CK T1567".into()],
+            });
+        }
+        findings
     }
 
     /// Analysis that stopped before the end (size, depth, time) fails closed: what was not

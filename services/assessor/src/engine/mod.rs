@@ -323,6 +323,11 @@ impl Engine {
                 findings.push(self.findings().rule_finding(rule, &hit, &text, origin));
             }
         }
+        findings.extend(self.findings().destination_findings(
+            &[&ctx.python, &ctx.shell],
+            &text,
+            &self.threats.destinations,
+        ));
         for problem in &ctx.unreadable {
             findings.push(self.findings().unanalysable_finding(problem, origin));
         }
@@ -357,6 +362,10 @@ impl Engine {
         let mut seen = std::collections::HashSet::new();
         let mut score = 0.0;
         for finding in findings {
+            // What could not be analysed asks a human already; it is not evidence of risk.
+            if finding.category == Category::Input {
+                continue;
+            }
             if seen.insert(finding.rule_id.as_str()) {
                 score += match finding.severity {
                     Level::Low => self.config.thresholds.weight_low,

@@ -1,7 +1,7 @@
 //! Python calls: the callee's qualified name, arguments and keyword arguments, what the call
 //! evaluates to, its effects and labels, code it carries, and calls of the file's own functions.
 
-use super::expressions::{as_path, join_path, type_name};
+use super::expressions::{as_path, join_path, namespace, type_name};
 use super::walker::{Bound, Walker};
 use crate::facts::{Binding, BindingKind, Call, Expr, Span, Value};
 use crate::rules::Embedded;
@@ -132,10 +132,41 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 },
                 None => Expr::new(Value::Call(call.name.clone())),
             },
-            "getattr" => match (call.args.first(), call.args.get(1).map(|a| &a.value)) {
+            "getattr" | "builtins.getattr" => match (call.args.first(), call.args.get(1).map(|a| &a.value)) {
                 (Some(object), Some(Value::Str(attribute))) => {
-                    Expr::new(Value::Name(format!("{}.{attribute}", type_name(object))))
+                    let resolved = format!("{}.{attribute}", namespace(&type_name(object)));
+                    self.resolved(&resolved, node.arguments.args.get(1), call.span);
+                    Expr::new(Value::Name(resolved))
                 }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `vars(os)` is the module's namespace, `globals()` the file's.
+            "vars" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Name(module)) => Expr::new(Value::Name(module.clone())),
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            "globals" | "locals" => Expr::new(Value::Name("globals".into())),
+            "str.join" => match (&call.receiver, call.args.first()) {
+                (
+                    Some(Expr {
+                        value: Value::Str(separator),
+                        ..
+                    }),
+                    Some(Expr {
+                        value: Value::Seq(items),
+                        ..
+                    }),
+                ) if items.iter().all(|i| matches!(i.value, Value::Str(_))) => {
+                    let texts: Vec<String> = items.iter().filter_map(|i| i.text().map(|t| t.into_owned())).collect();
+                    Expr::new(Value::Str(texts.join(separator)))
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            "str.format" => match &call.receiver {
+                Some(Expr {
+                    value: Value::Str(template),
+                    ..
+                }) => format_template(template, call),
                 _ => Expr::new(Value::Call(call.name.clone())),
             },
             // A dynamic import of a literal module name is an import of that module.
@@ -148,12 +179,31 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }) {
                 Some(module) => {
                     self.record_import(module.clone(), node);
+                    self.resolved(&module, node.arguments.args.first(), call.span);
                     Expr::new(Value::Name(module))
                 }
                 None => Expr::new(Value::Call(call.name.clone())),
             },
             _ => Expr::new(Value::Call(call.name.clone())),
         }
+    }
+
+    /// A module or function looked up by name at run time (`getattr`, `__import__`, `vars(os)[...]`):
+    /// an `@resolve` fact naming what was found, flagged `built` when the name is assembled in
+    /// the lookup itself (joined, reversed, concatenated, formatted, decoded) rather than written
+    /// out or held in a variable.
+    pub(super) fn resolved(&mut self, qualified: &str, key: Option<&ast::Expr>, span: Span) {
+        let mut fact = Call::new("@resolve".into(), span);
+        fact.args.push(Expr::new(Value::Str(qualified.to_string())));
+        if key.is_some_and(|k| {
+            matches!(
+                k,
+                ast::Expr::BinOp(_) | ast::Expr::Call(_) | ast::Expr::Subscript(_) | ast::Expr::FString(_)
+            )
+        }) {
+            fact.flags.push("built".into());
+        }
+        self.ctx.python.push_call(fact);
     }
 
     /// `"SELECT ... {}".format(x)` builds a string: its literal counts as formatted.
@@ -186,7 +236,58 @@ impl<'t> Walker<'_, '_, '_, 't> {
     pub(super) fn extract_embedded(&mut self, embedded: Embedded, span: Span) {
         match embedded {
             Embedded::Source(language, code) => self.ctx.extract_embedded(language, &code, span),
+            Embedded::Opaque(language, code) => self.ctx.opaque_code(Language::Python, language, &code, span),
             Embedded::Argv(argv) => crate::shell::command_from_argv(self.ctx, argv, span),
         }
     }
+}
+
+/// `"x = {value}".format(value=42)`: the template with each field filled, a string when every
+/// field's value is known text (`{}`, `{0}`, `{name}`; format specs and attributes are not read).
+fn format_template(template: &str, call: &Call) -> Expr {
+    let mut out = String::with_capacity(template.len());
+    let mut literal = true;
+    let mut taints = call.taints;
+    let mut next = 0usize;
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        if let Some(stripped) = after.strip_prefix('{') {
+            out.push('{');
+            rest = stripped;
+            continue;
+        }
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            rest = "";
+            break;
+        };
+        let field = after[..close].split([':', '!', '.', '[']).next().unwrap_or_default();
+        let value = if field.is_empty() {
+            next += 1;
+            call.args.get(next - 1)
+        } else if let Ok(index) = field.parse::<usize>() {
+            call.args.get(index)
+        } else {
+            call.kwarg(field)
+        };
+        match value.and_then(|v| match &v.value {
+            Value::Str(t) => Some(t.clone()),
+            Value::Int(i) => Some(i.to_string()),
+            _ => None,
+        }) {
+            Some(text) => out.push_str(&text),
+            None => {
+                literal = false;
+                out.push_str("{}");
+            }
+        }
+        if let Some(v) = value {
+            taints = taints.union(v.taints);
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest.replace("}}", "}").as_str());
+    Expr::built(out, literal, taints)
 }

@@ -364,6 +364,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 
     fn subscript(&mut self, node: &'t ast::ExprSubscript, depth: u32) -> Expr {
+        /// Namespaces whose items are looked up by name to hide a call.
+        const NAMESPACES: &[&str] = &[
+            "builtins",
+            "globals",
+            "os",
+            "posix",
+            "nt",
+            "subprocess",
+            "sys",
+            "importlib",
+            "pty",
+            "ctypes",
+            "socket",
+            "shutil",
+            "commands",
+        ];
         let object = match &*node.value {
             ast::Expr::Name(name) => match self.names.get(name.id.as_str()) {
                 Some(Bound::Module(q)) => Expr::new(Value::Name(q.clone())),
@@ -383,6 +399,31 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let value = self.expr(index, depth);
             taints = taints.union(value.taints);
             key.get_or_insert(value);
+        }
+        // `"metsys"[::-1]` reverses a string.
+        if let (Value::Str(text), ast::Expr::Slice(slice)) = (&object.value, &*node.slice)
+            && slice.lower.is_none()
+            && slice.upper.is_none()
+            && slice
+                .step
+                .as_deref()
+                .is_some_and(|s| self.text(s).replace(' ', "") == "-1")
+        {
+            return Expr::new(Value::Str(text.chars().rev().collect())).with_taints(taints);
+        }
+        // A namespace's item (`vars(os)["system"]`, `globals()["__builtins__"]["eval"]`,
+        // `__builtins__["exec"]`) is the module member of that name.
+        if let (Value::Name(q), Some(Value::Str(member))) = (&object.value, key.as_ref().map(|k| &k.value)) {
+            let space = namespace(q);
+            if NAMESPACES.contains(&space.as_str()) {
+                let resolved = match (space.as_str(), member.as_str()) {
+                    ("globals", "__builtins__") => "builtins".to_string(),
+                    ("globals", name) => name.to_string(),
+                    (space, name) => format!("{space}.{name}"),
+                };
+                self.resolved(&resolved, Some(&node.slice), self.span(node));
+                return Expr::new(Value::Name(resolved)).with_taints(taints);
+            }
         }
         // `os.environ["KEY"]` reads one item of a module-level mapping: model it as a call to
         // `__getitem__`, so sources and rules can name it.
@@ -496,5 +537,15 @@ pub(super) fn as_path(expr: Expr) -> Expr {
             trail: None,
         },
         _ => expr,
+    }
+}
+
+/// The namespace an object's name stands for: `__builtins__`, `builtins.__dict__` and the file's
+/// globals' `__builtins__` are the built-ins; `os.__dict__` is `os`.
+pub(super) fn namespace(name: &str) -> String {
+    let name = name.strip_suffix(".__dict__").unwrap_or(name);
+    match name {
+        "__builtins__" | "globals.__builtins__" => "builtins".into(),
+        other => other.to_string(),
     }
 }

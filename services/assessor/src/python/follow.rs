@@ -93,7 +93,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
         };
         if !matches!(
             function.attr.as_str(),
-            "append" | "extend" | "add" | "update" | "insert" | "appendleft" | "setdefault" | "put"
+            "append"
+                | "extend"
+                | "add"
+                | "update"
+                | "insert"
+                | "appendleft"
+                | "setdefault"
+                | "put"
+                | "add_attachment"
+                | "attach"
+                | "set_content"
+                | "set_payload"
         ) {
             return;
         }

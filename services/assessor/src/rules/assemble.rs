@@ -270,6 +270,7 @@ impl Parts {
                 languages: spec.languages,
                 explanation: spec.explanation.trim().to_string(),
                 references: spec.references,
+                fails_closed: spec.fails_closed,
                 pattern,
                 examples: spec.examples,
                 more_examples: spec.more_examples,

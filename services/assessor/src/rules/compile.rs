@@ -365,6 +365,7 @@ impl Compiler<'_> {
             arg: spec.arg,
             kwarg: spec.kwarg.clone(),
             receiver: spec.receiver,
+            after_words: spec.after_words.clone(),
             if_args,
             if_kwargs,
             unless_kwargs: spec.unless_kwargs.clone(),

@@ -142,6 +142,8 @@ pub struct Rule {
     pub action: String,
     pub explanation: String,
     pub references: Vec<String>,
+    /// See `RuleSpec::fails_closed`.
+    pub fails_closed: bool,
     pub pattern: Pattern,
     pub examples: Examples,
     pub more_examples: Vec<Examples>,
@@ -165,6 +167,10 @@ pub(crate) struct Embed {
 /// Code found inside a call's arguments.
 pub enum Embedded {
     Source(Language, String),
+    /// Code known only when the program runs (read from input, a file, the network, built from
+    /// values the analysis cannot resolve): nothing to analyse, and that is a finding. The value
+    /// is kept for the labels it carries.
+    Opaque(Language, Expr),
     /// An argument vector (`["rm", "-rf", path]`), shell only.
     Argv(Vec<Expr>),
 }
@@ -339,9 +345,21 @@ impl RuleSet {
         };
         let code = code?;
         match &code.value {
+            // A command whose program is a hole (`os.system(f"{tool} --run")`, `sys.argv[1]`, an
+            // environment variable) is not known.
+            Value::Formatted(s) if spec.from == Language::Python && s.trim_start().starts_with(['{', '$']) => {
+                Some(Embedded::Opaque(spec.to, code.clone()))
+            }
+            // `python3 -c "$CODE"`, `bash -c "$1"`: the code is a variable's value, nothing more.
+            Value::Formatted(s) if spec.from == Language::Bash && is_expansion(s) => {
+                Some(Embedded::Opaque(spec.to, code.clone()))
+            }
             Value::Str(s) | Value::Formatted(s) => Some(Embedded::Source(spec.to, s.clone())),
             Value::Seq(items) if spec.to == Language::Bash && !items.is_empty() => Some(Embedded::Argv(items.clone())),
-            _ => None,
+            Value::Seq(_) | Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,
+            Value::Name(_) | Value::Call(_) | Value::Other | Value::Path(_) => {
+                Some(Embedded::Opaque(spec.to, code.clone()))
+            }
         }
     }
 
@@ -352,4 +370,16 @@ impl RuleSet {
     pub fn rule(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.id == id)
     }
+}
+
+/// A shell word that is one expansion and nothing else (`$CODE`, `${1}`, `"$@"`).
+fn is_expansion(text: &str) -> bool {
+    let inner = text.trim();
+    let name = inner
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| inner.strip_prefix('$'));
+    name.is_some_and(|n| {
+        !n.is_empty() && (n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || n == "@" || n == "*")
+    })
 }

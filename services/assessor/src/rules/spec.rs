@@ -81,6 +81,10 @@ pub struct EffectSpec {
     /// The operand names a file that is read for the effect (`--post-file FILE`, `scp FILE host:`).
     #[serde(default)]
     pub reads_file: bool,
+    /// The operands are the words that follow one of these words inside the options' values (a
+    /// small command language: `put FILE` in `lftp -e 'put FILE; bye'`).
+    #[serde(default)]
+    pub after_words: Vec<String>,
     /// A fixed operand, for an effect on a known place (`gpg --export-secret-keys` reads the
     /// private keyring, `crontab -` writes the cron table).
     #[serde(default)]
@@ -140,6 +144,11 @@ pub struct RuleSpec {
     pub explanation: String,
     #[serde(default)]
     pub references: Vec<String>,
+    /// The rule says the assessor could not follow something (a command or code it cannot
+    /// resolve): for external code the gate asks a human whatever the level (the finding makes
+    /// the assessment `unanalysed`).
+    #[serde(default)]
+    pub fails_closed: bool,
     #[serde(rename = "match")]
     pub pattern: PatternSpec,
     #[serde(default)]

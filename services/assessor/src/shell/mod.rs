@@ -277,11 +277,20 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             AssignValue::Word(word) => self.word(word, depth),
             AssignValue::Array(range, words) => {
                 let mut taints = Taints::NONE;
+                let mut elements = Vec::with_capacity(words.len());
                 for word in words {
-                    taints = taints.union(self.word(word, depth).taints);
+                    let element = self.word(word, depth);
+                    taints = taints.union(element.taints);
+                    elements.push(element);
                 }
+                // An array of literal words (`cmd=(ls -la)`) keeps them: `"${cmd[@]}"` is them.
+                let value = if elements.iter().all(|e| matches!(e.value, Value::Str(_))) {
+                    Value::Seq(elements)
+                } else {
+                    Value::Formatted(self.text(*range).to_string())
+                };
                 Expr {
-                    value: Value::Formatted(self.text(*range).to_string()),
+                    value,
                     taints,
                     trail: None,
                 }
@@ -396,8 +405,15 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             } else {
                 self.word(word, depth)
             };
-            self.record_string(&word, span);
-            words.push(word);
+            // `"${cmd[@]}"` of a literal array is its words.
+            let expanded = match word.value {
+                Value::Seq(items) => items,
+                _ => vec![word],
+            };
+            for word in expanded {
+                self.record_string(&word, span);
+                words.push(word);
+            }
         }
         self.command_from_words(words, span, &pipe.with_stdin(stdin), Vec::new())
     }
@@ -421,6 +437,15 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         // `subprocess.run([sys.executable, ...])` runs Python.
         if name == "sys.executable" {
             name = "python3".into();
+        }
+        // A program known only when the script runs (`$cmd`, `"$@"`, `$(cat f)`, a word read
+        // from input): what it does cannot be followed.
+        if !matches!(first.value, Value::Str(_)) && name != "python3" {
+            let mut opaque = Call::new("@opaque".into(), span);
+            opaque.flags.push("command".into());
+            opaque.taints = first.taints;
+            opaque.args.push(first.clone());
+            self.ctx.shell.push_call(opaque);
         }
         let mut call = Call::new(name.clone(), span);
         call.taints = pipe.stdin.union(first.taints);
@@ -464,7 +489,20 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                 _ => None,
             };
         }
-        let mut found = self.ctx.rules.effects.shell_effects(&name, &words, &call);
+        let known = self.ctx.rules.effects.tool(&name).is_some();
+        let mut found = if known {
+            self.ctx.rules.effects.shell_effects(&name, &words, &call)
+        } else if self.functions.contains_key(&name)
+            || self.ctx.rules.wrapper(&name).is_some()
+            || embedded.is_some()
+            || !matches!(first.value, Value::Str(_))
+        {
+            // The script's own functions are followed, wrappers run a command analysed on its
+            // own, code given to an interpreter is analysed as code.
+            Vec::new()
+        } else {
+            crate::effects::unknown_program_effects(&name, &words, &call)
+        };
         if let Some(cwd) = &self.cwd {
             for item in &mut found {
                 if let Some(operand) = item.call.args.first_mut()
@@ -498,6 +536,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         match embedded {
             Some(Embedded::Source(language, code)) => self.ctx.extract_embedded(language, &code, span),
+            Some(Embedded::Opaque(language, code)) => self.ctx.opaque_code(Language::Bash, language, &code, span),
             Some(Embedded::Argv(argv)) => {
                 self.command_from_words(argv, span, pipe, via.clone());
             }

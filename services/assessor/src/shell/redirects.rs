@@ -41,6 +41,14 @@ impl<'s> Walker<'_, '_, 's> {
                         continue;
                     };
                     if operator == "<" || operator == "<>" {
+                        // `bash < script.sh`, `sh -s < "$1"`: the shell runs the file.
+                        if is_shell(&body_name) {
+                            let mut run = Call::new("@run".into(), self.span(redirect.range));
+                            run.via = vec![body_name.clone()];
+                            run.taints = target.taints;
+                            run.args.push(target.clone());
+                            self.ctx.shell.push_call(run);
+                        }
                         // `<>` opens for reading and writing: recorded once, as a read.
                         let read = self.pseudo_command(operator, target, redirect.range, &body_name, Taints::NONE);
                         // `exec 3<> /dev/tcp/...` opens descriptor 3, not the command's input; a
@@ -60,14 +68,18 @@ impl<'s> Walker<'_, '_, 's> {
             && let Some(text) = content.text()
         {
             let interpreter = match body_name.as_str() {
-                "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => Some(Language::Bash),
+                n if is_shell(n) => Some(Language::Bash),
                 n if n.starts_with("python") => Some(Language::Python),
                 _ => None,
             };
+            let span = self.span(range);
             if let Some(language) = interpreter {
-                let span = self.span(range);
                 let text = text.into_owned();
                 self.ctx.extract_embedded(language, &text, span);
+            } else if let Some(language) = self.ctx.rules.effects.stdin_language(&body_name) {
+                // `tclsh <<EOF`, `perl <<EOF`: code for another interpreter, read as its own.
+                let code = content.clone();
+                self.ctx.inline_code(&language, &code, span);
             }
         }
         let output = self.body(body, range, depth, &pipe.with_stdin(stdin));
@@ -199,4 +211,12 @@ impl<'s> Walker<'_, '_, 's> {
         });
         Expr::built(text, literal, taints)
     }
+}
+
+/// Shells that run a script read from their standard input.
+fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "busybox-sh" | "rbash"
+    )
 }

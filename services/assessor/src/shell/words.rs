@@ -83,7 +83,7 @@ impl<'s> Walker<'_, '_, 's> {
         match &word.parts[..] {
             [part] => {
                 let value = self.part(part, depth);
-                if matches!(value.value, Value::Str(_) | Value::Formatted(_)) {
+                if matches!(value.value, Value::Str(_) | Value::Formatted(_) | Value::Seq(_)) {
                     return value;
                 }
                 Expr {
@@ -134,6 +134,10 @@ impl<'s> Walker<'_, '_, 's> {
         let mut trail = None;
         for part in parts {
             let value = self.part(part, depth);
+            // `"${cmd[@]}"` of a literal array stays its words.
+            if parts.len() == 1 && matches!(value.value, Value::Seq(_)) {
+                return value;
+            }
             if trail.is_none() {
                 trail = value.trail.clone();
             }
@@ -173,9 +177,19 @@ impl<'s> Walker<'_, '_, 's> {
                 trail: None,
             };
         }
-        // `${a[@]}`, `${a[0]}`: the array's labels, with the expansion as written.
-        if param.subscript.is_some() {
+        // `${a[@]}`, `${a[0]}`: the array's labels, with the expansion as written; the words of
+        // an array of literal words.
+        if let Some(subscript) = &param.subscript {
             let bound = self.vars.get(name);
+            if let Some(Value::Seq(items)) = bound.map(|b| &b.value) {
+                let index = literal_word(self.text(subscript.range));
+                if index == "@" || index == "*" {
+                    return Expr::new(Value::Seq(items.clone()));
+                }
+                if let Some(item) = index.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                    return item.clone();
+                }
+            }
             return Expr {
                 value: Value::Formatted(self.text(param.range).to_string()),
                 taints: taints.union(bound.map_or(Taints::NONE, |b| b.taints)),
