@@ -8,6 +8,7 @@
 
 use airlock_assessor::Engine;
 use airlock_assessor_quality::{self as quality, CheckScore};
+use airlock_protocol::assessment::Category;
 use airlock_protocol::request::{Language, Origin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -515,6 +516,7 @@ fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Res
     println!("| group | language | files | HIGH or above | of them BLOCKED | a human asked (unanalysed) |");
     println!("|---|---|---|---|---|---|");
     let mut details = Vec::new();
+    let mut asked_at = Vec::new();
     for (group, language, list) in groups {
         let paths: Vec<String> = std::fs::read_to_string(list)?
             .lines()
@@ -529,12 +531,15 @@ fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Res
             let a = engine.assess(&code, *language, Origin::External);
             asked += usize::from(a.unanalysed);
             if a.unanalysed {
-                for f in a
-                    .findings
-                    .iter()
-                    .filter(|f| f.category == airlock_protocol::assessment::Category::Input)
-                {
+                for f in a.findings.iter().filter(|f| f.category == Category::Input) {
                     *rules.entry(format!("asked: {}", f.rule_id)).or_default() += 1;
+                }
+                // The first thing the assessor could not follow, to see what fires on ordinary code.
+                if let Some(first) = a.findings.iter().find(|f| f.category == Category::Input) {
+                    asked_at.push(format!(
+                        "- asked: {group}: {path}:{}: {} `{}`",
+                        first.line, first.rule_id, first.snippet
+                    ));
                 }
             }
             if a.level >= airlock_protocol::assessment::Level::High {
@@ -568,7 +573,7 @@ fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Res
         details.push(format!("- {group}: by rule: {rules:?}"));
     }
     println!();
-    for line in details {
+    for line in details.iter().chain(&asked_at) {
         println!("{line}");
     }
     Ok(())
