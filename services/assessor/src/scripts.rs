@@ -108,14 +108,13 @@ const EVALS: &[&str] = &[
     "Function(",
 ];
 
-/// Scans `code` of `language` (perl, ruby, php, node, lua, awk and the like).
 /// Languages whose inline code is read here for what it runs and connects to (besides bash and
 /// Python, which are parsed). Code for any other interpreter is scanned the same way but
-/// counts as code the assessor cannot follow.
-pub const READ_LANGUAGES: &[&str] = &[
-    "perl", "ruby", "php", "node", "lua", "awk", "vim", "gdb", "ed", "less", "ftp",
-];
+/// counts as code the assessor cannot follow; so do a debugger's and an editor's commands
+/// (`gdb -ex`, `vim -c`), which reach whole languages of their own (Python, Vimscript).
+pub const READ_LANGUAGES: &[&str] = &["perl", "ruby", "php", "node", "lua", "awk", "ed", "less", "ftp"];
 
+/// Scans `code` of `language` (perl, ruby, php, node, lua, awk and the like).
 pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scanned> {
     let strings = string_literals(code);
     let mut out = Vec::new();

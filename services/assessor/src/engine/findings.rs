@@ -122,7 +122,12 @@ impl FindingPolicy<'_> {
             .flat_map(|f| f.calls.iter())
             .filter(|c| matches!(c.name.as_str(), "@fetch" | "@send" | "@connect"));
         for call in network {
-            let Some(address) = call.args.first().and_then(|a| a.text()) else {
+            // `socket.create_connection(("host", 443))`: the address is the pair's host.
+            let address = match call.args.first().map(|a| &a.value) {
+                Some(crate::facts::Value::Seq(pair)) => pair.first().and_then(|host| host.text()),
+                _ => call.args.first().and_then(|a| a.text()),
+            };
+            let Some(address) = address else {
                 continue;
             };
             let Some(hit) = destinations.classify(&address) else {

@@ -126,7 +126,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     Some(known) => known,
                     // `os.environ.get("HOST", "203.0.113.7")`: the default is the value it can take.
                     None => match call.args.get(1).or_else(|| call.kwarg("default")) {
-                        Some(default) if matches!(default.value, Value::Str(_)) => default.clone(),
+                        // An empty default only says the variable may be unset: the value is the
+                        // variable's (`os.environ.get("TASK_CMD", "")` run as a command is unknown).
+                        Some(default) if matches!(&default.value, Value::Str(d) if !d.trim().is_empty()) => {
+                            default.clone()
+                        }
                         _ => Expr::new(Value::Formatted(format!("${var}"))),
                     },
                 },

@@ -354,6 +354,8 @@ impl RuleSet {
             Value::Formatted(s) if spec.from == Language::Bash && is_expansion(s) => {
                 Some(Embedded::Opaque(spec.to, code.clone()))
             }
+            // Only the placeholder `xargs -I{}` or `find -exec` fills in: each input line is the code.
+            Value::Str(s) if s.trim() == "{}" => Some(Embedded::Opaque(spec.to, code.clone())),
             Value::Str(s) | Value::Formatted(s) => Some(Embedded::Source(spec.to, s.clone())),
             Value::Seq(items) if spec.to == Language::Bash && !items.is_empty() => Some(Embedded::Argv(items.clone())),
             Value::Seq(_) | Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,

@@ -1,0 +1,87 @@
+//! Issue 26, fail closed on the unknown: what the assessor cannot follow asks a human for code
+//! from outside (the assessment is unanalysed) and is a MEDIUM finding for code Mai generated;
+//! what the program itself names (its own files, installed modules) is not "unknown".
+
+use airlock_assessor::Engine;
+use airlock_protocol::assessment::{Assessment, Level};
+use airlock_protocol::request::{Language, Origin};
+
+fn assess(code: &str, language: Language, origin: Origin) -> Assessment {
+    Engine::builtin()
+        .expect("built-in rules load")
+        .assess(code.as_bytes(), language, origin)
+}
+
+fn ids(a: &Assessment) -> Vec<&str> {
+    a.findings.iter().map(|f| f.rule_id.as_str()).collect()
+}
+
+const UNKNOWN: &[(&str, Language)] = &[
+    ("eval \"$1\"\n", Language::Bash),
+    ("while read -r line; do $line; done < commands.txt\n", Language::Bash),
+    ("xargs -I{} sh -c '{}' < tasks.list\n", Language::Bash),
+    ("gdb -batch -ex 'shell id'\n", Language::Bash),
+    ("import sys\nexec(sys.stdin.read())\n", Language::Python),
+    (
+        "import os, subprocess\nsubprocess.run(os.environ.get('TASK_CMD', ''), shell=True)\n",
+        Language::Python,
+    ),
+    ("import os\nmod = __import__(os.environ['PLUGIN'])\n", Language::Python),
+];
+
+#[test]
+fn what_cannot_be_followed_asks_a_human_for_external_code() {
+    for (code, language) in UNKNOWN {
+        let a = assess(code, *language, Origin::External);
+        assert!(a.unanalysed, "{code}: {} {:?}", a.level, ids(&a));
+    }
+}
+
+#[test]
+fn for_generated_code_it_is_a_medium_finding() {
+    for (code, language) in UNKNOWN {
+        let a = assess(code, *language, Origin::Generated);
+        assert!(!a.unanalysed, "{code}: {:?}", ids(&a));
+        assert!(
+            a.findings
+                .iter()
+                .any(|f| f.rule_id.starts_with("AIR-UNKNOWN-") && f.severity == Level::Medium),
+            "{code}: {:?}",
+            ids(&a)
+        );
+    }
+}
+
+#[test]
+fn what_the_program_names_itself_is_not_unknown() {
+    for (code, language) in [
+        // Library code importing by name (six, plugin registries): installed modules.
+        (
+            "def load(name):\n    __import__(name)\n    return name\n",
+            Language::Python,
+        ),
+        // The script itself, and programs under a directory held in a variable.
+        ("exec \"$basedir/node\" \"$basedir/cli.js\" \"$@\"\n", Language::Bash),
+        ("[ $# = 0 ] && exec /bin/sh \"$0\" --error\n", Language::Bash),
+        ("TOOL=grep\n$TOOL -c error log.txt\n", Language::Bash),
+        (
+            "find . -name '*.log' -exec sh -c 'gzip \"$1\"' _ {} \\;\n",
+            Language::Bash,
+        ),
+    ] {
+        let a = assess(code, language, Origin::External);
+        assert!(!a.unanalysed, "{code}: {:?}", ids(&a));
+        assert!(a.level <= Level::Medium, "{code}: {} {:?}", a.level, ids(&a));
+    }
+}
+
+#[test]
+fn a_shady_destination_given_as_a_host_and_port_pair_is_pointed_out() {
+    let a = assess(
+        "import socket\ns = socket.create_connection(('updates.duckdns.org', 443))\ns.sendall(b'hi')\n",
+        Language::Python,
+        Origin::External,
+    );
+    assert!(ids(&a).contains(&"AIR-DESTINATION-SHADY"), "{:?}", ids(&a));
+    assert!(a.level >= Level::High, "{}", a.level);
+}
