@@ -11,6 +11,7 @@ const ALLOWED: &[(&str, Option<&[&str]>)] = &[
     ("airlock-protocol", Some(&[])),
     ("airlock-telemetry", Some(&["airlock-protocol"])),
     ("airlock-bash-parser", Some(&[])),
+    ("airlock-observe", Some(&[])),
     ("airlock-auditlog", Some(&["airlock-protocol"])),
     ("airlock-bus", Some(&["airlock-protocol", "airlock-telemetry"])),
     ("airlock-egress", Some(&["airlock-protocol"])),
@@ -46,6 +47,8 @@ const ALLOWED: &[(&str, Option<&[&str]>)] = &[
             "airlock-telemetry",
             "airlock-egress",
             "airlock-assessor",
+            // The kernel's record of each run (observation.rs).
+            "airlock-observe",
         ]),
     ),
     (

@@ -139,6 +139,28 @@ def test_a_non_zero_exit_is_a_result_not_an_error(client: Client) -> None:
     assert client.verify_receipt(result)
 
 
+def test_the_result_carries_the_kernels_record_of_the_run(client: Client) -> None:
+    """`Result.observed`: what the host kernel saw (the executor's eBPF record), not the
+    program's own account; it outlives a saved result (`to_json`/`from_json`)."""
+    code = (
+        "import socket\n"
+        "open('/etc/passwd').read()\n"
+        "try:\n"
+        "    socket.create_connection(('10.1.2.3', 8080), timeout=2)\n"
+        "except OSError as e:\n"
+        "    print('no network', e.errno)\n"
+    )
+    result = client.run(code)
+    observed = result.observed
+    assert observed is not None and not observed.get("unavailable"), observed
+    assert observed["source"] == "host kernel (eBPF)"
+    assert observed["events_lost"] == 0
+    assert any(f["path"] == "/etc/passwd" and f["access"] == "read" for f in observed["files"]), observed
+    connect = [n for n in observed["network"] if n["call"] == "connect" and n["address"] == "10.1.2.3:8080"]
+    assert connect and connect[0]["result"] == "ENETUNREACH", observed
+    assert Result.from_json(result.to_json()).observed == observed
+
+
 def test_stdout_stderr_args_env_and_stdin_reach_the_program(client: Client) -> None:
     code = (
         "import os, sys\n"

@@ -162,6 +162,7 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     }?;
     let code = exit_status(&terminal);
     let mut result = submitted.result_from(terminal);
+    submitted.fetch_observed(&mut result).await;
     if args.json {
         submitted.fetch_receipt(&mut result, RECEIPT_WAIT).await;
         let checked = check_receipt(home, &result);
@@ -269,6 +270,15 @@ fn print_human(result: &RunResult) {
     }
     line.push(')');
     eprintln!("{line}");
+    if let Some(observed) = &result.observed {
+        eprintln!(
+            "[airlock] observed by the kernel: {}",
+            visible_line(&observed.summary())
+        );
+        for finding in &observed.findings {
+            eprintln!("[airlock] finding: {}", visible_line(finding));
+        }
+    }
     if let Some(v) = &t.violation {
         eprintln!(
             "[airlock] limit violated: {} ({})",

@@ -233,6 +233,13 @@ fn print(report: &Report) {
                 let names: Vec<&str> = runtimes.iter().filter_map(|r| r.as_str()).collect();
                 println!("    {:<24} runtimes {}", "", names.join(", "));
             }
+            if let Some(observation) = instance.facts.get("observation").and_then(|o| o.as_str()) {
+                println!(
+                    "    {:<24} kernel observation {}",
+                    "",
+                    airlock_protocol::text::visible_line(observation)
+                );
+            }
             for (what, detail) in &instance.problems {
                 println!("    {:<24} PROBLEM {what}: {detail}", "");
             }

@@ -292,13 +292,13 @@ impl Auditor {
         healthy
     }
 
-    /// Whether the newest pending event is a run's activity report whose terminal event is not
+    /// Whether the newest pending event is a run's activity report or kernel record whose terminal event is not
     /// pending yet (the executor publishes it next).
     fn terminal_follows(&self) -> bool {
         let Some(last) = self.pending.last() else {
             return false;
         };
-        last.entry.kind == EventKind::Activity.as_str()
+        (last.entry.kind == EventKind::Activity.as_str() || last.entry.kind == EventKind::Observed.as_str())
             && !self
                 .pending
                 .iter()

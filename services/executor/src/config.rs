@@ -44,6 +44,8 @@ pub struct SandboxConfig {
     pub packages: PackagesConfig,
     pub egress: EgressSettings,
     pub runtimes: RuntimesConfig,
+    /// `[executor.observe]`: the kernel's record of each run.
+    pub observe: crate::observation::ObserveConfig,
     // The key of the previous release, read with a warning (see `read_legacy_keys`).
     #[doc(hidden)]
     #[serde(default, skip_serializing)]
@@ -65,6 +67,7 @@ impl Default for SandboxConfig {
             packages: PackagesConfig::default(),
             egress: EgressSettings::default(),
             runtimes: RuntimesConfig::default(),
+            observe: crate::observation::ObserveConfig::default(),
             docker_timeout_secs: None,
         }
     }

@@ -29,6 +29,9 @@ pub enum SandboxError {
         "the sandbox image {image} is missing; `airlock image build` builds airlock-sandbox images, an image of your own is yours to build (docs/sandbox.md)"
     )]
     ImageMissing { image: String },
+    /// `[executor.observe] required = true`, and the kernel cannot observe runs here.
+    #[error("{reason}")]
+    ObservationRequired { reason: String },
     /// The image recipe failed, or its result is not what it should be.
     #[error("building the sandbox image failed: {detail}")]
     ImageBuild { detail: String },
@@ -117,7 +120,8 @@ impl SandboxError {
             | SandboxError::Packages { .. }
             | SandboxError::Wheel(_)
             | SandboxError::PackageCache { .. }
-            | SandboxError::RuntimeUnavailable { .. } => true,
+            | SandboxError::RuntimeUnavailable { .. }
+            | SandboxError::ObservationRequired { .. } => true,
             SandboxError::DockerUnreachable { .. }
             | SandboxError::Docker { .. }
             | SandboxError::StartFailed { .. }

@@ -617,6 +617,8 @@ impl Executor {
         // warm one taken or one launched, packages installed) until the program starts, then
         // the program's run until its report.
         let mut phase = tracing::info_span!("container start", warm = tracing::field::Empty);
+        // The program's own account of its network attempts, to hold the kernel's against.
+        let mut self_reported: Vec<String> = Vec::new();
         // Pipelined: each event is sent as soon as it is there, in order on the one connection,
         // and its acknowledgement awaited alongside the next ones. Awaited one by one, the
         // run's last events (output, usage, activity) each held up the terminal event by a
@@ -642,7 +644,16 @@ impl Executor {
                         vec![Event::Output(e)]
                     }
                     SandboxEvent::Usage(e) => vec![Event::Usage(e)],
-                    SandboxEvent::Activity(e) => vec![Event::Activity(e)],
+                    SandboxEvent::Activity(e) => {
+                        if e.untrusted {
+                            self_reported.extend(e.network_attempts.iter().cloned());
+                        }
+                        vec![Event::Activity(e)]
+                    }
+                    SandboxEvent::Observed(mut observed) => {
+                        observed.findings = crate::observation::unreported_network(&observed, &self_reported);
+                        vec![Event::Observed(observed)]
+                    }
                     SandboxEvent::Egress(e) => vec![Event::Egress(e)],
                 };
                 futures::stream::iter(events)

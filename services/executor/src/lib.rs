@@ -5,7 +5,8 @@
 //! is made of: [`host`] (what the host can give, admission), [`pool`] (warm containers),
 //! [`launch`] (the hardened container and the frame that hands it a job, with `bootstrap.py`
 //! as its PID 1), [`run`] (one job, phase by phase: output cap, wall time, violations, the end read from outside), [`monitor`] (the
-//! kernel's counters, read from outside), [`activity`] (what the code did); then dependencies:
+//! kernel's counters, read from outside), [`activity`] (what the code did), [`observation`] (the
+//! kernel's own account of a run, by eBPF); then dependencies:
 //! [`packages`] (resolve and install steps, through the `airlock-egress` proxy), [`wheels`] (the
 //! wheel store, by digest), [`package_rating`] (a wheel's code rated with the assessor's engine),
 //! [`resolve`] (the endpoint the assessor asks before the gate decides); and [`image`] (the
@@ -35,6 +36,7 @@ pub mod image;
 pub mod launch;
 mod lease;
 pub mod monitor;
+pub mod observation;
 pub mod package_cache;
 pub mod package_rating;
 pub mod packages;

@@ -43,6 +43,8 @@ pub enum SandboxEvent {
     Usage(UsageSample),
     Activity(Activity),
     Egress(Egress),
+    /// The kernel's record of the run, after the run's other events.
+    Observed(Box<airlock_protocol::Observed>),
 }
 
 /// How a job ended.
@@ -69,6 +71,7 @@ struct Inner {
     installer: Installer,
     cleanup: TaskTracker,
     closing: AtomicBool,
+    observation: crate::observation::Observation,
 }
 
 /// The sandbox. Cheap to clone; all clones share one pool.
@@ -90,6 +93,8 @@ impl Sandbox {
         if removed > 0 {
             tracing::warn!(removed, instance = %config.instance, "removed containers left by an earlier executor");
         }
+        let observation = crate::observation::Observation::start(&config.observe)
+            .map_err(|reason| SandboxError::ObservationRequired { reason })?;
         let config = Arc::new(config);
         let capacity = Capacity::new(&config);
         let stop = tokio_util::sync::CancellationToken::new();
@@ -133,6 +138,7 @@ impl Sandbox {
                 pool,
                 cleanup: TaskTracker::new(),
                 closing: AtomicBool::new(false),
+                observation,
             }),
         })
     }
@@ -154,6 +160,11 @@ impl Sandbox {
     /// Lowers `limits` to what the host can give now (never raises them).
     pub fn effective_limits(&self, limits: &Limits) -> Limits {
         self.inner.capacity.effective_limits(limits)
+    }
+
+    /// Why runs are not observed by the kernel, when they are not (`airlock status`).
+    pub fn observation_unavailable(&self) -> Option<&str> {
+        self.inner.observation.unavailable()
     }
 
     /// Pool counters (idle, starting, hits, misses).
@@ -234,7 +245,17 @@ impl Sandbox {
             installed.is_some(),
         );
         tracing::debug!(request = %job.request_id, warm = is_warm, container = %launched.id, "running");
-        run::execute(
+        // Before the frame is written: the program's first syscall is already watched.
+        let observation = if launched.seen_from_host {
+            inner
+                .observation
+                .begin(&launched, job.runtime, &inner.config.host.proc_root)
+        } else {
+            crate::observation::RunObservation::Unavailable(
+                "the container's processes are not visible in the executor's /proc".into(),
+            )
+        };
+        let report = run::execute(
             Execution {
                 engine: &inner.engine,
                 config: &inner.config,
@@ -251,7 +272,14 @@ impl Sandbox {
             launched,
             events,
         )
-        .await
+        .await;
+        // The container has stopped (or the run failed): what the kernel saw goes out before
+        // the run's result, so it precedes the terminal event.
+        let observed = tokio::task::spawn_blocking(move || observation.finish())
+            .await
+            .unwrap_or_else(|error| airlock_protocol::Observed::unavailable(format!("the record was lost: {error}")));
+        events.send(SandboxEvent::Observed(Box::new(observed)));
+        report
     }
 
     async fn launch_cold(

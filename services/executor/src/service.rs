@@ -419,6 +419,11 @@ async fn start_sandbox(
                 // Each was checked with the engine by the start: these are usable, not hoped for.
                 let runtimes: Vec<&str> = config.runtimes.available.iter().map(|r| r.as_str()).collect();
                 counters.set_fact("runtimes", runtimes);
+                let observation = match sandbox.observation_unavailable() {
+                    None => format!("on: {}", crate::observation::SOURCE),
+                    Some(reason) => format!("unavailable: {reason}"),
+                };
+                counters.set_fact("observation", observation);
                 return Ok(Some(sandbox));
             }
             Err(error) if error.is_docker_unreachable() => {

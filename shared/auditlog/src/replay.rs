@@ -217,6 +217,7 @@ impl ReplayItem {
                     more(a.network_attempts_omitted)
                 )
             }
+            Event::Observed(o) => o.lines().join("\n    "),
             Event::Egress(e) => format!(
                 "{} {} {} -> {} ({} bytes){}",
                 if e.allowed { "allowed" } else { "refused" },

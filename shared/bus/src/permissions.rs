@@ -110,7 +110,7 @@ pub fn of_role(role: &Role) -> Permissions {
 }
 
 /// A client user: submits under its own name, reads its own results (terminal events, output,
-/// usage, receipts) and nobody else's: every one of those subjects carries the request id, whose
+/// usage, the kernel's record, receipts) and nobody else's: every one of those subjects carries the request id, whose
 /// client part is a token the permission names.
 pub fn client(user: &str) -> Permissions {
     let own = [
@@ -118,6 +118,7 @@ pub fn client(user: &str) -> Permissions {
         EventKind::Output,
         EventKind::Usage,
         EventKind::Progress,
+        EventKind::Observed,
     ];
     let mut p = Permissions::default();
     p.subscribe([inbox(user)])
@@ -128,7 +129,7 @@ pub fn client(user: &str) -> Permissions {
         // Reading back its own terminal event and latest stage (after a reconnect, or when
         // following a request submitted elsewhere) and its receipts.
         .publish(
-            [EventKind::Terminal, EventKind::Progress]
+            [EventKind::Terminal, EventKind::Progress, EventKind::Observed]
                 .map(|kind| format!("$JS.API.DIRECT.GET.{EVENTS_STREAM}.{}.{user}.*", kind.subject_prefix())),
         )
         .publish([format!(

@@ -291,7 +291,12 @@ impl Publisher {
 fn publish_span(kind: EventKind, request_id: &str) -> Option<tracing::Span> {
     if matches!(
         kind,
-        EventKind::Output | EventKind::Usage | EventKind::Activity | EventKind::Egress | EventKind::Progress
+        EventKind::Output
+            | EventKind::Usage
+            | EventKind::Activity
+            | EventKind::Observed
+            | EventKind::Egress
+            | EventKind::Progress
     ) {
         return None;
     }

@@ -378,10 +378,30 @@ impl Request {
     pub async fn result(mut self, wait: Duration, with_receipt: bool) -> Result<RunResult, ClientError> {
         let terminal = self.terminal(wait).await?;
         let mut result = self.result_from(terminal);
+        self.fetch_observed(&mut result).await;
         if with_receipt {
             self.fetch_receipt(&mut result, RECEIPT_WAIT).await;
         }
         Ok(result)
+    }
+
+    /// Reads the kernel's record of the run from the stream into `result` (published before the
+    /// terminal event, so it is there once the terminal event is; absent when the code never ran).
+    pub async fn fetch_observed(&self, result: &mut RunResult) {
+        let subject = EventKind::Observed.subject(&self.id);
+        let Ok(stream) = self.js.get_stream_no_info(EVENTS_STREAM).await else {
+            return;
+        };
+        let Ok(message) = stream.direct_get_last_for_subject(subject.clone()).await else {
+            return;
+        };
+        if let Ok(Envelope {
+            event: Event::Observed(observed),
+            ..
+        }) = Envelope::decode_on(&subject, &message.payload)
+        {
+            result.observed = Some(*observed);
+        }
     }
 
     /// Waits at most `wait` for the receipt and puts it in `result`, or says in

@@ -8,7 +8,7 @@ use airlock_auditlog::entry::{EVENT_SLOT, Entry};
 use airlock_auditlog::proof::TlogProof;
 use airlock_auditlog::trust::TrustedKey;
 use airlock_protocol::digest::execution_digest;
-use airlock_protocol::{AuditReceipt, CodeDigest, Event, Grant, Outcome, RequestId, Terminal};
+use airlock_protocol::{AuditReceipt, CodeDigest, Event, Grant, Observed, Outcome, RequestId, Terminal};
 
 #[derive(Clone, Debug)]
 pub struct RunResult {
@@ -21,6 +21,8 @@ pub struct RunResult {
     pub request_digest: Option<CodeDigest>,
     /// Why there is no receipt, and how to fetch it later, when the wait for it ran out.
     pub receipt_missing: Option<String>,
+    /// The kernel's record of the run (the executor's `observed` event), when the code ran.
+    pub observed: Option<Observed>,
 }
 
 /// What a receipt's check established.
@@ -73,6 +75,7 @@ impl RunResult {
             receipt: None,
             request_digest: None,
             receipt_missing: None,
+            observed: None,
         }
     }
 
@@ -117,6 +120,8 @@ impl RunResult {
             "checkpoint": self.receipt.as_ref().map(|r| r.checkpoint.clone()),
             "receipt": self.receipt.as_ref().map(|r| r.proof.clone()),
             "request_digest": self.request_digest,
+            // The kernel's record (not covered by the terminal entry's receipt: its own entry).
+            "observed": self.observed,
         });
         // Output that is not UTF-8 cannot be given back from its text: its exact bytes ride
         // along, so that a saved result can still be verified against the log.

@@ -33,6 +33,8 @@ pub enum Event {
     Output(OutputChunk),
     Usage(crate::execution::UsageSample),
     Activity(Activity),
+    /// What the run did as the host kernel saw it (the executor's, not the program's, account).
+    Observed(Box<crate::observed::Observed>),
     Egress(Egress),
     Terminal(Box<Terminal>),
     Refused(Refusal),
@@ -53,6 +55,7 @@ pub enum EventKind {
     Output,
     Usage,
     Activity,
+    Observed,
     Egress,
     Terminal,
     Refused,
@@ -62,7 +65,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 15] = [
+    pub const ALL: [EventKind; 16] = [
         EventKind::Submitted,
         EventKind::Assessed,
         EventKind::OverrideAsked,
@@ -72,6 +75,7 @@ impl EventKind {
         EventKind::Output,
         EventKind::Usage,
         EventKind::Activity,
+        EventKind::Observed,
         EventKind::Egress,
         EventKind::Terminal,
         EventKind::Refused,
@@ -91,6 +95,7 @@ impl EventKind {
             EventKind::Output => "output",
             EventKind::Usage => "usage",
             EventKind::Activity => "activity",
+            EventKind::Observed => "observed",
             EventKind::Egress => "egress",
             EventKind::Terminal => "terminal",
             EventKind::Refused => "refused",
@@ -112,6 +117,7 @@ impl EventKind {
             EventKind::Output => "airlock.exec.output",
             EventKind::Usage => "airlock.exec.usage",
             EventKind::Activity => "airlock.exec.activity",
+            EventKind::Observed => "airlock.exec.observed",
             EventKind::Egress => "airlock.exec.egress",
             EventKind::Terminal => "airlock.terminal",
             EventKind::Refused => "airlock.refused",
@@ -205,6 +211,7 @@ impl Event {
             Event::Output(_) => EventKind::Output,
             Event::Usage(_) => EventKind::Usage,
             Event::Activity(_) => EventKind::Activity,
+            Event::Observed(_) => EventKind::Observed,
             Event::Egress(_) => EventKind::Egress,
             Event::Terminal(_) => EventKind::Terminal,
             Event::Refused(_) => EventKind::Refused,

@@ -15,6 +15,7 @@ pub mod event;
 pub mod execution;
 pub mod ids;
 pub mod keys;
+pub mod observed;
 pub mod overrides;
 pub mod packages;
 pub mod progress;
@@ -40,6 +41,7 @@ pub use execution::{
 };
 pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
 pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
+pub use observed::{Observed, ObservedAttempt, ObservedFile, ObservedNetwork, ObservedProcess};
 pub use overrides::{
     ApprovalRevoked, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
     RevokeRemembered,

@@ -182,6 +182,7 @@ pub const EXECUTOR: ServiceRole = ServiceRole {
             EventKind::Output,
             EventKind::Usage,
             EventKind::Activity,
+            EventKind::Observed,
             EventKind::Egress,
             EventKind::Terminal,
             EventKind::Refused,

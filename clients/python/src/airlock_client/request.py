@@ -4,6 +4,7 @@ happens, then its one result with the audit receipt."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import warnings
 from typing import Any, AsyncIterator
@@ -287,8 +288,25 @@ class AsyncRequest:
             receipt_pending=receipt_pending_reason(self.request_id, RECEIPT_WAIT) if self._want_receipt else None,
             request_digest=self.request_digest,
         )
+        observed = await self._observed()
+        if observed is not None:
+            result = dataclasses.replace(result, observed=observed)
         raise_for_outcome(result)
         return result
+
+    async def _observed(self) -> dict[str, Any] | None:
+        """The kernel's record of the run, read from the stream (published before the terminal
+        event); None when the code never ran or the record cannot be read."""
+        subject = subjects.observed_subject(self.request_id)
+        msg = await self._connection.direct_get(subjects.EVENTS_STREAM, subject)
+        if msg is None:
+            return None
+        try:
+            envelope = Envelope.decode_on(subject, msg.data)
+        except WireError as error:
+            log.info("ignoring an unreadable observed event on %s: %s", subject, error)
+            return None
+        return envelope.data if envelope.kind == "observed" and isinstance(envelope.data, dict) else None
 
     async def _await_receipt(self) -> Receipt | None:
         try:

@@ -254,6 +254,12 @@ class Result:
     #: it submitted it without packages: `verify_receipt` then also checks that the logged
     #: approval is for this code. None for an attached request or one naming packages.
     request_digest: str | None = None
+    #: What the run did as the host kernel saw it (the executor's `observed` event, not the
+    #: program's own account): `processes`, `files`, `network`, `privileged` (bounded lists,
+    #: with `*_omitted` counts), `findings` (network attempts the program's report left out),
+    #: `events` and `events_lost`; or `unavailable` with the reason. None when the code never ran.
+    #: Not covered by the terminal entry's receipt: it is an audit-log entry of its own.
+    observed: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -361,6 +367,7 @@ class Result:
             "checkpoint": self.checkpoint,
             "receipt": self.receipt.proof if self.receipt is not None else None,
             "request_digest": self.request_digest,
+            "observed": self.observed,
         }
         for name, raw in (("stdout", self.raw_stdout), ("stderr", self.raw_stderr)):
             try:
@@ -416,6 +423,7 @@ class Result:
             refusal=_opt_str(data, "refusal"),
             receipt_pending=_opt_str(data, "receipt_pending"),
             request_digest=_opt_str(data, "request_digest"),
+            observed=_map(data["observed"], "observed") if data.get("observed") is not None else None,
         )
 
 

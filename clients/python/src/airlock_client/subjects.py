@@ -37,6 +37,7 @@ EVENT_PREFIXES: dict[str, str] = {
     "output": OUTPUT_PREFIX,
     "usage": USAGE_PREFIX,
     "activity": "airlock.exec.activity",
+    "observed": "airlock.exec.observed",
     "egress": "airlock.exec.egress",
     "terminal": TERMINAL_PREFIX,
     "refused": REFUSED_PREFIX,
@@ -103,6 +104,11 @@ def parse_event_subject(subject: str) -> tuple[str, str] | None:
 
 def terminal_subject(request_id: str) -> str:
     return event_subject("terminal", request_id)
+
+
+def observed_subject(request_id: str) -> str:
+    """The executor's kernel record of the request's run (`observed`)."""
+    return event_subject("observed", request_id)
 
 
 def output_subject(request_id: str) -> str:
