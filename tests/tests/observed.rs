@@ -99,6 +99,10 @@ os.unlink("/tmp/observed.txt")
     assert!(replay.status.success(), "{text}");
     assert!(text.contains("observed"), "replay shows the observed entry: {text}");
     assert!(text.contains("connect inet 10.1.2.3:8080"), "{text}");
+    // The executor says in the status that it observes runs.
+    let status = stack.output(&["status"]);
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("kernel observation on: host kernel (eBPF)"), "{status}");
 
     let bash = r#"
 cat /etc/passwd > /dev/null
