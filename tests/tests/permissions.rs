@@ -268,6 +268,7 @@ fn each_client_reads_only_its_own_results() {
                 EventKind::Output,
                 EventKind::Usage,
                 EventKind::Progress,
+                EventKind::Observed,
             ] {
                 assert_eq!(
                     reads(&kind.subject(&rid)),
@@ -285,6 +286,11 @@ fn each_client_reads_only_its_own_results() {
                 gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.terminal.{rid}")),
                 allowed,
                 "{me}: {owner}'s terminal by direct get"
+            );
+            assert_eq!(
+                gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.exec.observed.{rid}")),
+                allowed,
+                "{me}: {owner}'s kernel record by direct get"
             );
             assert_eq!(
                 gets(&format!("$JS.API.DIRECT.GET.AIRLOCK.airlock.progress.{rid}")),
