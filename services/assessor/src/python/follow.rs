@@ -91,6 +91,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let ast::Expr::Attribute(function) = &*node.func else {
             return;
         };
+        // `image.save(buffer)`, `frame.dump(f)`: what the object holds is now in the buffer.
+        if matches!(function.attr.as_str(), "save" | "dump" | "write_to" | "tofile")
+            && let Some(receiver) = call.receiver.as_ref().filter(|r| !r.taints.is_empty())
+            && let Some(ast::Expr::Name(target)) = node.arguments.args.first()
+            && let Some(Bound::Var(existing)) = self.names.get_mut(target.id.as_str())
+        {
+            existing.taints = existing.taints.union(receiver.taints);
+            return;
+        }
         if !matches!(
             function.attr.as_str(),
             "append"
