@@ -41,6 +41,10 @@ pub struct RunArgs {
     /// The quota class asked for.
     #[arg(long, default_value = "unknown")]
     pub trust: TrustLevel,
+    /// The network asked for: `none`, or `read-only` (GET/HEAD to allow-listed hosts through
+    /// Airlock's proxy; granted by the gate's policy or a human).
+    #[arg(long, default_value = "none")]
+    pub network: airlock_protocol::NetworkMode,
     /// The language (default: from the file name or its #! line).
     #[arg(long)]
     pub lang: Option<Language>,
@@ -222,6 +226,7 @@ fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
     let request = ExecutionRequest::new(language, code)
         .origin(args.origin)
         .trust(args.trust)
+        .network(args.network)
         .args(args.args.clone())
         .env(env)
         .stdin(stdin)

@@ -29,6 +29,7 @@ async fn main() -> anyhow::Result<()> {
                 packages: vec![],
                 limits: sandbox.config().quotas.untrusted,
                 runtime,
+                network: airlock_protocol::NetworkMode::None,
                 attempt: 1,
             };
             let (tx, mut rx) = tokio::sync::mpsc::channel(64);

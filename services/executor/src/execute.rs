@@ -609,6 +609,7 @@ impl Executor {
                 .unwrap_or_default(),
             limits: self.sandbox.effective_limits(&authorized.limits),
             runtime: authorized.runtime,
+            network: authorized.network,
             attempt,
         };
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);

@@ -69,6 +69,10 @@ pub struct LaunchRequest<'a> {
     /// How long the bootstrap waits for its frame before exiting by itself.
     pub idle_secs: u64,
     pub read_only_binds: Vec<(String, String)>,
+    /// No network, or a read-only run's ([`crate::network::ReadOnlyNet`]).
+    pub network: NetworkMode,
+    /// Added to the base environment (a read-only run's proxy and CA).
+    pub extra_env: Vec<String>,
 }
 
 /// Creates, attaches (before start, so no output is lost) and starts one container; on any
@@ -82,13 +86,14 @@ pub async fn launch(
     let mut env = docker::base_env();
     env.push(format!("AIRLOCK_BOOT={BOOTSTRAP}"));
     env.push(format!("AIRLOCK_IDLE_S={}", request.idle_secs));
+    env.extend(request.extra_env);
     let body = docker::container_body(ContainerSpec {
         image: request.image.to_owned(),
         limits: request.limits,
         labels: docker::labels(config, request.role, request.request),
         env,
         cmd: vec!["python3".into(), "-I".into(), "-c".into(), BOOT_COMMAND.into()],
-        network: NetworkMode::None,
+        network: request.network,
         read_only_binds: request.read_only_binds,
         tmpfs_noexec: config.limits.tmpfs_noexec,
         shm_bytes: config.limits.shm_bytes,

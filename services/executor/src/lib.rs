@@ -37,6 +37,7 @@ pub mod launch;
 mod lease;
 pub mod monitor;
 pub mod observation;
+pub mod network;
 pub mod package_cache;
 pub mod package_rating;
 pub mod packages;

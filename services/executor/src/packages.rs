@@ -28,7 +28,6 @@ use airlock_protocol::Limits;
 use airlock_protocol::packages::Wheel;
 use airlock_protocol::request::valid_package_spec;
 use bollard::container::LogOutput;
-use bollard::models::{Ipam, NetworkCreateRequest};
 use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
 use futures::StreamExt;
 use std::collections::HashMap;
@@ -302,24 +301,10 @@ impl Installer {
         step: &Step<'_>,
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<tempfile::NamedTempFile, SandboxError> {
-        let network_name = docker::object_name(&self.config, "egress", request_id);
-        self.engine
-            .docker
-            .create_network(NetworkCreateRequest {
-                name: network_name.clone(),
-                driver: Some("bridge".to_owned()),
-                internal: Some(true),
-                attachable: Some(false),
-                ipam: Some(Ipam::default()),
-                labels: Some(docker::labels(&self.config, "egress", request_id)),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| self.engine.err("create an install network", e))?;
-        let result = self.on_network(&network_name, request_id, image, step, events).await;
-        if let Err(error) = self.engine.docker.remove_network(&network_name).await {
-            tracing::warn!(network = %network_name, %error, "removing the egress network; the next start removes it");
-        }
+        let (network_name, gateway) =
+            crate::network::create_internal(&self.engine, &self.config, "egress", request_id).await?;
+        let result = self.on_network(&network_name, gateway, request_id, image, step, events).await;
+        crate::network::remove(&self.engine, &network_name).await;
         result
     }
 
@@ -329,12 +314,12 @@ impl Installer {
     async fn on_network(
         &self,
         network: &str,
+        gateway: IpAddr,
         request_id: &str,
         image: &str,
         step: &Step<'_>,
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<tempfile::NamedTempFile, SandboxError> {
-        let gateway = network_gateway(&self.engine, network).await?;
         let report = move |egress| {
             let _ = events.send(SandboxEvent::Egress(egress));
         };
@@ -536,20 +521,4 @@ impl Installer {
             }
         }
     }
-}
-
-async fn network_gateway(engine: &ContainerEngine, network: &str) -> Result<IpAddr, SandboxError> {
-    let inspect = engine
-        .docker
-        .inspect_network(network, None::<bollard::query_parameters::InspectNetworkOptions>)
-        .await
-        .map_err(|e| engine.err("inspect an install network", e))?;
-    inspect
-        .ipam
-        .and_then(|ipam| ipam.config)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.gateway)
-        .find_map(|g| g.parse::<IpAddr>().ok())
-        .ok_or_else(|| SandboxError::Internal(format!("network {network} has no gateway address")))
 }

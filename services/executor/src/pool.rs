@@ -409,6 +409,8 @@ impl Pool {
                         request: "warm",
                         idle_secs: self.config.pool.max_age.as_secs() + 30,
                         read_only_binds: vec![],
+                        network: crate::docker::NetworkMode::None,
+                        extra_env: vec![],
                     },
                 )
                 .await

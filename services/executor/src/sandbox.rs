@@ -7,11 +7,13 @@ use crate::error::SandboxError;
 use crate::events::EventSink;
 use crate::host::Capacity;
 use crate::launch::{self, Frame, LaunchRequest, Launched};
+use crate::network::ReadOnlyNet;
 use crate::packages::Installer;
 use crate::pool::{Pool, PoolStats, Shape};
 use crate::run::{self, Execution};
 use airlock_protocol::{
-    Activity, Egress, ExecStarted, Inputs, Language, Limits, OutputChunk, Runtime, Usage, UsageSample, Violation,
+    Activity, Egress, ExecStarted, Inputs, Language, Limits, NetworkMode, OutputChunk, Runtime, Usage, UsageSample,
+    Violation,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +33,8 @@ pub struct Job {
     pub limits: Limits,
     /// The runtime the decision names: run under it or not at all.
     pub runtime: Runtime,
+    /// The network the decision grants: none, or read-only through a proxy of the run's own.
+    pub network: NetworkMode,
     /// Which run of the request this is (1, then 2 when an interrupted run is run again).
     pub attempt: u32,
 }
@@ -224,17 +228,36 @@ impl Sandbox {
         let limits = self.effective_limits(&job.limits);
         let admission = inner.capacity.admit(limits.memory_bytes).await?;
         let shape = Shape::of(&image, job.runtime, &limits);
-        let (warm, _in_use) = match (&inner.pool, &installed) {
-            (Some(pool), None) => pool.take(&shape),
+        // A read-only run has a network and a proxy of its own: never a warm container.
+        let read_only = match job.network {
+            NetworkMode::ReadOnly => Some(
+                ReadOnlyNet::open(&inner.engine, &inner.config, &job.request_id, events.sender()).await?,
+            ),
+            NetworkMode::None => None,
+        };
+        let (warm, _in_use) = match (&inner.pool, &installed, &read_only) {
+            (Some(pool), None, None) => pool.take(&shape),
             _ => (None, None),
         };
         let is_warm = warm.is_some();
         let launched = match warm {
             Some(launched) => {
                 self.rename_later(&launched, &job.request_id);
-                launched
+                Ok(launched)
             }
-            None => self.launch_cold(&job, &image, limits, installed.as_ref()).await?,
+            None => {
+                self.launch_cold(&job, &image, limits, installed.as_ref(), read_only.as_ref())
+                    .await
+            }
+        };
+        let launched = match launched {
+            Ok(launched) => launched,
+            Err(error) => {
+                if let Some(net) = read_only {
+                    net.close(&inner.engine, &inner.cleanup).await;
+                }
+                return Err(error);
+            }
         };
         let frame = Frame::for_job(
             job.language,
@@ -279,6 +302,9 @@ impl Sandbox {
             .await
             .unwrap_or_else(|error| airlock_protocol::Observed::unavailable(format!("the record was lost: {error}")));
         events.send(SandboxEvent::Observed(Box::new(observed)));
+        if let Some(net) = read_only {
+            net.close(&inner.engine, &inner.cleanup).await;
+        }
         report
     }
 
@@ -288,10 +314,18 @@ impl Sandbox {
         image: &str,
         limits: Limits,
         installed: Option<&crate::packages::Installed>,
+        read_only: Option<&ReadOnlyNet>,
     ) -> Result<Launched, SandboxError> {
-        let binds = installed
+        let mut binds = installed
             .map(|i| vec![(i.site.display().to_string(), docker::PACKAGES_MOUNT.to_owned())])
             .unwrap_or_default();
+        let (network, extra_env) = match read_only.map(ReadOnlyNet::container_parts) {
+            Some((network, env, ca_binds)) => {
+                binds.extend(ca_binds);
+                (network, env)
+            }
+            None => (docker::NetworkMode::None, vec![]),
+        };
         launch::launch(
             &self.inner.engine,
             &self.inner.config,
@@ -303,6 +337,8 @@ impl Sandbox {
                 request: &job.request_id,
                 idle_secs: 60,
                 read_only_binds: binds,
+                network,
+                extra_env,
             },
         )
         .await

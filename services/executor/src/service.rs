@@ -212,6 +212,8 @@ pub struct Authorized {
     pub limits: Limits,
     /// The runtime the decision signs (the executor runs under it or refuses).
     pub runtime: airlock_protocol::Runtime,
+    /// The network the decision signs.
+    pub network: airlock_protocol::NetworkMode,
 }
 
 /// Why a decision is not acted on.
@@ -302,6 +304,7 @@ pub fn authorize(
         assessment: decided.assessment.clone(),
         limits: grant.limits,
         runtime: grant.runtime,
+        network: grant.network,
     })
 }
 

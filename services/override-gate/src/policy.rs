@@ -160,6 +160,51 @@ pub struct Policy {
     pub approve_again_max: Duration,
     /// `[gate.policy.runtimes]`: which runtime each request runs under.
     pub runtimes: RuntimeChoice,
+    /// `[gate.policy.read_only]`: which code may have read-only internet by policy alone.
+    pub read_only: ReadOnlyRule,
+}
+
+/// The highest level at which code of an origin gets the read-only internet it asks for without
+/// a human (`"never"`: always a human).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadOnlyUpTo {
+    Never,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReadOnlyUpTo {
+    fn allows(self, level: Level) -> bool {
+        match level {
+            Level::Low => self >= ReadOnlyUpTo::Low,
+            Level::Medium => self >= ReadOnlyUpTo::Medium,
+            Level::High => self >= ReadOnlyUpTo::High,
+            Level::Blocked => false,
+        }
+    }
+}
+
+/// `[gate.policy.read_only]`: a request that asks for `network = "read-only"` and that the
+/// policy would approve gets it when its level is at most its origin's ceiling; above it, a
+/// human is asked (and sees the network in the message). A denial stays a denial.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReadOnlyRule {
+    /// Code Mai wrote.
+    pub generated: ReadOnlyUpTo,
+    /// Fetched or pasted code.
+    pub external: ReadOnlyUpTo,
+}
+
+impl Default for ReadOnlyRule {
+    fn default() -> Self {
+        Self {
+            generated: ReadOnlyUpTo::Medium,
+            external: ReadOnlyUpTo::Never,
+        }
+    }
 }
 
 impl Default for Policy {
@@ -177,6 +222,7 @@ impl Default for Policy {
             escalation: BTreeMap::new(),
             approve_again_max: Duration::ZERO,
             runtimes: RuntimeChoice::default(),
+            read_only: ReadOnlyRule::default(),
         }
     }
 }
@@ -376,11 +422,48 @@ impl EffectivePolicy {
     /// What an approval of code of `level` and `origin` with `quota` grants: the quota's limits,
     /// the runtime the policy chooses (the strongest offered when it cannot be had: a request
     /// the policy denies for that reason never reaches an approval) and the network.
-    pub fn grant(&self, quotas: &Quotas, quota: TrustLevel, level: Level, origin: Origin) -> Grant {
+    pub fn grant(
+        &self,
+        quotas: &Quotas,
+        quota: TrustLevel,
+        level: Level,
+        origin: Origin,
+        network: NetworkMode,
+    ) -> Grant {
         let runtime = self
             .runtime(level, origin)
             .unwrap_or_else(|_| self.offered.last().copied().unwrap_or(Runtime::Runsc));
-        self.grant_under(quotas, quota, runtime)
+        Grant {
+            network,
+            ..self.grant_under(quotas, quota, runtime)
+        }
+    }
+
+    /// A ruling for a request that asked for `network`: an approval by policy carries it, unless
+    /// the level is above what `[gate.policy.read_only]` allows the origin, when a human is
+    /// asked instead.
+    pub fn rule_network(&self, ruling: Ruling, level: Level, origin: Origin, network: NetworkMode) -> Ruling {
+        let ceiling = match origin {
+            Origin::Generated => self.rules.read_only.generated,
+            Origin::External => self.rules.read_only.external,
+        };
+        match ruling {
+            Ruling::Approve { .. } if network == NetworkMode::ReadOnly && !ceiling.allows(level) => Ruling::Ask,
+            Ruling::Approve {
+                quota,
+                limits,
+                runtime,
+                rule,
+                ..
+            } => Ruling::Approve {
+                quota,
+                limits,
+                runtime,
+                network,
+                rule,
+            },
+            other => other,
+        }
     }
 
     fn grant_under(&self, quotas: &Quotas, quota: TrustLevel, runtime: Runtime) -> Grant {
@@ -394,8 +477,15 @@ impl EffectivePolicy {
 
     /// What a human's approval of a request of `level` and `origin` that asked for `requested`
     /// grants: shown to the human, signed into the execution digest they answer.
-    pub fn approval_grant(&self, quotas: &Quotas, requested: TrustLevel, level: Level, origin: Origin) -> Grant {
-        self.grant(quotas, self.approval_quota(requested), level, origin)
+    pub fn approval_grant(
+        &self,
+        quotas: &Quotas,
+        requested: TrustLevel,
+        level: Level,
+        origin: Origin,
+        network: NetworkMode,
+    ) -> Grant {
+        self.grant(quotas, self.approval_quota(requested), level, origin, network)
     }
 
     fn systems(&self) -> BTreeSet<&str> {
@@ -564,14 +654,54 @@ mod tests {
         assert_eq!(runtime(Level::Low, Origin::External), Some(Runtime::Runsc));
         // What a human is asked to approve names the runtime too.
         assert_eq!(
-            both.approval_grant(&q, TrustLevel::Trusted, Level::Blocked, Origin::Generated)
+            both.approval_grant(&q, TrustLevel::Trusted, Level::Blocked, Origin::Generated, NetworkMode::None)
                 .runtime,
             Runtime::Runsc
         );
         assert_eq!(
-            both.approval_grant(&q, TrustLevel::Trusted, Level::Medium, Origin::Generated)
+            both.approval_grant(&q, TrustLevel::Trusted, Level::Medium, Origin::Generated, NetworkMode::None)
                 .runtime,
             Runtime::Runc
+        );
+    }
+
+    #[test]
+    fn read_only_internet_is_granted_by_policy_only_up_to_the_origins_ceiling() {
+        let q = Quotas::default();
+        let p = offering("", &[Runtime::Runc]);
+        let network = |p: &EffectivePolicy, level, origin, asked| {
+            let ruling = p.decide(&q, level, origin, TrustLevel::Untrusted);
+            match p.rule_network(ruling, level, origin, asked) {
+                Ruling::Approve { network, .. } => Some(network),
+                _ => None,
+            }
+        };
+        use NetworkMode::{None as Off, ReadOnly};
+        // Mai's own code up to MEDIUM gets it; above, or external code, asks a human.
+        assert_eq!(network(&p, Level::Low, Origin::Generated, ReadOnly), Some(ReadOnly));
+        assert_eq!(network(&p, Level::Medium, Origin::Generated, ReadOnly), Some(ReadOnly));
+        assert_eq!(network(&p, Level::High, Origin::Generated, ReadOnly), None);
+        assert_eq!(network(&p, Level::Low, Origin::External, ReadOnly), None);
+        // Without asking for it, nothing changes.
+        assert_eq!(network(&p, Level::High, Origin::Generated, Off), Some(Off));
+        assert_eq!(network(&p, Level::Low, Origin::External, Off), Some(Off));
+        // A denial stays a denial.
+        let deny = offering("low = \"deny\"", &[Runtime::Runc]);
+        let ruling = deny.decide(&q, Level::Low, Origin::Generated, TrustLevel::Untrusted);
+        assert!(matches!(
+            deny.rule_network(ruling, Level::Low, Origin::Generated, ReadOnly),
+            Ruling::Deny { .. }
+        ));
+        // Configurable per origin.
+        let open = offering("[read_only]\nexternal = \"low\"\ngenerated = \"never\"", &[Runtime::Runc]);
+        assert_eq!(network(&open, Level::Low, Origin::External, ReadOnly), Some(ReadOnly));
+        assert_eq!(network(&open, Level::Medium, Origin::External, ReadOnly), None);
+        assert_eq!(network(&open, Level::Low, Origin::Generated, ReadOnly), None);
+        // A human's approval grants what was asked.
+        assert_eq!(
+            p.approval_grant(&q, TrustLevel::Trusted, Level::High, Origin::External, ReadOnly)
+                .network,
+            ReadOnly
         );
     }
 

@@ -262,6 +262,9 @@ impl Gate {
         let ruling = trust
             .policy
             .decide_assessed(&self.quotas(&request), &assessment, request.origin, request.trust);
+        let ruling = trust
+            .policy
+            .rule_network(ruling, assessment.level, request.origin, request.network);
         tracing::info!(level = %assessment.level, ?ruling, policy_version = %trust.policy.version, "policy ruling");
         match ruling {
             Ruling::Ask => {
@@ -276,7 +279,13 @@ impl Gate {
                 };
                 let shown = trust
                     .policy
-                    .grant(&self.quotas(&request), request.trust, assessment.level, request.origin);
+                    .grant(
+                    &self.quotas(&request),
+                    request.trust,
+                    assessment.level,
+                    request.origin,
+                    request.network,
+                );
                 let events = self.decision_events(rid, request, assessment, ruling, approver, shown, &trust);
                 self.commit(rid, events).await
             }
@@ -295,7 +304,13 @@ impl Gate {
     ) -> Result<Option<Vec<Event>>, GateError> {
         let grant = trust
             .policy
-            .approval_grant(&self.quotas(request), request.trust, assessment.level, request.origin);
+            .approval_grant(
+                &self.quotas(request),
+                request.trust,
+                assessment.level,
+                request.origin,
+                request.network,
+            );
         let digest = execution_digest(&request.request_digest(rid, &assessment.packages), &grant);
         let key = Remembered::key_of(&digest);
         let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
@@ -370,7 +385,13 @@ impl Gate {
         let timeout = now + i64::try_from(config.override_timeout.as_millis()).unwrap_or(i64::MAX / 2);
         let deadline_ms = request.deadline_ms.map_or(timeout, |d| d.min(timeout));
         let policy = &trust.policy;
-        let grant = policy.approval_grant(&self.quotas(&request), request.trust, assessment.level, request.origin);
+        let grant = policy.approval_grant(
+            &self.quotas(&request),
+            request.trust,
+            assessment.level,
+            request.origin,
+            request.network,
+        );
         let asked = OverrideAsked {
             level: assessment.level,
             explanation: explain::explain(&request, &assessment),
@@ -585,7 +606,13 @@ impl Gate {
             let shown = asked.grant.unwrap_or_else(|| {
                 trust
                     .policy
-                    .approval_grant(&self.quotas(&request), request.trust, asked.level, request.origin)
+                    .approval_grant(
+                        &self.quotas(&request),
+                        request.trust,
+                        asked.level,
+                        request.origin,
+                        request.network,
+                    )
             });
             let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, shown, &trust);
             match self

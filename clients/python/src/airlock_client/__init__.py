@@ -47,7 +47,7 @@ from .results import (
 from .status import Status
 from .submission import Limits, Submission, SubmissionFields
 from .sync import Client, Operator, Request, approve_override, deny_override, list_overrides
-from .types import Decision, Language, Origin, Outcome, Stage, Trust, Verdict, ViolationKind
+from .types import Decision, Language, Network, Origin, Outcome, Stage, Trust, Verdict, ViolationKind
 
 __all__ = [
     "AirlockError",
@@ -86,6 +86,7 @@ __all__ = [
     "Limits",
     "Submission",
     "SubmissionFields",
+    "Network",
     "Trust",
     "TrustedKey",
     "UnavailableError",

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from .types import LANGUAGES, ORIGINS, TRUST_LEVELS, Language, Origin, Trust, check_argument
+from .types import LANGUAGES, NETWORKS, ORIGINS, TRUST_LEVELS, Language, Network, Origin, Trust, check_argument
 from .wire import execution_request, is_request_id, now_ms
 
 
@@ -69,6 +69,9 @@ class Submission:
     origin: Origin = "generated"
     #: The quota class asked for (the gate may grant less).
     trust: Trust = "unknown"
+    #: `read-only`: GET/HEAD to allow-listed hosts through Airlock's proxy, if the gate grants
+    #: it (by policy or a human); `none` (the default): no network at all.
+    network: Network = "none"
     #: Python packages to install first, `NAME` or `NAME==VERSION`.
     packages: Sequence[str] = ()
     #: The program's arguments (`sys.argv[1:]`, `$@`).
@@ -92,6 +95,7 @@ class Submission:
         check_argument("language", self.language, LANGUAGES)
         check_argument("origin", self.origin, ORIGINS)
         check_argument("trust", self.trust, TRUST_LEVELS)
+        check_argument("network", self.network, NETWORKS)
         for name in ("packages", "args"):
             value = getattr(self, name)
             if isinstance(value, (str, bytes)) or not all(isinstance(item, str) for item in value):
@@ -137,6 +141,7 @@ class Submission:
             deadline_ms=now_ms() + int(self.deadline * 1000) if self.deadline is not None else None,
             label=self.label,
             limits=self.limits.to_wire() if self.limits is not None else None,
+            network=self.network,
         )
 
 
@@ -146,6 +151,7 @@ class SubmissionFields(TypedDict, total=False):
     language: Language
     origin: Origin
     trust: Trust
+    network: Network
     packages: Sequence[str]
     args: Sequence[str]
     env: Mapping[str, str]

@@ -12,6 +12,9 @@ from .errors import WireError
 Language = Literal["python", "bash"]
 Origin = Literal["generated", "external"]
 Trust = Literal["untrusted", "unknown", "trusted"]
+#: The network a program asks for: none, or GET/HEAD to allow-listed hosts through Airlock's
+#: proxy (`read-only`, granted by the gate's policy or a human).
+Network = Literal["none", "read-only"]
 #: How a request ended (`Result.outcome`).
 Outcome = Literal["finished", "failed", "denied", "expired", "cancelled"]
 #: The assessor's rating (`Result.verdict`).
@@ -62,6 +65,7 @@ RefusalCode = Literal[
 
 LANGUAGES: tuple[Language, ...] = get_args(Language)
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
+NETWORKS: tuple[Network, ...] = get_args(Network)
 TRUST_LEVELS: tuple[Trust, ...] = get_args(Trust)
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)

@@ -19,7 +19,7 @@ import msgpack
 
 from . import subjects
 from .errors import WireError
-from .types import LANGUAGES, ORIGINS, TRUST_LEVELS, check_argument
+from .types import LANGUAGES, NETWORKS, ORIGINS, TRUST_LEVELS, check_argument
 
 #: The schema version this client speaks; a message of any other version is refused.
 SCHEMA_VERSION = 1
@@ -218,6 +218,7 @@ def execution_request(
     deadline_ms: int | None,
     label: str | None,
     limits: Mapping[str, int] | None = None,
+    network: str = "none",
 ) -> dict[str, Any]:
     """The `submitted` event's data, in the schema's field order.
 
@@ -228,6 +229,7 @@ def execution_request(
     check_argument("language", language, LANGUAGES)
     check_argument("origin", origin, ORIGINS)
     check_argument("trust", trust, TRUST_LEVELS)
+    check_argument("network", network, NETWORKS)
     if not isinstance(code, bytes):
         raise TypeError("code must be bytes or str")
     if isinstance(args, str) or not all(isinstance(a, str) for a in args):
@@ -256,8 +258,9 @@ def execution_request(
         "deadline_ms": deadline_ms,
         "label": label,
     }
-    # Absent unless asked, as the services write it (`network` sits between them and is
-    # never sent by this client).
+    # Absent unless asked, as the services write them, in the schema's order.
+    if network != "none":
+        request["network"] = network
     if limits:
         request["limits"] = dict(limits)
     return request

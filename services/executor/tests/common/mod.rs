@@ -51,6 +51,7 @@ pub fn job(language: Language, code: &str, limits: Limits) -> Job {
         packages: vec![],
         limits,
         runtime: airlock_protocol::Runtime::Runc,
+        network: airlock_protocol::NetworkMode::None,
         attempt: 1,
     }
 }

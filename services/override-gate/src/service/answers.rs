@@ -78,7 +78,13 @@ impl Gate {
         let grant = asked.grant.unwrap_or_else(|| {
             trust
                 .policy
-                .approval_grant(&self.quotas(&request), request.trust, asked.level, request.origin)
+                .approval_grant(
+                    &self.quotas(&request),
+                    request.trust,
+                    asked.level,
+                    request.origin,
+                    request.network,
+                )
         });
         let judgement = Judge {
             policy: &trust.policy,
