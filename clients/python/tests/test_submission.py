@@ -50,6 +50,11 @@ def test_a_submission_encodes_as_the_wire_request() -> None:
     limited = Submission("x", limits=Limits(wall=1.5, memory=64 << 20, cpus=0.5)).to_wire()
     assert limited["limits"] == {"wall_ms": 1500, "memory_bytes": 64 << 20, "cpu_millis": 500}
     assert "limits" not in Submission("x", limits=Limits()).to_wire(), "nothing asked: no field"
+    # The network, as the services write it: absent unless asked, and before the limits.
+    assert "network" not in Submission("x").to_wire()
+    networked = Submission("x", network="read-only", limits=Limits(wall=1)).to_wire()
+    assert networked["network"] == "read-only"
+    assert list(networked)[-2:] == ["network", "limits"]
 
 
 @pytest.mark.parametrize(
@@ -58,6 +63,7 @@ def test_a_submission_encodes_as_the_wire_request() -> None:
         ({"language": "ruby"}, ValueError),
         ({"origin": "pasted"}, ValueError),
         ({"trust": "root"}, ValueError),
+        ({"network": "open"}, ValueError),
         ({"packages": "numpy"}, TypeError),
         ({"args": [1]}, TypeError),
         ({"env": {"A": 1}}, TypeError),

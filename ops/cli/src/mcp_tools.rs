@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// The quota asked for: `untrusted`, `unknown` (the default) or `trusted`.
     #[serde(default)]
     pub trust: Option<TrustArg>,
+    /// `read-only` to fetch web pages (GET/HEAD to the operator's allow-listed hosts, through
+    /// Airlock's proxy), if the gate grants it; `none` (the default): no network at all.
+    #[serde(default)]
+    pub network: Option<NetworkArg>,
     /// A label shown to the human who may be asked to approve, such as a file name.
     #[serde(default)]
     pub label: Option<String>,
@@ -70,6 +74,13 @@ pub struct RunArgs {
 pub enum OriginArg {
     Generated,
     External,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkArg {
+    None,
+    ReadOnly,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -269,6 +280,10 @@ impl AirlockTools {
                 Some(TrustArg::Untrusted) => TrustLevel::Untrusted,
                 Some(TrustArg::Trusted) => TrustLevel::Trusted,
                 _ => TrustLevel::Unknown,
+            })
+            .network(match args.network {
+                Some(NetworkArg::ReadOnly) => airlock_protocol::NetworkMode::ReadOnly,
+                _ => airlock_protocol::NetworkMode::None,
             })
             .args(args.args)
             .env(args.env)

@@ -163,10 +163,7 @@ impl ReadOnlyNet {
             env.push(format!("{key}={RUN_CA_PATH}"));
         }
         let file = self.ca_dir.path().join("run-ca.pem").display().to_string();
-        let binds = vec![
-            (file.clone(), RUN_CA_PATH.to_owned()),
-            (file, SYSTEM_BUNDLE.to_owned()),
-        ];
+        let binds = vec![(file.clone(), RUN_CA_PATH.to_owned()), (file, SYSTEM_BUNDLE.to_owned())];
         let mode = NetworkMode::Egress {
             network: self.name.clone(),
             gateway: self.gateway.to_string(),

@@ -303,7 +303,9 @@ impl Installer {
     ) -> Result<tempfile::NamedTempFile, SandboxError> {
         let (network_name, gateway) =
             crate::network::create_internal(&self.engine, &self.config, "egress", request_id).await?;
-        let result = self.on_network(&network_name, gateway, request_id, image, step, events).await;
+        let result = self
+            .on_network(&network_name, gateway, request_id, image, step, events)
+            .await;
         crate::network::remove(&self.engine, &network_name).await;
         result
     }

@@ -230,9 +230,9 @@ impl Sandbox {
         let shape = Shape::of(&image, job.runtime, &limits);
         // A read-only run has a network and a proxy of its own: never a warm container.
         let read_only = match job.network {
-            NetworkMode::ReadOnly => Some(
-                ReadOnlyNet::open(&inner.engine, &inner.config, &job.request_id, events.sender()).await?,
-            ),
+            NetworkMode::ReadOnly => {
+                Some(ReadOnlyNet::open(&inner.engine, &inner.config, &job.request_id, events.sender()).await?)
+            }
             NetworkMode::None => None,
         };
         let (warm, _in_use) = match (&inner.pool, &installed, &read_only) {

@@ -654,13 +654,25 @@ mod tests {
         assert_eq!(runtime(Level::Low, Origin::External), Some(Runtime::Runsc));
         // What a human is asked to approve names the runtime too.
         assert_eq!(
-            both.approval_grant(&q, TrustLevel::Trusted, Level::Blocked, Origin::Generated, NetworkMode::None)
-                .runtime,
+            both.approval_grant(
+                &q,
+                TrustLevel::Trusted,
+                Level::Blocked,
+                Origin::Generated,
+                NetworkMode::None
+            )
+            .runtime,
             Runtime::Runsc
         );
         assert_eq!(
-            both.approval_grant(&q, TrustLevel::Trusted, Level::Medium, Origin::Generated, NetworkMode::None)
-                .runtime,
+            both.approval_grant(
+                &q,
+                TrustLevel::Trusted,
+                Level::Medium,
+                Origin::Generated,
+                NetworkMode::None
+            )
+            .runtime,
             Runtime::Runc
         );
     }
@@ -693,7 +705,10 @@ mod tests {
             Ruling::Deny { .. }
         ));
         // Configurable per origin.
-        let open = offering("[read_only]\nexternal = \"low\"\ngenerated = \"never\"", &[Runtime::Runc]);
+        let open = offering(
+            "[read_only]\nexternal = \"low\"\ngenerated = \"never\"",
+            &[Runtime::Runc],
+        );
         assert_eq!(network(&open, Level::Low, Origin::External, ReadOnly), Some(ReadOnly));
         assert_eq!(network(&open, Level::Medium, Origin::External, ReadOnly), None);
         assert_eq!(network(&open, Level::Low, Origin::Generated, ReadOnly), None);

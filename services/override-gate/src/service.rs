@@ -277,9 +277,7 @@ impl Gate {
                 let approver = Approver::Policy {
                     rule: ruling_rule(&ruling),
                 };
-                let shown = trust
-                    .policy
-                    .grant(
+                let shown = trust.policy.grant(
                     &self.quotas(&request),
                     request.trust,
                     assessment.level,
@@ -302,15 +300,13 @@ impl Gate {
         assessment: &Assessment,
         trust: &Trust,
     ) -> Result<Option<Vec<Event>>, GateError> {
-        let grant = trust
-            .policy
-            .approval_grant(
-                &self.quotas(request),
-                request.trust,
-                assessment.level,
-                request.origin,
-                request.network,
-            );
+        let grant = trust.policy.approval_grant(
+            &self.quotas(request),
+            request.trust,
+            assessment.level,
+            request.origin,
+            request.network,
+        );
         let digest = execution_digest(&request.request_digest(rid, &assessment.packages), &grant);
         let key = Remembered::key_of(&digest);
         let Some((remembered, _)) = self.records.get::<Remembered>(&key).await? else {
@@ -604,15 +600,13 @@ impl Gate {
             };
             let (trust, _) = self.current.get();
             let shown = asked.grant.unwrap_or_else(|| {
-                trust
-                    .policy
-                    .approval_grant(
-                        &self.quotas(&request),
-                        request.trust,
-                        asked.level,
-                        request.origin,
-                        request.network,
-                    )
+                trust.policy.approval_grant(
+                    &self.quotas(&request),
+                    request.trust,
+                    asked.level,
+                    request.origin,
+                    request.network,
+                )
             });
             let events = self.decision_events(rid, *request, assessment, ruling, Approver::Deadline, shown, &trust);
             match self

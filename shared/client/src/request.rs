@@ -58,6 +58,12 @@ impl Submission {
         self
     }
 
+    /// The network asked for (`read-only`: GET/HEAD to allow-listed hosts, if the gate grants it).
+    pub fn network(mut self, network: airlock_protocol::NetworkMode) -> Self {
+        self.request.network = network;
+        self
+    }
+
     pub fn args(mut self, args: Vec<String>) -> Self {
         self.request.inputs.args = args;
         self

@@ -72,4 +72,3 @@ pub async fn origin() -> (SocketAddr, String) {
     });
     (addr, ca_cert.pem())
 }
-

@@ -76,15 +76,13 @@ impl Gate {
         let answer = &checked.answer;
         let source = trust.source_of(&checked.signer, answer.via.as_ref().map(|v| v.system.as_str()), &config);
         let grant = asked.grant.unwrap_or_else(|| {
-            trust
-                .policy
-                .approval_grant(
-                    &self.quotas(&request),
-                    request.trust,
-                    asked.level,
-                    request.origin,
-                    request.network,
-                )
+            trust.policy.approval_grant(
+                &self.quotas(&request),
+                request.trust,
+                asked.level,
+                request.origin,
+                request.network,
+            )
         });
         let judgement = Judge {
             policy: &trust.policy,
