@@ -36,6 +36,7 @@ async fn run(sandbox: &Sandbox, id: String, code: &str) -> anyhow::Result<(f64, 
         packages: vec![],
         limits,
         runtime: Runtime::Runc,
+        network: airlock_protocol::NetworkMode::None,
         attempt: 1,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
