@@ -105,9 +105,8 @@ pub struct EffectTables {
     /// Shared by every name of a tool (`nc`, `ncat`, `netcat`, ...).
     pub tools: HashMap<String, std::sync::Arc<Tool>>,
     pub apis: Vec<Api>,
-    /// Exact Python names to the indices of `apis` that name them; globbed ones are tried always.
-    pub api_exact: HashMap<String, Vec<usize>>,
-    pub api_globs: Vec<usize>,
+    /// Python names to the indices of `apis` that may match them.
+    pub api_index: crate::values::CallIndex,
 }
 
 /// One effect found: the `@KIND` fact, plus inline code to analyse for `shell` effects.
@@ -541,8 +540,7 @@ impl EffectTables {
     /// Effects of a Python call.
     pub fn python_effects(&self, call: &Call) -> Vec<Found> {
         let mut found = Vec::new();
-        let exact = self.api_exact.get(&call.name).map(Vec::as_slice).unwrap_or_default();
-        for &index in exact.iter().chain(self.api_globs.iter()) {
+        for index in self.api_index.candidates(&call.name) {
             let api = &self.apis[index];
             if !api.names.contains(&call.name) {
                 continue;

@@ -96,8 +96,7 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
                 if budget.exhausted() {
                     return hits;
                 }
-                let exact = index.by_name.get(&call.name).map(Vec::as_slice).unwrap_or_default();
-                for &i in exact.iter().chain(index.with_globs.iter()) {
+                for i in index.candidates(&call.name) {
                     if let Pattern::Call(pattern) = &rules.rules[i].pattern
                         && pattern.matches(call)
                     {

@@ -219,12 +219,7 @@ impl Parts {
                 effects: compiler.effects(&spec.effects).map_err(&invalid)?,
             };
             let index = self.effects.apis.len();
-            if api.names.has_globs() {
-                self.effects.api_globs.push(index);
-            }
-            for name in &api.names.exact {
-                self.effects.api_exact.entry(name.clone()).or_default().push(index);
-            }
+            self.effects.api_index.add(&api.names, index);
             self.effects.apis.push(api);
         }
         Ok(())
@@ -284,16 +279,4 @@ impl Parts {
 /// The error for an invalid entry of a file (`rule` names it: `tool curl/wget`, a rule id).
 fn invalid_entry(file_name: &str, rule: String) -> impl Fn(Invalid) -> EngineError + '_ {
     move |invalid| invalid.of(file_name, &rule)
-}
-
-impl CallIndex {
-    /// Files entry `i` under each exact name it is called by, or among those matched by glob.
-    fn add(&mut self, names: &NameSet, i: usize) {
-        for name in &names.exact {
-            self.by_name.entry(name.clone()).or_default().push(i);
-        }
-        if names.has_globs() {
-            self.with_globs.push(i);
-        }
-    }
 }

@@ -202,14 +202,14 @@ pub struct RuleSet {
     pub labels: Vec<String>,
     pub(crate) sources: Vec<Source>,
     /// Call sources by exact callee name, and those with globs.
-    pub(crate) source_index: CallIndex,
+    pub(crate) source_index: crate::values::CallIndex,
     pub(crate) embeds: Vec<Embed>,
     pub(crate) wrappers: HashMap<String, WrapperSpec>,
     /// The tool table and the Python call table: what commands and calls do.
     pub effects: crate::effects::EffectTables,
     pub queries: HashMap<LanguageKey, CombinedQuery>,
     /// Top-level call rules by exact callee name, per language, and those with globs.
-    pub call_index: HashMap<LanguageKey, CallIndex>,
+    pub call_index: HashMap<LanguageKey, crate::values::CallIndex>,
     /// Top-level string rules of each language, tested together.
     pub string_index: HashMap<LanguageKey, StringIndex>,
 }
@@ -227,12 +227,6 @@ impl From<Language> for LanguageKey {
             Language::Bash => LanguageKey::Bash,
         }
     }
-}
-
-#[derive(Debug, Default)]
-pub struct CallIndex {
-    pub by_name: HashMap<String, Vec<usize>>,
-    pub with_globs: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -283,17 +277,7 @@ impl RuleSet {
     /// Data-flow labels a call's result carries.
     pub fn call_labels(&self, language: Language, call: &Call) -> crate::facts::Taints {
         let mut labels = crate::facts::Taints::NONE;
-        let exact = self
-            .source_index
-            .by_name
-            .get(&call.name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for source in exact
-            .iter()
-            .chain(self.source_index.with_globs.iter())
-            .map(|&i| &self.sources[i])
-        {
+        for source in self.source_index.candidates(&call.name).map(|i| &self.sources[i]) {
             if let Pattern::Call(pattern) = &source.pattern
                 && source.languages.contains(&language)
                 && pattern.matches(call)

@@ -13,7 +13,7 @@ use expression::parse_regex;
 use regex_automata::nfa::thompson::WhichCaptures;
 use regex_automata::{MatchKind, meta};
 use regex_syntax::hir::Hir;
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -508,4 +508,77 @@ pub(crate) mod tests {
         assert_eq!(index.matching("/tmp/x"), vec![7, 8]);
         assert!(index.matching("/home").is_empty());
     }
+}
+
+/// Entries (rules, sources, API descriptions) by the call names they match: exact names, globs
+/// whose end is a literal last name part (`*.upload_file`: tried only for calls whose last part
+/// is `upload_file`), and other globs (`subprocess.*`, tried for every call).
+#[derive(Debug, Default)]
+pub struct CallIndex {
+    pub by_name: HashMap<String, Vec<usize>>,
+    by_last_part: HashMap<String, Vec<usize>>,
+    with_globs: Vec<usize>,
+}
+
+impl CallIndex {
+    /// Files entry `i` under each exact name it is called by, and under its globs.
+    pub(crate) fn add(&mut self, names: &NameSet, i: usize) {
+        for name in &names.exact {
+            self.by_name.entry(name.clone()).or_default().push(i);
+        }
+        if !names.has_globs() {
+            return;
+        }
+        let last_parts: Option<Vec<&str>> = names.globs.iter().map(|pieces| glob_last_part(pieces)).collect();
+        match last_parts {
+            Some(mut parts) => {
+                parts.sort_unstable();
+                parts.dedup();
+                for part in parts {
+                    self.by_last_part.entry(part.to_string()).or_default().push(i);
+                }
+            }
+            None => self.with_globs.push(i),
+        }
+    }
+
+    /// The entries that may match a call named `name`, in the order they were added (exact
+    /// names first, then globs).
+    pub fn candidates<'a>(&'a self, name: &str) -> impl Iterator<Item = usize> + 'a {
+        let exact = self.by_name.get(name).map(Vec::as_slice).unwrap_or_default();
+        let last_part = name.rsplit('.').next().unwrap_or(name);
+        let keyed = self.by_last_part.get(last_part).map(Vec::as_slice).unwrap_or_default();
+        exact.iter().copied().chain(merge_sorted(keyed, &self.with_globs))
+    }
+}
+
+/// The literal last name part every name a glob matches ends with (`upload_file` of
+/// `*.upload_file`), if the glob ends with one.
+fn glob_last_part(pieces: &[String]) -> Option<&str> {
+    let last = pieces.last()?;
+    let (_, part) = last.rsplit_once('.')?;
+    (!part.is_empty()).then_some(part)
+}
+
+/// Two ascending lists of indices as one ascending sequence.
+fn merge_sorted<'a>(a: &'a [usize], b: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x <= y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => return None,
+        };
+        Some(next)
+    })
 }
