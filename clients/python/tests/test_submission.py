@@ -81,11 +81,22 @@ def test_progress_events_decode_to_statuses() -> None:
     waiting = Status.from_wire({"stage": "waiting_for_human", "deadline_ms": 10**13, "posted_to": ["matrix"]}, 5)
     assert waiting.stage == "waiting_for_human" and waiting.posted_to == ("matrix",)
     assert "waiting for a human (matrix)" in waiting.describe()
+    nowhere = Status.from_wire(
+        {"stage": "waiting_for_human", "deadline_ms": 10**13, "posted_to": [], "chats_refused": ["slack"]}, 6
+    )
+    assert nowhere.chats_refused == ("slack",)
+    assert "no chat could take it: refused by slack" in nowhere.describe()
     assert Status.from_wire({"stage": "assessed", "level": "HIGH"}, 1).level == "HIGH"
     assert Status.from_wire({"stage": "approved", "by": "alice"}, 1).describe() == "approved by alice"
     assert Status.from_wire({"stage": "queued", "ahead": 3}, 1).ahead == 3
     assert Status.from_wire({"stage": "retrying", "reason": "engine restarted"}, 1).detail == "engine restarted"
-    bad_events: list[Any] = [{"stage": "teleporting"}, {"stage": "ended"}, {"stage": "assessed", "level": "SEVERE"}, []]
+    bad_events: list[Any] = [
+        {"stage": "teleporting"},
+        {"stage": "ended"},
+        {"stage": "assessed", "level": "SEVERE"},
+        {"stage": "waiting_for_human", "deadline_ms": 1, "chats_refused": "slack"},
+        [],
+    ]
     for bad in bad_events:
         with pytest.raises(WireError):
             Status.from_wire(bad, 1)

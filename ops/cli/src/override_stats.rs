@@ -85,6 +85,13 @@ fn render(s: &ApprovalStats, now_ms: i64) -> String {
         "  refused at the chat  {:>6}   (outsiders, bad signatures, replays)\n",
         s.refused_at_edge
     );
+    for (system, refused) in &s.chat_refusals {
+        out += &format!(
+            "  not shown in {:<8}{:>6}   (the chat refused the message for good)\n",
+            visible_line(system),
+            refused
+        );
+    }
     out += &format!("  time to first answer {}\n", spread(&s.time_to_first_answer));
     out += &format!("  time to decision     {}\n", spread(&s.time_to_decision));
     if !s.approvers.is_empty() {

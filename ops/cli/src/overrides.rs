@@ -309,6 +309,18 @@ fn show(p: &PendingOverride, now_ms: i64) -> String {
             out.push_str(&format!("      {}\n", printable(input)));
         }
     }
+    if !p.chats_refused.is_empty() {
+        let nowhere = asked.approvers.keys().all(|system| p.chats_refused.contains(system));
+        out.push_str(&format!(
+            "    refused for good by: {}{}\n",
+            printable(&p.chats_refused.join(", ")),
+            if nowhere {
+                " (no chat has it: answer it here)"
+            } else {
+                ""
+            }
+        ));
+    }
     if asked.approvals_needed > 1 {
         out.push_str(&format!(
             "    needs {} different approvers; approved so far by: {}\n",
@@ -378,8 +390,13 @@ mod tests {
                 ..OverrideAsked::display_only()
             },
             approved_by: vec!["alice".into()],
+            chats_refused: vec!["slack".into()],
         };
         let text = show(&pending, 1_000);
+        assert!(
+            text.contains("    refused for good by: slack (no chat has it: answer it here)\n"),
+            "{text}"
+        );
         assert!(
             text.contains("BLOCKED  evil⟨U+001B⟩[2J.py  (60s left to answer)"),
             "{text}"

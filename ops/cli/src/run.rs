@@ -63,6 +63,13 @@ pub struct RunArgs {
     /// A file whose bytes become the program's standard input.
     #[arg(long)]
     pub stdin: Option<PathBuf>,
+    /// A file for the program, NAME=PATH: PATH's bytes placed read-only at NAME in its working
+    /// directory (repeatable; NAME alone takes PATH's file name).
+    #[arg(long = "file", value_name = "NAME=PATH")]
+    pub files: Vec<String>,
+    /// Write the files the program leaves under out/ into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// The request this one revises.
     #[arg(long)]
     pub revises: Option<RequestId>,
@@ -167,6 +174,12 @@ pub async fn run(home: &Home, args: RunArgs) -> anyhow::Result<ExitCode> {
     let code = exit_status(&terminal);
     let mut result = submitted.result_from(terminal);
     submitted.fetch_observed(&mut result).await;
+    if let Some(dir) = &args.out
+        && let Err(error) = write_files(dir, &result.terminal, chatty)
+    {
+        eprintln!("airlock run: --out {}: {error:#}", dir.display());
+        return Ok(ExitCode::from(status::AIRLOCK_FAILED));
+    }
     if args.json {
         submitted.fetch_receipt(&mut result, RECEIPT_WAIT).await;
         let checked = check_receipt(home, &result);
@@ -223,6 +236,22 @@ fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
         Some(path) => std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
         None => vec![],
     };
+    let mut files = Vec::with_capacity(args.files.len());
+    for spec in &args.files {
+        let (name, path) = match spec.split_once('=') {
+            Some((name, path)) => (name.to_owned(), PathBuf::from(path)),
+            None => {
+                let path = PathBuf::from(spec);
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .with_context(|| format!("--file {spec:?} names no file"))?;
+                (name, path)
+            }
+        };
+        let content = std::fs::read(&path).with_context(|| format!("--file {spec:?}: reading {}", path.display()))?;
+        files.push(airlock_protocol::InputFile::new(name, content));
+    }
     let request = ExecutionRequest::new(language, code)
         .origin(args.origin)
         .trust(args.trust)
@@ -230,6 +259,7 @@ fn build_request(args: &RunArgs) -> anyhow::Result<ExecutionRequest> {
         .args(args.args.clone())
         .env(env)
         .stdin(stdin)
+        .files(files)
         .packages(args.packages.clone())
         .revises(args.revises.clone())
         .deadline_ms(args.deadline.map(|s| airlock_protocol::now_ms() + (s as i64) * 1000))
@@ -294,6 +324,22 @@ fn print_human(result: &RunResult) {
     if let Some(reason) = &t.reason {
         eprintln!("[airlock] {}", visible_line(reason));
     }
+    for f in &t.files {
+        eprintln!(
+            "[airlock] returned out/{} ({}, {} bytes, {}){}",
+            visible_line(&f.name),
+            f.media_type,
+            f.size,
+            f.sha256,
+            f.omitted
+                .as_ref()
+                .map(|w| format!(": content not returned, {}", visible_line(w)))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(why) = &t.files_unavailable {
+        eprintln!("[airlock] {}", visible_line(why));
+    }
     for f in t
         .findings
         .iter()
@@ -307,6 +353,39 @@ fn print_human(result: &RunResult) {
             visible_line(&f.explanation)
         );
     }
+}
+
+/// Writes the returned files under `dir`. Their names come from the sandbox: each is checked
+/// as a plain relative path again before anything is written.
+fn write_files(dir: &std::path::Path, terminal: &Terminal, chatty: bool) -> anyhow::Result<()> {
+    for file in &terminal.files {
+        airlock_protocol::files::check_name(&file.name)?;
+        if let Some(why) = &file.omitted {
+            if chatty {
+                eprintln!(
+                    "[airlock] out/{} not written: {}",
+                    visible_line(&file.name),
+                    visible_line(why)
+                );
+            }
+            continue;
+        }
+        let path = dir.join(&file.name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, &file.content).with_context(|| format!("writing {}", path.display()))?;
+        if chatty {
+            eprintln!(
+                "[airlock] out/{} ({}, {} bytes) written to {}",
+                file.name,
+                file.media_type,
+                file.size,
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn print_receipt(home: &Home, result: &RunResult) {

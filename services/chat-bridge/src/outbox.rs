@@ -8,7 +8,7 @@ use crate::adapter::Adapter;
 use crate::answers::Core;
 use crate::render::{View, notices, request_message};
 use crate::state::{Posted, RanAgain, Tracked};
-use airlock_protocol::{RequestId, now_ms};
+use airlock_protocol::{ChatRefused, RequestId, error_chain, now_ms};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -135,6 +135,14 @@ impl Outbox {
             }
             match self.step_system(&tracked, adapter.as_ref(), now).await {
                 Err(StepError::Chat(e)) if e.is_refusal() => {
+                    // Told to the gate (and so the audit log) before it is final here: a
+                    // refusal that could not be told is met again on the next try.
+                    let whole_chat = tracked.first_post(system).is_none();
+                    let told = ChatRefused::new(system, Some(adapter.place()), whole_chat, &error_chain(&e));
+                    if let Err(publish) = self.core.relay.chat_refused(rid, told).await {
+                        done &= self.after(key, Err(StepError::Tell(publish))).unwrap_or(false);
+                        continue;
+                    }
                     self.retries.remove(&key);
                     self.refused(rid, system, &e);
                     let system = system.to_owned();
@@ -356,6 +364,8 @@ impl Outbox {
             if let StepError::Chat(chat) = &e
                 && chat.is_refusal()
             {
+                let told = ChatRefused::new(system, Some(place), false, &error_chain(chat));
+                self.core.relay.chat_refused(rid, told).await?;
                 self.refused(rid, system, chat);
                 let key = refused_key(place);
                 self.core
@@ -502,13 +512,15 @@ enum StepError {
     Chat(#[from] crate::adapter::ChatError),
     #[error("the bridge's records")]
     Store(#[from] airlock_bus::ClaimError),
+    #[error("telling the gate a chat refused the request")]
+    Tell(#[from] airlock_bus::PublishError),
 }
 
 impl StepError {
     fn retry_after(&self) -> Option<Duration> {
         match self {
             StepError::Chat(e) => e.retry_after(),
-            StepError::Store(_) => None,
+            StepError::Store(_) | StepError::Tell(_) => None,
         }
     }
 }

@@ -2,13 +2,14 @@
 //! naming who answered, where, and why, published as an `override_answered` event (the one kind
 //! the bridge may publish). Interactions the bridge refuses itself (a forged or stale signature,
 //! a replay) are relayed too, marked as refused, so that the gate refuses them on the record;
-//! those are rate-limited, so that a flood of forgeries cannot flood the audit log.
+//! those are rate-limited, so that a flood of forgeries cannot flood the audit log. A chat that
+//! refuses a request's message for good is told the same way, as a `chat_refused` event.
 
 use airlock_bus::{PublishError, Publisher, ServiceCounters};
 use airlock_protocol::overrides::{ANSWER_DOMAIN, EdgeRefusal, Via};
 use airlock_protocol::{
-    CodeDigest, Envelope, Event, OverrideAnswer, OverrideAnswered, Producer, RefusalReason, RequestId, Signed,
-    SigningKey, now_ms,
+    ChatRefused, CodeDigest, Envelope, Event, OverrideAnswer, OverrideAnswered, Producer, RefusalReason, RequestId,
+    Signed, SigningKey, now_ms,
 };
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -120,6 +121,15 @@ impl Relay {
             refused: Some((reason, detail)),
         })
         .await
+    }
+
+    /// Tells the gate, and the audit log, that a chat refused a request's message for good.
+    /// At most one per chat and place per request (the outbox stops trying there), so no budget.
+    pub async fn chat_refused(&self, request_id: &RequestId, refused: ChatRefused) -> Result<(), PublishError> {
+        let envelope = Envelope::new(request_id.clone(), Producer::ChatBridge, Event::ChatRefused(refused));
+        self.publisher.publish(&envelope).await?;
+        self.counters.incr("chat_refusals_told");
+        Ok(())
     }
 
     fn within_budget(&self) -> bool {

@@ -7,6 +7,7 @@
 mod common;
 
 use airlock_chat_bridge::config::{Config, DiscordConfig, SlackConfig};
+use airlock_protocol::{Event, EventKind, Progress};
 use common::{
     GONE_CHANNEL, Harness, Recorder, discord_message_invalid, fake_discord, fake_slack, free_addr,
     slack_blocks_invalid, write_secret,
@@ -67,6 +68,25 @@ async fn bridge_status(h: &Harness) -> Value {
     serde_json::from_slice(&reply.payload).expect("status as JSON")
 }
 
+/// The gate's `waiting_for_human` stage that names the chats that refused `rid` and none that
+/// still has it.
+async fn no_chat_could_take_it(h: &mut Harness, rid: &airlock_protocol::RequestId) -> Progress {
+    for _ in 0..5 {
+        if let Event::Progress(progress) = h.next(rid, EventKind::Progress).await.event
+            && let Progress::WaitingForHuman {
+                posted_to,
+                chats_refused,
+                ..
+            } = &progress
+            && posted_to.is_empty()
+            && !chats_refused.is_empty()
+        {
+            return progress;
+        }
+    }
+    panic!("the gate never said that no chat could take {rid}");
+}
+
 #[tokio::test]
 async fn code_full_of_escaped_characters_is_posted_within_each_chats_limits() {
     let secrets = tempfile::tempdir().unwrap();
@@ -121,7 +141,7 @@ async fn code_full_of_escaped_characters_is_posted_within_each_chats_limits() {
 #[tokio::test]
 async fn a_chat_that_refuses_for_good_is_asked_once_shown_in_status_and_the_others_still_post() {
     let secrets = tempfile::tempdir().unwrap();
-    let (h, slack, discord) = both(GONE_CHANNEL, secrets.path()).await;
+    let (mut h, slack, discord) = both(GONE_CHANNEL, secrets.path()).await;
     let rid = h.blocked().await;
 
     // Discord has the request although Slack refuses it.
@@ -139,6 +159,25 @@ async fn a_chat_that_refuses_for_good_is_asked_once_shown_in_status_and_the_othe
         .filter(|c| c.path == "chat.postMessage")
         .count();
     assert_eq!(slack_posts, 1, "a refusal for good is not retried");
+
+    // The refusal is on the record (a `chat_refused` event, which the auditor logs), and the
+    // gate, for which Slack was the only chat with approvers, tells the client that no chat
+    // could take the request: it still waits for `airlock override` or its deadline.
+    let told = match h.next(&rid, EventKind::ChatRefused).await.event {
+        Event::ChatRefused(told) => told,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((told.system.as_str(), told.whole_chat), ("slack", true), "{told:?}");
+    assert!(
+        told.detail.contains("channel_not_found") && told.place.as_deref() == Some(GONE_CHANNEL),
+        "{told:?}"
+    );
+    let said = no_chat_could_take_it(&mut h, &rid).await;
+    assert!(
+        said.describe().contains("no chat could take it: refused by slack"),
+        "{}",
+        said.describe()
+    );
 
     let status = bridge_status(&h).await;
     assert_eq!(status["counters"]["chat_refusals"], 1, "{status:#}");
@@ -202,6 +241,15 @@ async fn an_escalation_place_that_refuses_does_not_keep_the_escalation_from_the_
         .await;
     let gone = |c: &common::Call| c.path == "chat.postMessage" && c.body["channel"] == GONE_CHANNEL;
     assert_eq!(slack.calls().into_iter().filter(|c| gone(c)).count(), 1);
+    // On the record as the escalation's refusal only: the request is still in the main channel.
+    let told = match h.next(&rid, EventKind::ChatRefused).await.event {
+        Event::ChatRefused(told) => told,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        !told.whole_chat && told.place.as_deref() == Some(GONE_CHANNEL),
+        "{told:?}"
+    );
     let status = bridge_status(&h).await;
     assert!(
         status["problems"]["slack"]

@@ -116,13 +116,15 @@ struct Found {
 }
 
 /// Files in the container's /tmp with their sizes, walked through the host's view of the
-/// container's root without following any symlink.
-pub fn files_left(observer: &Observer) -> FilesLeft {
+/// container's root without following any symlink. The request's own files (`given`, names
+/// relative to /tmp) are not the program's doing and are left out.
+pub fn files_left(observer: &Observer, given: &[&str]) -> FilesLeft {
     let Some(root) = observer.container_root() else {
         return FilesLeft::default();
     };
     let tmp = root.join("tmp");
-    let (found, unwalked) = walk(&tmp);
+    let (mut found, unwalked) = walk(&tmp);
+    found.retain(|f| !given.iter().any(|name| f.path.strip_prefix("/tmp/") == Some(*name)));
     let mut left = choose(found);
     left.omitted += unwalked;
     left

@@ -99,6 +99,7 @@ impl Attack {
             args,
             env,
             stdin: self.stdin.as_bytes().to_vec(),
+            files: vec![],
         }
     }
 

@@ -6,8 +6,10 @@
 #
 # 1. waits (at most AIRLOCK_IDLE_S seconds, then exits: a forgotten warm container dies by
 #    itself) for one frame on stdin: b"AIRLOCK1", a 4-byte big-endian header length, a JSON
-#    header {language, args, env, code_len, wall_ms, grace_ms, park_ms, path}, then code_len
-#    bytes of code. Everything after the frame is the program's own stdin, until EOF
+#    header {language, args, env, code_len, wall_ms, grace_ms, park_ms, path, files}, then
+#    code_len bytes of code, then each file's bytes in the order of `files` ({name, len}), which
+#    it writes read-only into the working directory (and makes out/, whose files come back).
+#    Everything after the frame is the program's own stdin, until EOF
 #    (`services/executor/src/launch.rs` builds the frame and holds a decoder of it). Once the
 #    whole frame is in, it writes the start marker on stdout: the executor's proof that the job
 #    reached the container (a container whose stdin closed before, because the engine dropped
@@ -46,6 +48,8 @@ import atexit, linecache, traceback, types
 
 MAGIC = b"AIRLOCK1"
 ACTIVITY_FD = 9
+# Files the program leaves here (relative to its working directory) come back to the client.
+OUTPUT_DIR = "out"
 # Starts stdout once the job is in, before the program exists. The executor's twin is
 # START_MARKER in services/executor/src/tally.rs.
 START_MARKER = b"\x00airlock-start\x00"
@@ -174,6 +178,49 @@ def _park(code, token, seconds):
     return True
 
 
+def _place_files(files, deadline):
+    """Writes the request's files into the working directory, read-only, and makes out/.
+
+    Names were checked by the executor (relative paths of plain components); O_EXCL and
+    O_NOFOLLOW keep this from writing anywhere else even so. The program runs as the same user
+    and could change its copies; the audit log keeps the originals by digest."""
+    for entry in files:
+        data = _read_exact(entry["len"], deadline) if entry["len"] else b""
+        parts = entry["name"].split("/")
+        directory = "."
+        for part in parts[:-1]:
+            directory = os.path.join(directory, part)
+            try:
+                os.mkdir(directory, 0o755)
+            except FileExistsError:
+                pass
+        fd = os.open(os.path.join(directory, parts[-1]),
+                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.close(fd)
+    try:
+        os.mkdir(OUTPUT_DIR, 0o755)
+    except FileExistsError:
+        pass
+
+
+def _save_open_figures():
+    """Figures a program left open in matplotlib are saved to out/ as PNG (figure-1.png, ...),
+    so that a plot shown with plt.show() under the Agg backend still comes back."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return
+    try:
+        for number in pyplot.get_fignums():
+            name = os.path.join(OUTPUT_DIR, "figure-%d.png" % number)
+            if not os.path.exists(name):
+                pyplot.figure(number).savefig(name)
+    except Exception as error:
+        print("airlock: could not save the open matplotlib figures: %r" % (error,), file=sys.stderr)
+
+
 def _main():
     _prctl_dumpable(0)
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
@@ -187,6 +234,7 @@ def _main():
     frame_deadline = time.monotonic() + 30.0
     header = json.loads(_read_exact(int.from_bytes(magic[len(MAGIC):], "big"), frame_deadline))
     code = _read_exact(header["code_len"], frame_deadline) if header["code_len"] else b""
+    _place_files(header.get("files", ()), frame_deadline)
     try:
         os.write(1, START_MARKER)
     except OSError:
@@ -266,6 +314,7 @@ def _run_python(header, code):
         compiled = compile(code, "main.py", "exec")
         exec(compiled, main.__dict__)
     except SystemExit as exit:
+        _save_open_figures()
         return _exit_status(exit.code)
     except BaseException as error:
         tb = error.__traceback__
@@ -280,6 +329,7 @@ def _run_python(header, code):
         else:
             sys.excepthook(type(error), error, tb)
         return 130 if isinstance(error, KeyboardInterrupt) else 1
+    _save_open_figures()
     return 0
 
 

@@ -20,6 +20,9 @@ pub const LABEL_MANAGED: &str = "airlock.managed";
 
 /// Where installed packages appear inside the program's container (read-only).
 pub const PACKAGES_MOUNT: &str = "/opt/airlock/packages";
+/// The program's working directory: the sandbox's writable tmpfs, where its files are placed
+/// and whose `out/` comes back.
+pub const WORKING_DIR: &str = "/tmp";
 
 /// The engine, and the endpoint name used in errors.
 #[derive(Clone)]
@@ -207,7 +210,7 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         image: Some(spec.image),
         hostname: Some("sandbox".to_owned()),
         user: Some("1000:1000".to_owned()),
-        working_dir: Some("/tmp".to_owned()),
+        working_dir: Some(WORKING_DIR.to_owned()),
         env: Some(spec.env),
         cmd: Some(spec.cmd),
         entrypoint: Some(vec![]),

@@ -745,6 +745,8 @@ impl Executor {
         terminal.stdout = report.stdout;
         terminal.stderr = report.stderr;
         terminal.usage = Some(report.usage);
+        terminal.files = report.files;
+        terminal.files_unavailable = report.files_unavailable;
         if let Some(v) = &report.violation {
             self.counters.incr("violations");
             terminal.reason = Some(format!("limit violated: {}", v.detail));

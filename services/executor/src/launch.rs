@@ -8,7 +8,7 @@
 use crate::config::{HostConfig, SandboxConfig};
 use crate::docker::{self, ContainerEngine, ContainerSpec, NetworkMode};
 use crate::error::SandboxError;
-use airlock_protocol::{Inputs, Language, Limits, Runtime};
+use airlock_protocol::{InputFile, Inputs, Language, Limits, Runtime};
 use bollard::container::AttachContainerResults;
 use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
 use serde::{Deserialize, Serialize};
@@ -205,6 +205,16 @@ pub struct Frame {
     /// exits as soon as the program is over.
     pub park_ms: u64,
     pub code: Vec<u8>,
+    /// Files placed in the working directory before the program starts (checked names).
+    pub files: Vec<InputFile>,
+}
+
+/// A file's place in the frame: its bytes follow the code, in this order.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrameFile {
+    name: String,
+    len: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -218,6 +228,8 @@ struct FrameHeader {
     grace_ms: u64,
     park_ms: u64,
     path: Vec<String>,
+    #[serde(default)]
+    files: Vec<FrameFile>,
 }
 
 /// Why bytes are not a frame (only a decoder's concern: the executor builds frames itself).
@@ -265,6 +277,7 @@ impl Frame {
             grace_ms: millis(config.limits.grace),
             park_ms: millis(config.limits.park),
             code: code.to_vec(),
+            files: inputs.files.clone(),
         }
     }
 
@@ -279,6 +292,14 @@ impl Frame {
             grace_ms: self.grace_ms,
             park_ms: self.park_ms,
             path: self.path.clone(),
+            files: self
+                .files
+                .iter()
+                .map(|f| FrameFile {
+                    name: f.name.clone(),
+                    len: f.content.len(),
+                })
+                .collect(),
         };
         let header = serde_json::to_vec(&header).map_err(|source| SandboxError::Frame { source })?;
         let header_len = u32::try_from(header.len())
@@ -288,6 +309,9 @@ impl Frame {
         frame.extend_from_slice(&header_len.to_be_bytes());
         frame.extend_from_slice(&header);
         frame.extend_from_slice(&self.code);
+        for file in &self.files {
+            frame.extend_from_slice(&file.content);
+        }
         Ok(frame)
     }
 
@@ -309,6 +333,12 @@ impl Frame {
         let header: FrameHeader = serde_json::from_slice(take(header_at, header_len)?).map_err(FrameError::Header)?;
         let code_at = header_at + header_len;
         let code = take(code_at, header.code_len)?;
+        let mut at = code_at + header.code_len;
+        let mut files = Vec::with_capacity(header.files.len());
+        for file in header.files {
+            files.push(InputFile::new(file.name, take(at, file.len)?));
+            at += file.len;
+        }
         let frame = Frame {
             language: header.language,
             args: header.args,
@@ -318,8 +348,9 @@ impl Frame {
             grace_ms: header.grace_ms,
             park_ms: header.park_ms,
             code: code.to_vec(),
+            files,
         };
-        Ok((frame, &bytes[code_at + header.code_len..]))
+        Ok((frame, &bytes[at..]))
     }
 }
 
@@ -333,6 +364,7 @@ mod tests {
             args: vec!["a b".into()],
             env: [("K".to_owned(), "v".to_owned())].into(),
             stdin: b"ignored here".to_vec(),
+            files: vec![],
         };
         let frame = Frame::for_job(
             Language::Bash,
@@ -355,6 +387,29 @@ mod tests {
         with_stdin.extend_from_slice(b"stdin");
         let (decoded, rest) = Frame::decode(&with_stdin).unwrap();
         assert_eq!((decoded, rest), (frame, &b"stdin"[..]));
+    }
+
+    #[test]
+    fn files_follow_the_code_in_their_order_and_then_stdin() {
+        let inputs = Inputs {
+            files: vec![InputFile::new("a.csv", "x,y\n"), InputFile::new("in/b.txt", "")],
+            ..Default::default()
+        };
+        let frame = Frame::for_job(
+            Language::Python,
+            b"print(1)",
+            &inputs,
+            1,
+            &SandboxConfig::default(),
+            false,
+        );
+        let mut bytes = frame.encode().unwrap();
+        assert!(bytes.ends_with(b"print(1)x,y\n"));
+        bytes.extend_from_slice(b"stdin");
+        let (decoded, rest) = Frame::decode(&bytes).unwrap();
+        assert_eq!((decoded, rest), (frame, &b"stdin"[..]));
+        let cut = &bytes[..bytes.len() - 7];
+        assert!(matches!(Frame::decode(cut), Err(FrameError::Short { .. })));
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod lease;
 pub mod monitor;
 pub mod network;
 pub mod observation;
+pub mod outputs;
 pub mod package_cache;
 pub mod package_rating;
 pub mod packages;

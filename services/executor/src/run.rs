@@ -30,9 +30,12 @@ use crate::docker::{self, ContainerEngine};
 use crate::events::EventSink;
 use crate::launch::{Frame, Launched};
 use crate::monitor::{Finished, Observer};
+use crate::outputs;
 use crate::tally::{Output, StartWatch, StreamEnd, Tally, check, output_violation};
 use crate::{RunReport, SandboxError, SandboxEvent};
-use airlock_protocol::{Activity, ExecStarted, Limits, OutputStream, Usage, UsageSample, Violation, ViolationKind};
+use airlock_protocol::{
+    Activity, ExecStarted, Limits, OutputFile, OutputStream, Usage, UsageSample, Violation, ViolationKind,
+};
 use bollard::container::{AttachContainerResults, LogOutput};
 use futures::StreamExt;
 use std::pin::Pin;
@@ -239,6 +242,7 @@ struct Found {
     outside: Activity,
     inside: Option<InsideReport>,
     violation: Option<Violation>,
+    files: Vec<OutputFile>,
 }
 
 /// How the run ended: the program's exit status (none when it was killed for a violation), and
@@ -248,7 +252,12 @@ struct Ended {
     violation: Option<Violation>,
     outside: Option<Activity>,
     inside: Option<InsideReport>,
+    /// The files under `out/`, or why they were not looked for.
+    files: Result<Vec<OutputFile>, String>,
 }
+
+/// Why a run's files were not looked for when the executor could not see its final state.
+const FILES_NOT_SEEN: &str = "files under out/ are read from the host while the sandbox holds still after the program; this sandbox could not be looked into (gVisor, a remote engine, or a container that stopped by itself)";
 
 impl Ended {
     fn over(exit_code: i64, found: Found) -> Ended {
@@ -258,6 +267,7 @@ impl Ended {
             violation: found.violation,
             outside: Some(found.outside),
             inside: found.inside,
+            files: Ok(found.files),
         }
     }
 
@@ -267,6 +277,7 @@ impl Ended {
             violation: Some(violation),
             outside: None,
             inside: None,
+            files: Err("the run was killed for a violation; its files are not returned".to_owned()),
         }
     }
 }
@@ -558,8 +569,14 @@ impl<'a> Run<'a> {
             self.processes.observe(&self.observer);
             violation = check(&self.exec.limits, &reading);
         }
-        let files = activity::files_left(&self.observer);
+        let given: Vec<&str> = self.exec.frame.files.iter().map(|f| f.name.as_str()).collect();
+        let files = activity::files_left(&self.observer, &given);
         let (processes, processes_omitted) = self.processes.seen();
+        let returned = self
+            .observer
+            .container_root()
+            .map(|root| outputs::collect(root, docker::WORKING_DIR))
+            .unwrap_or_default();
         Found {
             outside: Activity {
                 files_created: files.listed,
@@ -571,6 +588,7 @@ impl<'a> Run<'a> {
             },
             inside: activity::inside_report(&self.observer),
             violation,
+            files: returned,
         }
     }
 
@@ -649,6 +667,7 @@ impl<'a> Run<'a> {
                 ..Activity::default()
             }),
             inside: None,
+            files: Err(FILES_NOT_SEEN.to_owned()),
         })
     }
 
@@ -678,7 +697,13 @@ impl<'a> Run<'a> {
             stdout_bytes: self.out.stdout.len() as u64,
             stderr_bytes: self.out.stderr.len() as u64,
         };
+        let (files, files_unavailable) = match ended.files {
+            Ok(files) => (files, None),
+            Err(why) => (vec![], Some(why)),
+        };
         RunReport {
+            files,
+            files_unavailable,
             exit_code: ended.exit_code,
             output_truncated: self.out.truncated,
             stdout: self.out.stdout,

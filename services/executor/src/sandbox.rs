@@ -62,6 +62,9 @@ pub struct RunReport {
     pub output_truncated: bool,
     pub violation: Option<Violation>,
     pub usage: Usage,
+    /// The files the program left under `out/`, or why they were not looked for.
+    pub files: Vec<airlock_protocol::OutputFile>,
+    pub files_unavailable: Option<String>,
 }
 
 struct Inner {

@@ -45,6 +45,17 @@ pub fn inputs_preview(request: &ExecutionRequest, assessment: &Assessment, max_b
     for package in &assessment.packages {
         lines.push(package_line(package));
     }
+    for file in &request.inputs.files {
+        let head = &file.content[..file.content.len().min(512)];
+        lines.push(format!(
+            "file {} ({}, {} bytes, {}), starting {:?}",
+            file.name,
+            airlock_protocol::files::media_type(&file.name, head),
+            file.content.len(),
+            airlock_protocol::CodeDigest::of(&file.content),
+            airlock_protocol::text::clip_bytes(&file.content, 60)
+        ));
+    }
     if !request.inputs.stdin.is_empty() {
         lines.push(format!(
             "stdin: {} bytes, starting {:?}",

@@ -23,6 +23,9 @@ pub enum Record {
         /// Approvals counted so far, under the two-person rule.
         #[serde(default)]
         approvals: Vec<Approval>,
+        /// Chats that refused the request for good (`chat_refused`), so not asked there.
+        #[serde(default)]
+        chats_refused: Vec<String>,
     },
     /// Decided; `events` are what the decision publishes (decided, and terminal for denials).
     Decided { events: Vec<Event>, published: bool },

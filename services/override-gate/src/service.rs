@@ -35,6 +35,7 @@ use tracing::Instrument as _;
 /// Answers from humans: checked, judged against the policy, counted or decided.
 mod answers;
 mod cancel;
+mod chat_refusals;
 /// Listing and revoking remembered approvals, for operators.
 mod remembered_endpoints;
 
@@ -199,6 +200,7 @@ impl Gate {
             Event::Assessed(assessed) => self.on_assessed(delivery, &envelope.request_id, *assessed).await,
             Event::OverrideAnswered(answer) => self.on_answer(delivery, &envelope.request_id, answer).await,
             Event::CancelRequested(cancel) => self.on_cancel(delivery, &envelope.request_id, cancel).await,
+            Event::ChatRefused(refused) => self.on_chat_refused(delivery, &envelope.request_id, refused).await,
             other => {
                 // The consumer's filter admits only the kinds above, and decode_on checks the
                 // body against the subject; anything else is a bug worth refusing loudly.
@@ -418,6 +420,7 @@ impl Gate {
             asked: asked.clone(),
             traceparent: airlock_telemetry::current_traceparent(),
             approvals: vec![],
+            chats_refused: vec![],
         };
         match self.records.claim(rid.as_str(), &record).await? {
             Claim::Won { .. } => {
@@ -430,7 +433,14 @@ impl Gate {
                 let deadline_ms = asked.deadline_ms;
                 self.publisher.emit(rid, Event::OverrideAsked(asked)).await?;
                 self.publisher
-                    .progress(rid, Progress::WaitingForHuman { deadline_ms, posted_to })
+                    .progress(
+                        rid,
+                        Progress::WaitingForHuman {
+                            deadline_ms,
+                            posted_to,
+                            chats_refused: vec![],
+                        },
+                    )
                     .await;
                 tracing::info!(deadline_ms, "asked for an override");
                 Ok(())
@@ -659,6 +669,7 @@ impl Gate {
                     request,
                     mut asked,
                     approvals,
+                    chats_refused,
                     ..
                 },
                 _,
@@ -670,6 +681,7 @@ impl Gate {
                     request_id,
                     asked,
                     approved_by: approvals.into_iter().map(|a| a.who).collect(),
+                    chats_refused,
                 });
             }
         }

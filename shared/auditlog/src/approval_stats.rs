@@ -38,6 +38,8 @@ pub struct ApprovalStats {
     pub escalated: u64,
     /// Answers the bridge refused before they could count (outsiders, bad signatures, replays).
     pub refused_at_edge: u64,
+    /// Prompts a chat refused to show for good (a room gone, a bot removed), by chat system.
+    pub chat_refusals: BTreeMap<String, u64>,
     /// From the question to the first answer that counted.
     pub time_to_first_answer: Durations,
     /// From the question to the decision (what the requester waits for).
@@ -160,6 +162,9 @@ impl Tally {
                 } else if self.decided_prompts.contains(request_id) {
                     stats.approvers.entry(answer.who).or_default().not_counted += 1;
                 }
+            }
+            Event::ChatRefused(refused) if refused.whole_chat => {
+                *stats.chat_refusals.entry(refused.system.clone()).or_default() += 1;
             }
             Event::Decided(decided) => {
                 let Some(decision) = decided.signed.peek::<Decision>() else {
@@ -479,5 +484,24 @@ mod tests {
         assert_eq!((stats.refused_at_edge, stats.expired, stats.prompts), (1, 1, 1));
         assert!(!stats.approvers.contains_key("@mallory"));
         assert_eq!(stats.time_to_first_answer.count, 0);
+    }
+
+    #[test]
+    fn a_chat_that_refused_a_prompt_is_counted_per_system_and_an_escalation_place_is_not() {
+        let mut tally = Tally::new(0);
+        tally.add(0, "mai.a", &asked(0, &["@alice"], None));
+        let refused = |whole_chat| {
+            Event::ChatRefused(airlock_protocol::ChatRefused::new(
+                "slack",
+                Some("C1"),
+                whole_chat,
+                "channel_not_found",
+            ))
+        };
+        tally.add(1, "mai.a", &refused(true));
+        tally.add(2, "mai.a", &refused(false));
+        let stats = tally.finish(1, 1);
+        assert_eq!(stats.chat_refusals.get("slack"), Some(&1));
+        assert_eq!(stats.chat_refusals.len(), 1);
     }
 }

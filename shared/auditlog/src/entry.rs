@@ -158,6 +158,16 @@ pub struct Prepared {
     pub blobs: Vec<Blob>,
 }
 
+/// The blob slot of a file given to the program.
+pub fn input_slot(name: &str) -> String {
+    format!("file/{name}")
+}
+
+/// The blob slot of a file the program returned under `out/`.
+pub fn output_slot(name: &str) -> String {
+    format!("out/{name}")
+}
+
 fn skeleton(kind: &str, request_id: &str) -> Entry {
     Entry {
         v: ENTRY_VERSION,
@@ -198,9 +208,22 @@ impl Extractor<'_> {
         }
     }
 
+    /// Files always go to blobs (slot `file/<name>` in, `out/<name>` out): stored once by
+    /// content however many events carry them, and fetched one by one.
     fn request(&mut self, request: &mut ExecutionRequest) {
         self.take("code", &mut request.code, true);
         self.take("stdin", &mut request.inputs.stdin, false);
+        for file in &mut request.inputs.files {
+            self.take(&input_slot(&file.name), &mut file.content, true);
+        }
+    }
+
+    fn terminal(&mut self, terminal: &mut airlock_protocol::Terminal) {
+        self.take("stdout", &mut terminal.stdout, false);
+        self.take("stderr", &mut terminal.stderr, false);
+        for file in &mut terminal.files {
+            self.take(&output_slot(&file.name), &mut file.content, true);
+        }
     }
 }
 
@@ -228,10 +251,7 @@ impl Prepared {
                 }
             }
             Event::Output(chunk) => x.take("data", &mut chunk.data, false),
-            Event::Terminal(terminal) => {
-                x.take("stdout", &mut terminal.stdout, false);
-                x.take("stderr", &mut terminal.stderr, false);
-            }
+            Event::Terminal(terminal) => x.terminal(terminal),
             _ => {}
         }
         entry.event = Some(event);
@@ -366,6 +386,9 @@ impl Entry {
         let request = |r: &mut ExecutionRequest, fill: &mut dyn FnMut(&str, &mut Vec<u8>)| {
             fill("code", &mut r.code);
             fill("stdin", &mut r.inputs.stdin);
+            for file in &mut r.inputs.files {
+                fill(&input_slot(&file.name), &mut file.content);
+            }
         };
         match &mut event {
             Event::Submitted(r) => request(r, &mut fill),
@@ -379,6 +402,9 @@ impl Entry {
             Event::Terminal(t) => {
                 fill("stdout", &mut t.stdout);
                 fill("stderr", &mut t.stderr);
+                for file in &mut t.files {
+                    fill(&output_slot(&file.name), &mut file.content);
+                }
             }
             _ => {}
         }
@@ -412,6 +438,52 @@ mod tests {
         );
         let restored = entry.restore(|r| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone()));
         assert_eq!(restored, Some(envelope.event));
+    }
+
+    #[test]
+    fn files_in_and_out_are_blobs_by_name_and_come_back() {
+        let mut request = ExecutionRequest::new(Language::Python, b"print(1)".to_vec());
+        request.inputs.files = vec![
+            airlock_protocol::InputFile::new("data.csv", "a,b\n"),
+            airlock_protocol::InputFile::new("same.csv", "a,b\n"),
+        ];
+        let rid = RequestId::parse("mai.r1").unwrap();
+        let submitted = Envelope::new(rid.clone(), Producer::Mai, Event::Submitted(request));
+        let prepared = Prepared::from_envelope(submitted.clone(), Some(1), None);
+        assert_eq!(
+            prepared.blobs.len(),
+            2,
+            "the code, and the two files' one content stored once"
+        );
+        assert!(
+            prepared.entry.blobs.contains_key("file/data.csv") && prepared.entry.blobs.contains_key("file/same.csv")
+        );
+        let (entry, _, blobs) = prepared.place(0, 1, Hash::ZERO).unwrap();
+        let fetch = |r: &BlobRef| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone());
+        assert_eq!(entry.restore(fetch), Some(submitted.event));
+
+        let mut terminal = airlock_protocol::Terminal::without_run(airlock_protocol::Outcome::Finished, "");
+        terminal.files = vec![airlock_protocol::OutputFile {
+            name: "chart.png".into(),
+            size: 4,
+            sha256: airlock_protocol::CodeDigest::of(b"\x89PNG"),
+            media_type: "image/png".into(),
+            content: b"\x89PNG".to_vec(),
+            omitted: None,
+        }];
+        let ended = Envelope::new(rid, Producer::Executor, Event::Terminal(Box::new(terminal)));
+        let prepared = Prepared::from_envelope(ended.clone(), Some(2), None);
+        assert_eq!(prepared.entry.blobs["out/chart.png"].len, 4);
+        let (entry, _, blobs) = prepared.place(1, 2, Hash::ZERO).unwrap();
+        let Some(Event::Terminal(inline)) = &entry.event else {
+            panic!("{entry:?}")
+        };
+        assert!(
+            inline.files[0].content.is_empty(),
+            "the entry names the content by digest only"
+        );
+        let fetch = |r: &BlobRef| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone());
+        assert_eq!(entry.restore(fetch), Some(ended.event));
     }
 
     #[test]

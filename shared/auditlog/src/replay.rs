@@ -234,6 +234,17 @@ impl ReplayItem {
                 "its client asks to cancel it: \"{}\"",
                 airlock_protocol::text::visible_line(&c.reason)
             ),
+            Event::ChatRefused(c) => format!(
+                "{} refused {} for good{}: {}",
+                c.system,
+                if c.whole_chat {
+                    "the request's message"
+                } else {
+                    "its escalation"
+                },
+                c.place.as_ref().map(|p| format!(" in {p}")).unwrap_or_default(),
+                airlock_protocol::text::visible_line(&c.detail)
+            ),
             Event::ApprovalRevoked(r) => format!(
                 "remembered approval {} (execution {}) revoked by {}: {}",
                 r.id, r.execution_digest, r.who, r.reason

@@ -273,12 +273,16 @@ mod tests {
     }
 
     #[test]
-    fn the_chat_bridge_publishes_answers_and_nothing_else_on_the_events_stream() {
+    fn the_chat_bridge_publishes_answers_and_chat_refusals_and_nothing_else_on_the_events_stream() {
         let p = of_role(&roles::CHAT_BRIDGE.role);
         let events: Vec<&String> = p.publish.iter().filter(|s| s.starts_with("airlock.")).collect();
         assert_eq!(
             events,
-            ["airlock.override.answer.>", "airlock.dead.bridge.>"],
+            [
+                "airlock.override.answer.>",
+                "airlock.chat.refused.>",
+                "airlock.dead.bridge.>"
+            ],
             "the bridge's event subjects"
         );
         // It reads override requests and terminal events only through its own durable consumer.

@@ -116,6 +116,15 @@ impl RunResult {
             })),
             "reason": t.reason,
             "refusal": t.refusal,
+            "files": t.files.iter().map(|f| serde_json::json!({
+                "name": f.name,
+                "size": f.size,
+                "sha256": f.sha256,
+                "media_type": f.media_type,
+                "content_base64": base64(&f.content),
+                "omitted": f.omitted,
+            })).collect::<Vec<_>>(),
+            "files_unavailable": t.files_unavailable,
             "audit": self.receipt.as_ref().map(|r| r.entries.clone()).unwrap_or_default(),
             "checkpoint": self.receipt.as_ref().map(|r| r.checkpoint.clone()),
             "receipt": self.receipt.as_ref().map(|r| r.proof.clone()),
@@ -209,6 +218,30 @@ impl RunResult {
                 bytes.clear();
             }
         }
+        // Returned files are always blobs: each one's content is checked against its digest.
+        for file in &mut expected.files {
+            let slot = airlock_auditlog::entry::output_slot(&file.name);
+            let Some(reference) = entry
+                .blobs
+                .get(&slot)
+                .map(|b| (&b.b3, b.len))
+                .or_else(|| entry.withheld.get(&slot).map(|w| (&w.b3, w.len)))
+            else {
+                continue;
+            };
+            let (b3, len) = reference;
+            if file.content.len() as u64 != len || blake3::hash(&file.content).to_hex().as_str() != b3 {
+                return Err(ReceiptError::Field {
+                    field: "files",
+                    detail: format!(
+                        "{}: {} bytes, the log holds {len} bytes with another digest",
+                        file.name,
+                        file.content.len()
+                    ),
+                });
+            }
+            file.content.clear();
+        }
         match &entry.event {
             Some(Event::Terminal(logged)) => differences(logged, &expected),
             Some(other) => Err(ReceiptError::NotTheTerminal {
@@ -292,6 +325,9 @@ fn differences(logged: &Terminal, result: &Terminal) -> Result<(), ReceiptError>
     }
     if logged.decision != result.decision {
         return field("decision", "differs".into());
+    }
+    if logged.files != result.files || logged.files_unavailable != result.files_unavailable {
+        return field("files", "differ".into());
     }
     if logged != result {
         return field("terminal event", "another field differs".into());

@@ -129,6 +129,11 @@ struct RequestForm<'a> {
     /// installed, not the specs that named it (a new release changes what a name resolves to).
     packages: &'a [Wheel],
     network: NetworkMode,
+    /// The files given to the program, by name and SHA-256, in the request's order. Left out
+    /// of the form when there are none, so that digests of requests without files (and the
+    /// approvals remembered under them) are those of before files existed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    files: Vec<(&'a str, CodeDigest)>,
 }
 
 /// The execution digest's canonical form.
@@ -162,6 +167,12 @@ pub fn request_digest(request: &ExecutionRequest, client: Option<&str>, wheels: 
         stdin: CodeDigest::of(&request.inputs.stdin),
         packages: &wheels,
         network: request.network,
+        files: request
+            .inputs
+            .files
+            .iter()
+            .map(|f| (f.name.as_str(), CodeDigest::of(&f.content)))
+            .collect(),
     })
 }
 
@@ -223,6 +234,18 @@ mod tests {
         let mut r = base.clone();
         r.inputs.stdin = b"y".to_vec();
         changes.push(("stdin", digest(&r, Some("mai"), &six, &grant())));
+        let mut with_file = base.clone();
+        with_file
+            .inputs
+            .files
+            .push(crate::files::InputFile::new("data.csv", "a,b\n"));
+        changes.push(("a file", digest(&with_file, Some("mai"), &six, &grant())));
+        let mut r = with_file.clone();
+        r.inputs.files[0].content = b"a,c\n".to_vec();
+        changes.push(("a file's content", digest(&r, Some("mai"), &six, &grant())));
+        let mut r = with_file.clone();
+        r.inputs.files[0].name = "data2.csv".into();
+        changes.push(("a file's name", digest(&r, Some("mai"), &six, &grant())));
         changes.push(("no packages", digest(&base, Some("mai"), &[], &grant())));
         let mut more = six.clone();
         more.push(wheel("tablefmt-rt", "1.0", b"a wheel"));

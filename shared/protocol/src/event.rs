@@ -4,7 +4,7 @@ use crate::assessment::Assessment;
 use crate::decision::Decided;
 use crate::execution::{Activity, Egress, ExecStarted, OutputChunk, Terminal};
 use crate::ids::RequestId;
-use crate::overrides::{ApprovalRevoked, OverrideAnswered, OverrideAsked};
+use crate::overrides::{ApprovalRevoked, ChatRefused, OverrideAnswered, OverrideAsked};
 use crate::refusal::Refusal;
 use crate::request::ExecutionRequest;
 use schemars::JsonSchema;
@@ -41,6 +41,7 @@ pub enum Event {
     ApprovalRevoked(ApprovalRevoked),
     Progress(crate::progress::Progress),
     CancelRequested(crate::cancel::CancelRequest),
+    ChatRefused(ChatRefused),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -62,10 +63,11 @@ pub enum EventKind {
     ApprovalRevoked,
     Progress,
     CancelRequested,
+    ChatRefused,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 16] = [
+    pub const ALL: [EventKind; 17] = [
         EventKind::Submitted,
         EventKind::Assessed,
         EventKind::OverrideAsked,
@@ -82,6 +84,7 @@ impl EventKind {
         EventKind::ApprovalRevoked,
         EventKind::Progress,
         EventKind::CancelRequested,
+        EventKind::ChatRefused,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -102,6 +105,7 @@ impl EventKind {
             EventKind::ApprovalRevoked => "approval_revoked",
             EventKind::Progress => "progress",
             EventKind::CancelRequested => "cancel_requested",
+            EventKind::ChatRefused => "chat_refused",
         }
     }
 
@@ -124,6 +128,7 @@ impl EventKind {
             EventKind::ApprovalRevoked => "airlock.approval.revoked",
             EventKind::Progress => "airlock.progress",
             EventKind::CancelRequested => "airlock.cancel",
+            EventKind::ChatRefused => "airlock.chat.refused",
         }
     }
 
@@ -218,6 +223,7 @@ impl Event {
             Event::ApprovalRevoked(_) => EventKind::ApprovalRevoked,
             Event::Progress(_) => EventKind::Progress,
             Event::CancelRequested(_) => EventKind::CancelRequested,
+            Event::ChatRefused(_) => EventKind::ChatRefused,
         }
     }
 }

@@ -206,6 +206,13 @@ pub struct Terminal {
     /// clients can tell a refusal from a failure without reading the text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<crate::refusal::RefusalReason>,
+    /// Files the program left under `out/` ([`crate::files`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::files::OutputFile>,
+    /// Why files under `out/` could not be collected, when they could not (the executor could
+    /// not look into the sandbox's filesystem); `None` when they were looked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_unavailable: Option<String>,
 }
 
 impl Terminal {
@@ -223,6 +230,8 @@ impl Terminal {
             usage: None,
             reason: Some(reason.into()),
             refusal: None,
+            files: vec![],
+            files_unavailable: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod digest;
 pub mod envelope;
 pub mod event;
 pub mod execution;
+pub mod files;
 pub mod ids;
 pub mod keys;
 pub mod observed;
@@ -39,11 +40,12 @@ pub use execution::{
     Activity, Egress, ExecStarted, Outcome, OutputChunk, OutputStream, Terminal, Usage, UsageSample, Violation,
     ViolationKind,
 };
+pub use files::{InputFile, OutputFile};
 pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
 pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
 pub use observed::{Observed, ObservedAttempt, ObservedFile, ObservedNetwork, ObservedProcess};
 pub use overrides::{
-    ApprovalRevoked, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
+    ApprovalRevoked, ChatRefused, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
     RevokeRemembered,
 };
 pub use packages::{PackageFinding, PackageRating, ResolveFailure, ResolveReply, ResolveRequest, Wheel};

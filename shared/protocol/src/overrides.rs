@@ -166,6 +166,10 @@ pub struct PendingOverride {
     /// Who has approved so far (the two-person rule needs two).
     #[serde(default)]
     pub approved_by: Vec<String>,
+    /// The chats that refused the request for good (`chat_refused`): when every chat of
+    /// `approvers` is here, only `airlock override` can answer it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chats_refused: Vec<String>,
 }
 
 /// An approval a human chose to remember ("approve this exact execution again"), as the gate
@@ -223,6 +227,71 @@ pub struct OverrideAnswered {
     pub signed: Signed,
 }
 
+/// Longest chat system name, place and detail a `chat_refused` event may carry, in bytes.
+pub const MAX_CHAT_SYSTEM: usize = 32;
+pub const MAX_CHAT_PLACE: usize = 256;
+pub const MAX_CHAT_DETAIL: usize = 1024;
+
+/// The `chat_refused` event: a chat refused a request's message for good (a channel that is
+/// gone, a bot that was removed, a message the chat will never take), so the bridge stops
+/// trying there. Filed under the request, so the audit log keeps where the request could not
+/// be shown; the gate reads it to tell the client, and the operator, when no chat took it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChatRefused {
+    /// The chat system (`matrix`, `slack`, `discord`, `webhook`), as in the policy's approvers.
+    pub system: String,
+    /// The room or channel that refused, when the chat says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+    /// True when the request's main message was refused, so the request is not in this chat
+    /// at all; false when only an escalation place refused (the main message stands).
+    pub whole_chat: bool,
+    /// What the chat answered, as data.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChatRefusedError {
+    #[error("the chat system name is empty, longer than {MAX_CHAT_SYSTEM} bytes or not lower-case letters")]
+    System,
+    #[error("the place is longer than {MAX_CHAT_PLACE} bytes")]
+    PlaceTooLong,
+    #[error("the detail is longer than {MAX_CHAT_DETAIL} bytes")]
+    DetailTooLong,
+}
+
+impl ChatRefused {
+    /// Builds one from what the chat answered, clipping the free text to its bounds.
+    pub fn new(system: &str, place: Option<&str>, whole_chat: bool, detail: &str) -> Self {
+        Self {
+            system: system.to_owned(),
+            place: place.map(|p| crate::text::clip(p, MAX_CHAT_PLACE)),
+            whole_chat,
+            detail: crate::text::clip(detail, MAX_CHAT_DETAIL),
+        }
+    }
+
+    /// Whether the gate may act on it: a system name as the policy writes them, bounded text.
+    pub fn check(&self) -> Result<(), ChatRefusedError> {
+        let system_ok = !self.system.is_empty()
+            && self.system.len() <= MAX_CHAT_SYSTEM
+            && self
+                .system
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-');
+        if !system_ok {
+            return Err(ChatRefusedError::System);
+        }
+        if self.place.as_ref().is_some_and(|p| p.len() > MAX_CHAT_PLACE) {
+            return Err(ChatRefusedError::PlaceTooLong);
+        }
+        if self.detail.len() > MAX_CHAT_DETAIL {
+            return Err(ChatRefusedError::DetailTooLong);
+        }
+        Ok(())
+    }
+}
+
 impl OverrideAsked {
     /// The fields an override request may leave at their defaults (no policy details): for
     /// building one with struct-update syntax.
@@ -269,6 +338,7 @@ mod tests {
                 ..OverrideAsked::display_only()
             },
             approved_by: vec!["alice".into()],
+            chats_refused: vec![],
         };
         let json = serde_json::to_value(&pending).expect("json");
         assert_eq!(json["request_id"], pending.request_id.as_str());
@@ -285,5 +355,33 @@ mod tests {
         json.as_object_mut().expect("object").remove("approved_by");
         let read: PendingOverride = serde_json::from_value(json).expect("read");
         assert!(read.approved_by.is_empty());
+    }
+
+    #[test]
+    fn a_chat_refusal_is_bounded_and_names_a_system_as_the_policy_does() {
+        let long = "x".repeat(5000);
+        let refused = ChatRefused::new("slack", Some(&long), true, &long);
+        assert!(
+            refused.detail.len() <= MAX_CHAT_DETAIL
+                && refused.place.as_ref().is_some_and(|p| p.len() <= MAX_CHAT_PLACE)
+        );
+        assert_eq!(refused.check(), Ok(()));
+        for system in ["", "Slack", "sl ack", "slack.x", &"a".repeat(MAX_CHAT_SYSTEM + 1)] {
+            assert_eq!(
+                ChatRefused::new(system, None, true, "gone").check(),
+                Err(ChatRefusedError::System),
+                "{system:?}"
+            );
+        }
+        let forged = ChatRefused {
+            detail: long.clone(),
+            ..ChatRefused::new("matrix", None, false, "")
+        };
+        assert_eq!(forged.check(), Err(ChatRefusedError::DetailTooLong));
+        let forged = ChatRefused {
+            place: Some(long),
+            ..ChatRefused::new("matrix", None, false, "")
+        };
+        assert_eq!(forged.check(), Err(ChatRefusedError::PlaceTooLong));
     }
 }

@@ -23,6 +23,10 @@ pub enum Progress {
         /// Where the request was posted (`matrix`, `slack`, ... or `airlock override list`).
         #[serde(default)]
         posted_to: Vec<String>,
+        /// Chats that refused it for good (`chat_refused`); said again when one refuses, so
+        /// that a request no chat could take says so instead of waiting in silence.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chats_refused: Vec<String>,
     },
     /// Approved (by policy, a human, or a remembered approval).
     Approved { by: String },
@@ -65,12 +69,24 @@ impl Progress {
                 format!("resolving {packages} package(s) to wheels and rating their code")
             }
             Progress::Assessed { level } => format!("assessed: {level}"),
-            Progress::WaitingForHuman { deadline_ms, posted_to } => {
+            Progress::WaitingForHuman {
+                deadline_ms,
+                posted_to,
+                chats_refused,
+            } => {
                 let left = (deadline_ms - crate::ids::now_ms()).max(0) / 1000;
-                let place = match posted_to.is_empty() {
+                let mut place = match posted_to.is_empty() {
                     true => "`airlock override list`".to_owned(),
                     false => posted_to.join(", "),
                 };
+                if !chats_refused.is_empty() {
+                    let no_chat = if posted_to.is_empty() {
+                        "no chat could take it: "
+                    } else {
+                        ""
+                    };
+                    place = format!("{place}; {no_chat}refused by {}", chats_refused.join(", "));
+                }
                 format!("waiting for a human ({place}); {left} s left to answer")
             }
             Progress::Approved { by } => format!("approved by {by}"),
@@ -93,6 +109,7 @@ mod tests {
         let waiting = Progress::WaitingForHuman {
             deadline_ms: 5,
             posted_to: vec!["matrix".into()],
+            chats_refused: vec![],
         };
         let json = serde_json::to_value(&waiting).expect("json");
         assert_eq!(json["stage"], "waiting_for_human");
@@ -102,5 +119,38 @@ mod tests {
             serde_json::to_value(Progress::Running).expect("json")["stage"],
             "running"
         );
+    }
+
+    #[test]
+    fn a_request_no_chat_could_take_says_so() {
+        let far = crate::ids::now_ms() + 60_000;
+        let nowhere = Progress::WaitingForHuman {
+            deadline_ms: far,
+            posted_to: vec![],
+            chats_refused: vec!["matrix".into(), "slack".into()],
+        };
+        let said = nowhere.describe();
+        assert!(
+            said.starts_with(
+                "waiting for a human (`airlock override list`; no chat could take it: refused by matrix, slack)"
+            ),
+            "{said}"
+        );
+        let partly = Progress::WaitingForHuman {
+            deadline_ms: far,
+            posted_to: vec!["discord".into()],
+            chats_refused: vec!["slack".into()],
+        };
+        assert!(
+            partly
+                .describe()
+                .starts_with("waiting for a human (discord; refused by slack)"),
+            "{}",
+            partly.describe()
+        );
+        // An older reader's message (no refusals) reads as none.
+        let json = serde_json::json!({"stage": "waiting_for_human", "deadline_ms": 1, "posted_to": ["matrix"]});
+        let read: Progress = serde_json::from_value(json).expect("read");
+        assert!(matches!(read, Progress::WaitingForHuman { chats_refused, .. } if chats_refused.is_empty()));
     }
 }

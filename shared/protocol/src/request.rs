@@ -214,6 +214,10 @@ pub struct Inputs {
     #[schemars(with = "Vec<u8>")]
     #[serde(default, with = "serde_bytes")]
     pub stdin: Vec<u8>,
+    /// Files placed read-only in the working directory before the program starts (see
+    /// [`crate::files`] for the bounds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::files::InputFile>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -247,7 +251,14 @@ pub struct ExecutionRequest {
     /// the tighter of the two, field by field, and signs what it grants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<RequestedLimits>,
+    /// Ties the steps of one piece of work together in the audit log (a client's session: each
+    /// step runs in a fresh sandbox with the files the last one left). Not part of what runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
+
+/// Longest workspace name, in bytes.
+pub const MAX_WORKSPACE_BYTES: usize = 64;
 
 /// Per-call limits a request may ask for; each one set lowers the quota's, none raises it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -341,6 +352,10 @@ pub enum RequestError {
     /// other than UTF-8, ASCII or Latin-1, or bytes the interpreter itself refuses to decode.
     #[error("the Python source is refused: {0}")]
     PythonSource(#[from] crate::source::SourceRefusal),
+    #[error(transparent)]
+    Files(#[from] crate::files::FileError),
+    #[error("workspace {0:?} is not 1 to {MAX_WORKSPACE_BYTES} letters, digits, `_` or `-`")]
+    BadWorkspace(String),
 }
 
 impl ExecutionRequest {
@@ -359,6 +374,7 @@ impl ExecutionRequest {
             label: None,
             network: NetworkMode::None,
             limits: None,
+            workspace: None,
         }
     }
 
@@ -390,6 +406,11 @@ impl ExecutionRequest {
 
     pub fn stdin(mut self, stdin: impl Into<Vec<u8>>) -> Self {
         self.inputs.stdin = stdin.into();
+        self
+    }
+
+    pub fn files(mut self, files: Vec<crate::files::InputFile>) -> Self {
+        self.inputs.files = files;
         self
     }
 
@@ -440,6 +461,17 @@ impl ExecutionRequest {
         if let Some(limits) = &self.limits {
             limits.validate()?;
         }
+        if let Some(workspace) = &self.workspace {
+            let plain = workspace
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            if workspace.is_empty() || workspace.len() > MAX_WORKSPACE_BYTES || !plain {
+                return Err(RequestError::BadWorkspace(crate::text::clip(
+                    workspace,
+                    MAX_WORKSPACE_BYTES + 8,
+                )));
+            }
+        }
         validate_packages(&self.packages)
     }
 
@@ -476,6 +508,7 @@ impl Inputs {
         if self.args.iter().chain(self.env.values()).any(|s| s.contains('\0')) {
             return Err(RequestError::NulInInput);
         }
+        crate::files::check_inputs(&self.files)?;
         if self.args.len() > MAX_ARGS {
             return Err(RequestError::TooManyArgs {
                 count: self.args.len(),

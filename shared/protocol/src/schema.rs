@@ -97,6 +97,8 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
         }),
         reason: None,
         refusal: None,
+        files: vec![],
+        files_unavailable: None,
     };
     let violation = Terminal {
         outcome: Outcome::Failed,

@@ -38,12 +38,14 @@ from .results import (
     CoApprover,
     Finding,
     OutputChunk,
+    OutputFile,
     PendingOverride,
     Receipt,
     Result,
     Usage,
     Violation,
 )
+from .session import AsyncSession, Session, SessionFilesError
 from .status import Status
 from .submission import Limits, Submission, SubmissionFields
 from .sync import Client, Operator, Request, approve_override, deny_override, list_overrides
@@ -70,6 +72,10 @@ __all__ = [
     "Origin",
     "Outcome",
     "OutputChunk",
+    "OutputFile",
+    "AsyncSession",
+    "Session",
+    "SessionFilesError",
     "OverrideError",
     "PendingOverride",
     "PermissionDeniedError",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Sequence, Unpack
+from typing import Mapping, Sequence, Unpack
 
 from . import subjects
 from .connection import Connection, open_connection
@@ -31,6 +31,7 @@ from .request import (
     resolve_wait,
 )
 from .results import Result
+from .session import AsyncSession
 from .status import StatusCallback
 from .submission import Submission, SubmissionFields
 from .wire import SUBMISSION_PRODUCER, Envelope, is_request_id, new_traceparent, request_id_for, trace_id_of, uuid7
@@ -115,6 +116,15 @@ class AsyncClient:
             # The caller's task was cancelled: so is the request, not only the wait for it.
             await asyncio.shield(request.cancel("the caller's task was cancelled"))
             raise
+
+    def session(
+        self,
+        files: Mapping[str, bytes | str | os.PathLike[str]] | None = None,
+        workspace: str | None = None,
+    ) -> AsyncSession:
+        """Work step by step: each `await session.run(...)` is a request of its own, in a fresh
+        sandbox, given `files` and every file the earlier steps left under `out/`."""
+        return AsyncSession(self, files, workspace)
 
     async def submit(
         self,

@@ -49,6 +49,12 @@ def request_digest(request: Mapping[str, Any], client: str, wheels: Sequence[Map
                 "stdin": sha256_digest(bytes(inputs.get("stdin") or b"")),
                 "packages": [dict(zip(WHEEL_FIELDS, w)) for w in resolved],
                 "network": request.get("network") or "none",
+                # Left out when there are none, as the services leave it out.
+                **(
+                    {"files": [[f["name"], sha256_digest(bytes(f["content"]))] for f in inputs["files"]]}
+                    if inputs.get("files")
+                    else {}
+                ),
             }
         )
     )

@@ -47,6 +47,8 @@ RESULT_FIELDS = (
     "usage",
     "reason",
     "refusal",
+    "files",
+    "files_unavailable",
 )
 
 #: What `verify_receipt` takes as the auditor's keys: a verifier key's text (as `airlock audit
@@ -193,6 +195,28 @@ def _logged_terminal(entry: dict[str, Any], result: Result) -> dict[str, Any]:
     logged = dict(event["data"])
     for slot in by_digest:
         logged[slot] = outputs[slot]
+    logged_files = logged.get("files") or []
+    if not isinstance(logged_files, list):
+        raise ReceiptError("the logged terminal event's files are not a list")
+    mine = {f.name: f.content for f in result.files}
+    filled = []
+    for logged_file in logged_files:
+        if not isinstance(logged_file, dict):
+            raise ReceiptError("a logged file is not a map")
+        logged_file = dict(logged_file)
+        name = logged_file.get("name")
+        reference = _slot_reference(entry, f"out/{name}")
+        if reference is not None:
+            # Kept by digest: this result's copy of the content must be the logged one.
+            content = mine.get(str(name), b"")
+            if reference.get("len") != len(content) or reference.get("b3") != blake3.blake3(content).hexdigest():
+                raise ResultMismatchError(
+                    "files", f"out/{name}: {len(content)} bytes, the log holds {reference.get('len')!r} with another digest"
+                )
+            logged_file["content"] = content
+        filled.append(logged_file)
+    if logged_files:
+        logged["files"] = filled
     return logged
 
 

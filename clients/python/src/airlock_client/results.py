@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import os
+import pathlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
@@ -113,6 +115,80 @@ class OutputChunk:
         if not isinstance(chunk, bytes):
             raise WireError("output chunk: data is not bytes")
         return cls(stream=one_of("stream", data.get("stream"), STREAMS), seq=_int(data, "seq"), data=chunk)
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file the program left under `out/` in its working directory. `content` is its bytes,
+    or empty when `omitted` says why they were not returned (too large); `sha256` is always of
+    the whole file, and the audit log keeps the content (a receipt proves it)."""
+
+    #: Its path under `out/` (`chart.png`, `tables/summary.csv`).
+    name: str
+    size: int
+    sha256: str
+    #: `image/png`, `image/svg+xml`, `text/csv`, ... (from its first bytes and name).
+    media_type: str
+    content: bytes = field(repr=False, default=b"")
+    omitted: str | None = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.media_type.startswith("image/")
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def save(self, directory: str | os.PathLike[str]) -> pathlib.Path:
+        """Writes it under `directory` (at its name, which is a plain relative path) and returns
+        where. ValueError when its content was not returned or its name is not plain."""
+        if self.omitted is not None:
+            raise ValueError(f"out/{self.name}: its content was not returned ({self.omitted})")
+        parts = self.name.split("/")
+        if any(part in ("", ".", "..") for part in parts) or "\\" in self.name:
+            raise ValueError(f"out/{self.name}: not a plain relative path")
+        path = pathlib.Path(directory).joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.content)
+        return path
+
+    @classmethod
+    def from_wire(cls, value: Any) -> OutputFile:
+        data = _map(value, "output file")
+        content = data.get("content") or b""
+        if not isinstance(content, bytes):
+            raise WireError("output file: content is not bytes")
+        return cls(
+            name=_str(data, "name"),
+            size=_int(data, "size"),
+            sha256=_str(data, "sha256"),
+            media_type=_str(data, "media_type"),
+            content=content,
+            omitted=_opt_str(data, "omitted"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "size": self.size,
+            "sha256": self.sha256,
+            "media_type": self.media_type,
+            "content_base64": base64.b64encode(self.content).decode("ascii"),
+            "omitted": self.omitted,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> OutputFile:
+        data = _map(value, "output file")
+        return cls(
+            name=_str(data, "name"),
+            size=_int(data, "size"),
+            sha256=_str(data, "sha256"),
+            media_type=_str(data, "media_type"),
+            content=_base64(data, "content_base64"),
+            omitted=_opt_str(data, "omitted"),
+        )
 
 
 @dataclass(frozen=True)
@@ -260,6 +336,24 @@ class Result:
     #: `events` and `events_lost`; or `unavailable` with the reason. None when the code never ran.
     #: Not covered by the terminal entry's receipt: it is an audit-log entry of its own.
     observed: dict[str, Any] | None = None
+    #: The files the program left under `out/` (`images` are those that are pictures).
+    files: tuple[OutputFile, ...] = ()
+    #: Why files under `out/` were not looked for (a run killed for a violation, a sandbox the
+    #: executor cannot look into); None when they were.
+    files_unavailable: str | None = None
+
+    @property
+    def images(self) -> tuple[OutputFile, ...]:
+        """The returned files that are images (PNG, SVG, JPEG, ...), for an assistant to show:
+        what a program saved under `out/`, and matplotlib figures it left open."""
+        return tuple(f for f in self.files if f.is_image and f.omitted is None)
+
+    def file(self, name: str) -> OutputFile:
+        """The returned file `out/<name>`; KeyError when the program left none by that name."""
+        for f in self.files:
+            if f.name == name:
+                return f
+        raise KeyError(f"the program left no out/{name}")
 
     @property
     def ok(self) -> bool:
@@ -312,6 +406,9 @@ class Result:
         approver = summary.get("approver") if summary is not None else None
         quota = summary.get("quota") if summary is not None else None
         level = data.get("level")
+        files = data.get("files") or []
+        if not isinstance(files, list):
+            raise WireError("terminal event: files is not a list")
         return cls(
             request_id=request_id,
             outcome=outcome,
@@ -336,6 +433,8 @@ class Result:
             refusal=_opt_str(data, "refusal"),
             receipt_pending=receipt_pending if receipt is None else None,
             request_digest=request_digest,
+            files=tuple(OutputFile.from_wire(f) for f in files),
+            files_unavailable=_opt_str(data, "files_unavailable"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -368,6 +467,8 @@ class Result:
             "receipt": self.receipt.proof if self.receipt is not None else None,
             "request_digest": self.request_digest,
             "observed": self.observed,
+            "files": [f.to_json() for f in self.files],
+            "files_unavailable": self.files_unavailable,
         }
         for name, raw in (("stdout", self.raw_stdout), ("stderr", self.raw_stderr)):
             try:
@@ -424,6 +525,8 @@ class Result:
             receipt_pending=_opt_str(data, "receipt_pending"),
             request_digest=_opt_str(data, "request_digest"),
             observed=_map(data["observed"], "observed") if data.get("observed") is not None else None,
+            files=tuple(OutputFile.from_json(f) for f in _list(data, "files")),
+            files_unavailable=_opt_str(data, "files_unavailable"),
         )
 
 
@@ -503,6 +606,13 @@ def _saved_output(data: dict[str, Any], name: str) -> bytes:
     if data.get(f"{name}_base64") is not None:
         return _base64(data, f"{name}_base64")
     return _str(data, name).encode("utf-8")
+
+
+def _list(data: dict[str, Any], name: str) -> list[Any]:
+    value = data.get(name) or []
+    if not isinstance(value, list):
+        raise WireError(f"{name} is not a list")
+    return value
 
 
 def _map(value: Any, what: str) -> dict[str, Any]:

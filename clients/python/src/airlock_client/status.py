@@ -26,7 +26,8 @@ class Status:
     - `submitted`: the client published the request (nothing heard back yet);
     - `assessed`: `level` is the assessor's rating;
     - `waiting_for_human`: `deadline_ms` (no answer by then is a denial) and `posted_to`
-      (chats, or empty: `airlock override list`);
+      (chats, or empty: `airlock override list`); `chats_refused` names chats that refused the
+      request for good (said again when one does: with `posted_to` empty, no chat could take it);
     - `approved` / `denied`: `by` (policy, a person, a remembered approval, the deadline);
     - `queued`: `ahead` requests wait for a sandbox slot before this one;
     - `waiting_for_audit_log` / `waiting_for_engine`: `detail` says what is awaited;
@@ -41,6 +42,7 @@ class Status:
     level: Verdict | None = None
     deadline_ms: int | None = None
     posted_to: tuple[str, ...] = ()
+    chats_refused: tuple[str, ...] = ()
     by: str | None = None
     ahead: int | None = None
     detail: str | None = None
@@ -58,9 +60,8 @@ class Status:
         if stage in ("submitted", "ended"):
             raise WireError(f"{stage} is the client's own stage, never on the wire")
         level = data.get("level")
-        posted_to = data.get("posted_to") or []
-        if not isinstance(posted_to, list) or not all(isinstance(p, str) for p in posted_to):
-            raise WireError("progress: posted_to is not a list of strings")
+        posted_to = _str_list(data, "posted_to")
+        chats_refused = _str_list(data, "chats_refused")
         detail = data.get("detail", data.get("reason"))
         return cls(
             stage=stage,
@@ -68,6 +69,7 @@ class Status:
             level=one_of("level", level, VERDICTS) if level is not None else None,
             deadline_ms=_opt_int(data, "deadline_ms"),
             posted_to=tuple(posted_to),
+            chats_refused=tuple(chats_refused),
             by=_opt_str(data, "by"),
             ahead=_opt_int(data, "ahead"),
             detail=detail if isinstance(detail, str) else None,
@@ -79,6 +81,9 @@ class Status:
             return f"assessed: {self.level}"
         if self.stage == "waiting_for_human":
             place = ", ".join(self.posted_to) or "`airlock override list`"
+            if self.chats_refused:
+                no_chat = "" if self.posted_to else "no chat could take it: "
+                place += f"; {no_chat}refused by {', '.join(self.chats_refused)}"
             left = max(0, ((self.deadline_ms or 0) - time.time_ns() // 1_000_000) // 1000)
             return f"waiting for a human ({place}); {left} s left to answer"
         if self.stage in ("approved", "denied"):
@@ -109,4 +114,11 @@ def _opt_str(data: dict[str, Any], name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise WireError(f"progress: {name} is not a string")
+    return value
+
+
+def _str_list(data: dict[str, Any], name: str) -> list[str]:
+    value = data.get(name) or []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise WireError(f"progress: {name} is not a list of strings")
     return value

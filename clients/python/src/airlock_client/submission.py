@@ -14,6 +14,7 @@ so both spellings say the same thing.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -88,6 +89,14 @@ class Submission:
     deadline: float | None = None
     #: Limits for this call below the quota's (`Limits(wall=5, memory=128 << 20, cpus=0.5)`).
     limits: Limits | None = None
+    #: Files placed read-only in the program's working directory before it starts, by relative
+    #: path: bytes, text (UTF-8) or a path to read (`{"data.csv": Path("sales.csv")}`). At
+    #: most 32 files, 1 MiB each and 2 MiB together; files under `out/` come back in
+    #: `Result.files`. They are part of what is approved, and the audit log keeps them.
+    files: Mapping[str, bytes | str | os.PathLike[str]] = field(default_factory=dict)
+    #: A name that ties the steps of one piece of work together in the audit log (a
+    #: `Session` sets it): letters, digits, `_`, `-`, at most 64.
+    workspace: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.code, (str, bytes)):
@@ -110,6 +119,10 @@ class Submission:
             raise ValueError("deadline is seconds from now and must be positive")
         if self.limits is not None and not isinstance(self.limits, Limits):
             raise TypeError("limits must be a Limits")
+        if not all(isinstance(k, str) and isinstance(v, (bytes, str, os.PathLike)) for k, v in self.files.items()):
+            raise TypeError("files must map a name (str) to bytes, str or a path")
+        if self.workspace is not None and not isinstance(self.workspace, str):
+            raise TypeError("workspace must be a str")
 
     @classmethod
     def of(cls, code: str | bytes | Submission, fields: Mapping[str, Any]) -> Submission:
@@ -125,6 +138,23 @@ class Submission:
     @property
     def code_bytes(self) -> bytes:
         return self.code.encode() if isinstance(self.code, str) else self.code
+
+    def file_contents_map(self) -> dict[str, bytes]:
+        return dict(self.file_contents())
+
+    def file_contents(self) -> list[tuple[str, bytes]]:
+        """The files as they are sent: paths read now, text encoded as UTF-8, in order."""
+        contents = []
+        for name, value in self.files.items():
+            if isinstance(value, bytes):
+                content = value
+            elif isinstance(value, str):
+                content = value.encode()
+            else:
+                with open(value, "rb") as source:
+                    content = source.read()
+            contents.append((name, content))
+        return contents
 
     def to_wire(self) -> dict[str, Any]:
         """The `submitted` event's data (`ExecutionRequest`), with the deadline counted from now."""
@@ -142,6 +172,8 @@ class Submission:
             label=self.label,
             limits=self.limits.to_wire() if self.limits is not None else None,
             network=self.network,
+            files=self.file_contents(),
+            workspace=self.workspace,
         )
 
 
@@ -160,3 +192,5 @@ class SubmissionFields(TypedDict, total=False):
     revises: str | None
     deadline: float | None
     limits: Limits | None
+    files: Mapping[str, bytes | str | os.PathLike[str]]
+    workspace: str | None

@@ -7,7 +7,7 @@ import asyncio
 import os
 import threading
 from concurrent.futures import Future
-from typing import Any, AsyncIterator, Coroutine, Iterator, Sequence, TypeVar, Unpack
+from typing import Any, AsyncIterator, Coroutine, Iterator, Mapping, Sequence, TypeVar, Unpack
 
 from . import subjects
 from .aio import AsyncClient, verify_receipt
@@ -15,6 +15,7 @@ from .receipts import AuditKey
 from .operator import AsyncOperator
 from .request import RECEIPT_WAIT, AsyncRequest, resolve_wait
 from .results import OutputChunk, PendingOverride, Result
+from .session import Session
 from .status import Status, StatusCallback
 from .submission import Submission, SubmissionFields
 
@@ -125,6 +126,15 @@ class Client:
         return self._runner.call(
             self._client.run(code, wait=wait, receipt=receipt, traceparent=traceparent, on_status=on_status, **fields)
         )
+
+    def session(
+        self,
+        files: Mapping[str, bytes | str | os.PathLike[str]] | None = None,
+        workspace: str | None = None,
+    ) -> Session:
+        """Work step by step: each `session.run` is a request of its own, in a fresh sandbox,
+        given `files` and every file the earlier steps left under `out/` (see `Session`)."""
+        return Session(self, files, workspace)
 
     def submit(
         self,

@@ -13,7 +13,7 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import msgpack
 
@@ -219,6 +219,8 @@ def execution_request(
     label: str | None,
     limits: Mapping[str, int] | None = None,
     network: str = "none",
+    files: Sequence[tuple[str, bytes]] = (),
+    workspace: str | None = None,
 ) -> dict[str, Any]:
     """The `submitted` event's data, in the schema's field order.
 
@@ -258,9 +260,15 @@ def execution_request(
         "deadline_ms": deadline_ms,
         "label": label,
     }
+    if files:
+        if not all(isinstance(name, str) and isinstance(content, bytes) for name, content in files):
+            raise TypeError("files must be (name, bytes) pairs")
+        request["inputs"]["files"] = [{"name": name, "content": content} for name, content in files]
     # Absent unless asked, as the services write them, in the schema's order.
     if network != "none":
         request["network"] = network
     if limits:
         request["limits"] = dict(limits)
+    if workspace is not None:
+        request["workspace"] = workspace
     return request

@@ -4,7 +4,7 @@
 #![no_main]
 use airlock_executor::SandboxConfig;
 use airlock_executor::launch::Frame;
-use airlock_protocol::{Inputs, Language};
+use airlock_protocol::{InputFile, Inputs, Language};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
@@ -16,6 +16,7 @@ struct Job {
     args: Vec<String>,
     env: BTreeMap<String, String>,
     stdin: Vec<u8>,
+    files: Vec<(String, Vec<u8>)>,
     wall_ms: u64,
     with_packages: bool,
 }
@@ -26,6 +27,11 @@ fuzz_target!(|job: Job| {
         args: job.args,
         env: job.env,
         stdin: job.stdin,
+        files: job
+            .files
+            .into_iter()
+            .map(|(name, content)| InputFile::new(name, content))
+            .collect(),
     };
     let config = SandboxConfig::default();
     let frame = Frame::for_job(language, &job.code, &inputs, job.wall_ms, &config, job.with_packages);
@@ -36,6 +42,7 @@ fuzz_target!(|job: Job| {
     assert_eq!(decoded.language, language);
     assert_eq!(decoded.code, job.code);
     assert_eq!(decoded.args, inputs.args);
+    assert_eq!(decoded.files, inputs.files, "every file, in order, with its bytes");
     assert_eq!(decoded.wall_ms, job.wall_ms);
     assert_eq!(rest, inputs.stdin.as_slice());
     if job.with_packages {

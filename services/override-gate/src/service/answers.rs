@@ -68,6 +68,7 @@ impl Gate {
             asked,
             traceparent,
             approvals,
+            chats_refused,
         } = record
         else {
             let detail = format!("{who_where} answered after the request was decided");
@@ -111,6 +112,7 @@ impl Gate {
                     asked,
                     traceparent,
                     approvals,
+                    chats_refused,
                 };
                 self.count_approval(rid, &record, revision).await
             }
