@@ -26,9 +26,13 @@ slope = stats.linregress(frame.x, frame.y).slope
 figure, axes = plt.subplots()
 axes.plot(frame.x, frame.y)
 axes.set_title("a line")  # text: needs a font
-figure.savefig("/tmp/line.png")
-with open("/tmp/line.png", "rb") as png:
+figure.savefig("out/line.png")
+with open("out/line.png", "rb") as png:
     print("png", png.read(8) == b"\\x89PNG\\r\\n\\x1a\\n")
+plt.close(figure)
+# Left open, as plt.show() under Agg leaves it: the sandbox saves it to out/figure-1.png (matplotlib numbers it 1 again).
+plt.figure()
+plt.bar(["a", "b"], [1, 2])
 print("sum", int(frame.y.sum()), "slope", round(float(slope), 6))
 print("versions", numpy.__version__, pandas.__version__, scipy.__version__, matplotlib.__version__)
 """
@@ -58,6 +62,9 @@ def test_numpy_pandas_scipy_and_matplotlib_install_and_run(client: Client, opera
     assert result.ok, result.to_json()
     assert "png True" in result.stdout
     assert "sum 610 slope 3.0" in result.stdout
+    # What it saved under out/, and the figure it left open, come back as images.
+    assert [(f.name, f.media_type) for f in result.images] == [("figure-1.png", "image/png"), ("line.png", "image/png")]
+    assert all(f.content.startswith(b"\x89PNG") for f in result.images)
     versions = {spec.split("==")[0]: spec.split("==")[1] for spec in top}
     assert f"versions {versions['numpy']} {versions['pandas']} {versions['scipy']} {versions['matplotlib']}" in result.stdout
     assert client.verify_receipt(result)
