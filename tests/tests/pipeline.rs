@@ -82,6 +82,61 @@ async fn exit_codes_bash_and_inputs() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn files_go_in_with_file_and_come_out_with_out_and_the_receipt_proves_them() {
+    let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
+    let data = stack.path().join("sales.csv");
+    std::fs::write(&data, "north,120\nsouth,80\n").expect("data file");
+    let out = stack.path().join("returned");
+    let spec = format!("in/sales.csv={}", data.display());
+    let (json, status) = stack.run_code(
+        "report.sh",
+        "#!/bin/bash\nset -e\ntest ! -w in/sales.csv\nmkdir -p out/tables\nsort -r in/sales.csv > out/tables/sorted.csv\nln -s /etc/passwd out/passwd\necho done\n",
+        &["--file", &spec, "--out", out.to_str().expect("path")],
+    );
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(json["stdout"], "done\n");
+    assert_eq!(
+        json["receipt_verified"], true,
+        "the receipt covers the returned files: {json}"
+    );
+    let files = json["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1, "a symlink is not a file that comes back: {json}");
+    assert_eq!(files[0]["name"], "tables/sorted.csv");
+    assert_eq!(files[0]["media_type"], "text/csv");
+    assert_eq!(
+        std::fs::read_to_string(out.join("tables/sorted.csv")).expect("written by --out"),
+        "south,80\nnorth,120\n"
+    );
+    assert!(!out.join("passwd").exists());
+    // The file given is in the log with the request, and the returned one with the result.
+    let replay = stack.output(&[
+        "audit",
+        "replay",
+        "--request",
+        json["request_id"].as_str().expect("id"),
+        "--json",
+    ]);
+    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
+    let mut slots = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&replay.stdout).lines() {
+        let item: serde_json::Value = serde_json::from_str(line).expect("a replay item");
+        for (slot, content) in item["content"].as_object().into_iter().flatten() {
+            slots.insert(slot.clone(), content.clone());
+        }
+    }
+    assert_eq!(
+        slots.get("file/in/sales.csv"),
+        Some(&serde_json::json!("north,120\nsouth,80\n")),
+        "{slots:?}"
+    );
+    assert_eq!(
+        slots.get("out/tables/sorted.csv"),
+        Some(&serde_json::json!("south,80\nnorth,120\n")),
+        "{slots:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_sandbox_has_no_network_and_a_read_only_root() {
     let stack = tokio::task::spawn_blocking(Stack::start).await.expect("stack");
     let probe = r#"

@@ -7,6 +7,7 @@ HTTP refused without the bearer token. Every call is an ordinary Airlock request
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import re
 import select
@@ -21,6 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ImageContent
 
 from airlock_client import Operator
 
@@ -135,6 +137,24 @@ def test_over_stdio_the_tools_run_python_and_bash_and_prove_their_receipts(stack
             assert stopped.structured_content["stdout"] == "started\n", _text(stopped)
             again = await session.call_tool("cancel_run", {"request_id": request_id, "reason": "too late"})
             assert again.is_error and "already ended (finished)" in _text(again)
+
+            # Files in (text and base64), files out: a PNG comes back as an MCP image, a CSV as text.
+            png = base64.b64decode(
+                "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+            )
+            made = await session.call_tool("run_python", {
+                "code": "import shutil\nshutil.copy('pixel.png', 'out/pixel.png')\n"
+                        "open('out/rows.csv', 'w').write(open('data.csv').read().upper())\n",
+                "files": {"data.csv": "a,b\n1,2\n"},
+                "files_base64": {"pixel.png": base64.b64encode(png).decode()},
+            })
+            assert not made.is_error, _text(made)
+            images = [block for block in made.content if isinstance(block, ImageContent)]
+            assert len(images) == 1 and images[0].mime_type == "image/png"
+            assert base64.b64decode(images[0].data) == png
+            assert "out/rows.csv (text/csv, 8 bytes):\nA,B\n1,2\n" in _text(made)
+            assert made.structured_content is not None
+            assert [f["name"] for f in made.structured_content["files"]] == ["pixel.png", "rows.csv"]
 
             refused = await session.call_tool("run_python", {"code": "print(1)", "env": {"LD_PRELOAD": "/x.so"}})
             assert refused.is_error and "LD_PRELOAD" in _text(refused)

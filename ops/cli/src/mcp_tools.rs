@@ -8,7 +8,8 @@
 
 use airlock_client::{Client, Request, RunResult, Submission};
 use airlock_protocol::text::visible_line;
-use airlock_protocol::{Language, Origin, Outcome, Progress, RequestId, TrustLevel};
+use airlock_protocol::{InputFile, Language, Origin, Outcome, OutputFile, Progress, RequestId, TrustLevel};
+use base64::Engine as _;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -24,9 +25,10 @@ use std::time::Duration;
 /// What the server says about itself to an MCP client.
 const INSTRUCTIONS: &str = "Runs code in Airlock's sandbox: each run is assessed, may wait for a \
 human's approval, runs in a fresh container with no network, and is recorded in a signed audit \
-log. `run_python` and `run_bash` return the output and the request id; when a run is still going \
-(waiting for a human, say) call `get_result` with its id later. `check_receipt` proves a run is \
-in the audit log.";
+log. `run_python` and `run_bash` return the output and the request id, take `files` (placed \
+read-only in the working directory) and return what the program writes under `out/` (pictures \
+as images); when a run is still going (waiting for a human, say) call `get_result` with its id \
+later. `check_receipt` proves a run is in the audit log.";
 
 /// The longest a tool call waits for a run before answering "still going" (an MCP client may
 /// give up on a call that takes longer; `get_result` picks it up again).
@@ -50,6 +52,13 @@ pub struct RunArgs {
     /// Python packages to install first, `NAME` or `NAME==VERSION` (from the operator's index).
     #[serde(default)]
     pub packages: Vec<String>,
+    /// Text files placed read-only in the program's working directory, by relative path
+    /// (`{"data.csv": "a,b\n1,2\n"}`). Files the program writes under `out/` come back.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// Binary files, as base64, placed like `files`.
+    #[serde(default)]
+    pub files_base64: BTreeMap<String, String>,
     /// `generated` (you wrote it; the default) or `external` (fetched or pasted: rated more
     /// strictly).
     #[serde(default)]
@@ -271,7 +280,23 @@ impl AirlockTools {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let wait = self.wait(args.wait_seconds);
+        let mut files: Vec<InputFile> = args
+            .files
+            .into_iter()
+            .map(|(name, text)| InputFile::new(name, text.into_bytes()))
+            .collect();
+        for (name, encoded) in args.files_base64 {
+            match base64::engine::general_purpose::STANDARD.decode(encoded.as_bytes()) {
+                Ok(content) => files.push(InputFile::new(name, content)),
+                Err(error) => {
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                        "the request is invalid: files_base64[{name:?}] is not base64: {error}"
+                    ))]));
+                }
+            }
+        }
         let mut submission = Submission::new(language, args.code.into_bytes())
+            .files(files)
             .origin(match args.origin {
                 Some(OriginArg::External) => Origin::External,
                 _ => Origin::Generated,
@@ -426,6 +451,9 @@ pub fn result_content(result: &RunResult) -> CallToolResult {
             )));
         }
     }
+    for file in &t.files {
+        content.push(file_content(file));
+    }
     let ran = t.outcome == Outcome::Finished;
     let mut answer = match ran {
         true => CallToolResult::success(content),
@@ -433,6 +461,42 @@ pub fn result_content(result: &RunResult) -> CallToolResult {
     };
     answer.structured_content = Some(result.to_json());
     answer
+}
+
+/// Media types an MCP client shows as a picture.
+const SHOWN_AS_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/// Text files longer than this are named, not inlined (the structured content has them all).
+const MAX_INLINE_TEXT: usize = 16 * 1024;
+
+/// One returned file as MCP content: a picture as an image, text inlined when short, anything
+/// else named with its size and digest (its bytes are in the structured content).
+fn file_content(file: &OutputFile) -> ContentBlock {
+    let name = visible_line(&file.name);
+    if let Some(why) = &file.omitted {
+        return ContentBlock::text(format!(
+            "out/{name} ({}, {} bytes, {}): not returned: {}",
+            file.media_type,
+            file.size,
+            file.sha256,
+            visible_line(why)
+        ));
+    }
+    if SHOWN_AS_IMAGES.contains(&file.media_type.as_str()) {
+        return ContentBlock::image(
+            base64::engine::general_purpose::STANDARD.encode(&file.content),
+            file.media_type.clone(),
+        );
+    }
+    match std::str::from_utf8(&file.content) {
+        Ok(text) if text.len() <= MAX_INLINE_TEXT => ContentBlock::text(format!(
+            "out/{name} ({}, {} bytes):\n{text}",
+            file.media_type, file.size
+        )),
+        _ => ContentBlock::text(format!(
+            "out/{name} ({}, {} bytes, {}): its bytes are in the structured content (files[].content_base64)",
+            file.media_type, file.size, file.sha256
+        )),
+    }
 }
 
 /// A request that has not ended within the wait: where it is, and how to pick it up again.

@@ -696,6 +696,11 @@ mod tests {
                 bash
             }),
             ("network", r.clone().network(airlock_protocol::NetworkMode::ReadOnly)),
+            (
+                "a file added",
+                r.clone()
+                    .files(vec![airlock_protocol::InputFile::new("helper.py", "import os\n")]),
+            ),
         ];
         for (what, changed) in changes {
             assert_eq!(
@@ -704,6 +709,22 @@ mod tests {
                 "a changed {what} must be refused"
             );
         }
+        // A file's content changed after approval.
+        let with_file = r
+            .clone()
+            .files(vec![airlock_protocol::InputFile::new("data.csv", "a\n")]);
+        let mut edited = with_file.clone();
+        edited.inputs.files[0].content = b"b\n".to_vec();
+        assert_eq!(
+            refusal(authorize(
+                &rid,
+                &decided(&gate, &rid, &with_file, edited, 5000),
+                &keys,
+                2000
+            )),
+            RefusalReason::DigestMismatch,
+            "a file's content changed after approval must be refused"
+        );
         // A grant other than the one signed for.
         let mut more = grant();
         more.limits.wall_ms *= 10;

@@ -79,6 +79,12 @@ impl Submission {
         self
     }
 
+    /// Files placed read-only in the program's working directory (see `airlock_protocol::files`).
+    pub fn files(mut self, files: Vec<airlock_protocol::InputFile>) -> Self {
+        self.request.inputs.files = files;
+        self
+    }
+
     pub fn packages(mut self, packages: Vec<String>) -> Self {
         self.request.packages = packages;
         self
