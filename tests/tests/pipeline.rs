@@ -124,6 +124,19 @@ async fn files_go_in_with_file_and_come_out_with_out_and_the_receipt_proves_them
             slots.insert(slot.clone(), content.clone());
         }
     }
+    // An out/ swapped for a link to a host directory returns nothing (read from the host, an
+    // absolute link would resolve against the executor's root).
+    let (json, status) = stack.run_code(
+        "link.sh",
+        "#!/bin/bash\nrmdir out && ln -s /etc out && echo linked\n",
+        &[],
+    );
+    assert_eq!((status, json["stdout"].as_str()), (0, Some("linked\n")), "{json}");
+    assert_eq!(
+        json["files"],
+        serde_json::json!([]),
+        "nothing of the host comes back: {json}"
+    );
     assert_eq!(
         slots.get("file/in/sales.csv"),
         Some(&serde_json::json!("north,120\nsouth,80\n")),

@@ -22,6 +22,12 @@ const MAX_DIGESTED_BYTES: u64 = 64 * 1024 * 1024;
 /// The files under `<working_dir>/out`, as the container's root at `root` holds them.
 pub fn collect(root: &Path, working_dir: &str) -> Vec<OutputFile> {
     let base = root.join(working_dir.trim_start_matches('/')).join(OUTPUT_DIR);
+    // `out` itself must be a directory, not a link: through /proc/<pid>/root an absolute link
+    // (`out -> /etc`) resolves against the executor's root, and would return the host's files.
+    // Below it, only entries that are directories themselves (lstat) are walked into.
+    if !std::fs::symlink_metadata(&base).is_ok_and(|meta| meta.is_dir()) {
+        return Vec::new();
+    }
     let mut files = Vec::new();
     let mut returned_bytes = 0u64;
     let mut dirs = VecDeque::from([(base.clone(), 0usize)]);
@@ -137,6 +143,16 @@ mod tests {
         assert_eq!(names, ["big.bin", "small.txt"], "links are neither read nor walked");
         assert!(files[0].content.is_empty() && files[0].omitted.as_deref().is_some_and(|w| w.contains("listed")));
         assert_eq!(files[0].sha256, CodeDigest::of(&big), "the digest is of the whole file");
+    }
+
+    #[test]
+    fn an_output_directory_that_is_a_link_is_not_followed_out_of_the_container() {
+        let host = tempfile::tempdir().unwrap();
+        std::fs::write(host.path().join("secret"), b"the host's").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+        std::os::unix::fs::symlink(host.path(), root.path().join("tmp").join(OUTPUT_DIR)).unwrap();
+        assert!(collect(root.path(), "/tmp").is_empty(), "a linked out/ is no files");
     }
 
     #[test]
