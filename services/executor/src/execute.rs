@@ -746,6 +746,10 @@ impl Executor {
         terminal.stderr = report.stderr;
         terminal.usage = Some(report.usage);
         terminal.files = report.files;
+        crate::outputs::fit(
+            &mut terminal.files,
+            (terminal.stdout.len() + terminal.stderr.len()) as u64,
+        );
         terminal.files_unavailable = report.files_unavailable;
         if let Some(v) = &report.violation {
             self.counters.incr("violations");

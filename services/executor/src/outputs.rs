@@ -101,6 +101,33 @@ fn read_one(path: &Path, name: String, size: u64, fits: bool, returned_bytes: &m
     }
 }
 
+/// What the terminal event keeps free of returned files for everything else it carries (the
+/// findings, the decision, the reason) besides the output.
+const TERMINAL_HEADROOM: u64 = 512 * 1024;
+
+/// Leaves out the content of returned files, last first, until the terminal event with
+/// `output_bytes` of stdout and stderr fits in one bus message: a quota's output cap and the
+/// files' own cap together could pass it, and an event the bus refuses would leave the request
+/// without its end.
+pub fn fit(files: &mut [OutputFile], output_bytes: u64) {
+    let room = (airlock_protocol::MAX_MESSAGE_BYTES as u64).saturating_sub(TERMINAL_HEADROOM + output_bytes);
+    let mut used: u64 = files.iter().map(|f| f.content.len() as u64).sum();
+    for file in files.iter_mut().rev() {
+        if used <= room {
+            break;
+        }
+        if file.content.is_empty() {
+            continue;
+        }
+        used -= file.content.len() as u64;
+        file.content = Vec::new();
+        file.omitted = Some(format!(
+            "the result would pass the bus's {} byte message limit with the program's output",
+            airlock_protocol::MAX_MESSAGE_BYTES
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +180,30 @@ mod tests {
         std::fs::create_dir_all(root.path().join("tmp")).unwrap();
         std::os::unix::fs::symlink(host.path(), root.path().join("tmp").join(OUTPUT_DIR)).unwrap();
         assert!(collect(root.path(), "/tmp").is_empty(), "a linked out/ is no files");
+    }
+
+    #[test]
+    fn files_are_left_out_last_first_so_the_result_fits_one_message() {
+        let file = |name: &str, size: usize| OutputFile {
+            name: name.into(),
+            size: size as u64,
+            sha256: CodeDigest::of(b""),
+            media_type: "application/octet-stream".into(),
+            content: vec![b'z'; size],
+            omitted: None,
+        };
+        let mib = 1024 * 1024;
+        let mut files = vec![file("a", mib), file("b", mib)];
+        fit(&mut files, 256 * 1024);
+        assert!(
+            files.iter().all(|f| f.omitted.is_none()),
+            "a small output leaves room for both"
+        );
+        fit(&mut files, 2 * mib as u64);
+        assert!(files[0].omitted.is_none() && !files[0].content.is_empty());
+        assert!(
+            files[1].content.is_empty() && files[1].omitted.as_deref().is_some_and(|w| w.contains("message limit"))
+        );
     }
 
     #[test]
