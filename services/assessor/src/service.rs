@@ -60,6 +60,8 @@ impl Default for Config {
 /// Requests whose packages are being resolved at once; more wait for a turn (the consumer's
 /// pending limit bounds how many can wait).
 const MAX_RESOLVING: usize = 16;
+/// How long a request whose packages no executor is there to resolve waits for one to start.
+const NO_EXECUTOR_GRACE: Duration = Duration::from_secs(30);
 /// How often a request waiting for its packages tells the server it is still being handled.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
@@ -348,27 +350,42 @@ impl Assessor {
         if let Some(traceparent) = airlock_telemetry::current_traceparent() {
             headers.insert("traceparent", traceparent.as_str());
         }
-        let asked = async_nats::Request::new()
-            .payload(body.into())
-            .headers(headers)
-            .timeout(Some(timeout));
-        let answer = self.client.send_request(RESOLVE_ENDPOINT, asked).await.map_err(|e| {
+        // An executor that is starting or restarting is not there for a moment: the request
+        // waits for one (within its time), rather than failing at once for a passing state.
+        let asked_at = std::time::Instant::now();
+        let waits_for_executor = timeout.min(NO_EXECUTOR_GRACE);
+        let answer = loop {
+            let asked = async_nats::Request::new()
+                .payload(body.clone().into())
+                .headers(headers.clone())
+                .timeout(Some(timeout.saturating_sub(asked_at.elapsed())));
             use async_nats::client::RequestErrorKind as Kind;
-            match e.kind() {
-                Kind::TimedOut => (
-                    ResolveFailure::Timeout,
-                    format!(
-                        "no executor resolved the packages within {}",
-                        humantime::format_duration(timeout)
-                    ),
-                ),
-                Kind::NoResponders => (
-                    ResolveFailure::Unavailable,
-                    "no executor is running to resolve the packages".to_owned(),
-                ),
-                _ => (ResolveFailure::Unavailable, e.to_string()),
+            match self.client.send_request(RESOLVE_ENDPOINT, asked).await {
+                Ok(answer) => break answer,
+                Err(e) if e.kind() == Kind::NoResponders && asked_at.elapsed() < waits_for_executor => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                Err(e) => {
+                    return Err(match e.kind() {
+                        Kind::TimedOut => (
+                            ResolveFailure::Timeout,
+                            format!(
+                                "no executor resolved the packages within {}",
+                                humantime::format_duration(timeout)
+                            ),
+                        ),
+                        Kind::NoResponders => (
+                            ResolveFailure::Unavailable,
+                            format!(
+                                "no executor was running to resolve the packages (waited {})",
+                                humantime::format_duration(waits_for_executor)
+                            ),
+                        ),
+                        _ => (ResolveFailure::Unavailable, e.to_string()),
+                    });
+                }
             }
-        })?;
+        };
         match serde_json::from_slice::<ResolveReply>(&answer.payload) {
             Ok(ResolveReply::Resolved {
                 packages,
