@@ -71,43 +71,10 @@ class _Workspace:
             self.files.pop(name, None)
 
 
-class AsyncSession:
-    """A `Session` for the asyncio client (`AsyncClient.session()`)."""
+class _Steps:
+    """What both kinds of session share: the workspace, and reading it."""
 
-    def __init__(self, client: AsyncClient, files: Mapping[str, Any] | None = None, workspace: str | None = None) -> None:
-        self._client = client
-        self._workspace = _Workspace(files, workspace)
-
-    @property
-    def workspace(self) -> str:
-        return self._workspace.name
-
-    @property
-    def files(self) -> dict[str, bytes]:
-        """The files the next step gets: those the session started with, then each step's `out/`."""
-        return dict(self._workspace.files)
-
-    @property
-    def results(self) -> list[Result]:
-        return list(self._workspace.results)
-
-    def forget(self, *names: str) -> None:
-        """Stops carrying these files to the next steps."""
-        self._workspace.forget(*names)
-
-    async def run(self, code: str | bytes | Submission, /, **fields: Unpack[SubmissionFields]) -> Result:
-        """Runs one step with the session's files (see `AsyncClient.run` for what it raises);
-        the files it leaves under `out/` go on to the next step."""
-        submission = self._workspace.submission(code, fields)
-        return self._workspace.after(await self._client.run(submission))
-
-
-class Session:
-    """Steps of one piece of work, each run in a fresh sandbox with the files the earlier steps
-    left under `out/` (`Client.session()`; see the module's documentation)."""
-
-    def __init__(self, client: Client, files: Mapping[str, Any] | None = None, workspace: str | None = None) -> None:
-        self._client = client
+    def __init__(self, files: Mapping[str, Any] | None, workspace: str | None) -> None:
         self._workspace = _Workspace(files, workspace)
 
     @property
@@ -128,6 +95,29 @@ class Session:
     def forget(self, *names: str) -> None:
         """Stops carrying these files to the next steps."""
         self._workspace.forget(*names)
+
+
+class AsyncSession(_Steps):
+    """A `Session` for the asyncio client (`AsyncClient.session()`)."""
+
+    def __init__(self, client: AsyncClient, files: Mapping[str, Any] | None = None, workspace: str | None = None) -> None:
+        super().__init__(files, workspace)
+        self._client = client
+
+    async def run(self, code: str | bytes | Submission, /, **fields: Unpack[SubmissionFields]) -> Result:
+        """Runs one step with the session's files (see `AsyncClient.run` for what it raises);
+        the files it leaves under `out/` go on to the next step."""
+        submission = self._workspace.submission(code, fields)
+        return self._workspace.after(await self._client.run(submission))
+
+
+class Session(_Steps):
+    """Steps of one piece of work, each run in a fresh sandbox with the files the earlier steps
+    left under `out/` (`Client.session()`; see the module's documentation)."""
+
+    def __init__(self, client: Client, files: Mapping[str, Any] | None = None, workspace: str | None = None) -> None:
+        super().__init__(files, workspace)
+        self._client = client
 
     def run(self, code: str | bytes | Submission, /, **fields: Unpack[SubmissionFields]) -> Result:
         """Runs one step with the session's files (see `Client.run` for what it raises); the
