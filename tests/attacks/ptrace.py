@@ -5,9 +5,9 @@ libc = ctypes.CDLL(None, use_errno=True)
 PTRACE_ATTACH = 16
 for pid in (1,):
     if libc.ptrace(PTRACE_ATTACH, pid, None, None) == -1:
-        print("CONTAINED ptrace", pid, os.strerror(ctypes.get_errno()))
+        print("CONTAINED ptrace", pid, os.strerror(ctypes.get_errno()), flush=True)
     else:
-        print("ESCAPED ptrace attached to", pid)
+        print("ESCAPED ptrace attached to", pid, flush=True)
 try:
     os.kill(1, 9)
     print("sent SIGKILL to pid 1; still running:", os.path.exists("/proc/1"))

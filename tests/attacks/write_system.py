@@ -11,8 +11,9 @@ for path in targets:
     try:
         with open(path, "w") as f:
             f.write("-1000\n" if path.endswith("oom_score_adj") else "pwned\n")
-        # Lowering one's own OOM score needs CAP_SYS_RESOURCE; raising it is harmless.
-        print("ESCAPED wrote", path)
+        # Lowering one's own OOM score needs CAP_SYS_RESOURCE; raising it is harmless. Under
+        # gVisor the score is its own kernel's, which the host's OOM killer never reads.
+        print("WROTE own OOM score" if path.endswith("oom_score_adj") else "ESCAPED wrote", path)
     except OSError as e:
         print("CONTAINED", path, e.strerror)
 for path in ["/etc", "/usr/lib"]:

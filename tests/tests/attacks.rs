@@ -3,10 +3,16 @@
 //! logged by the auditor. Each must end with the containment its manifest entry names, and the
 //! host must be left as it was: no container, network or volume of the stack's executor, and no
 //! process of the stack, once it is stopped.
+//!
+//! The suite runs twice, once per runtime: under runc (the default for Mai's code), and under
+//! gVisor's runsc on a stack whose policy sends all of Mai's code there
+//! (`[gate.policy.runtimes] generated = "runsc"`); there the audit log must show every attack
+//! started under runsc, and an attack's `runsc` entry in the manifest, with its reason, replaces
+//! its expectation where gVisor reports the same containment in other words.
 
 use airlock_executor::attacks::{Attack, Manifest};
-use airlock_protocol::{Quotas, ViolationKind};
-use airlock_tests::Stack;
+use airlock_protocol::{Event, Quotas, Runtime, ViolationKind};
+use airlock_tests::{Stack, events_of};
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
@@ -54,8 +60,9 @@ fn processes_of(home: &Path) -> Vec<String> {
     found
 }
 
-/// Runs one attack through the stack; the error says which containment did not hold.
-fn run_attack(stack: &Stack, dir: &Path, attack: &Attack) -> Result<(), String> {
+/// Runs one attack through the stack under the runtime the stack's policy grants; the error says
+/// which containment did not hold. Returns the request id.
+fn run_attack(stack: &Stack, dir: &Path, attack: &Attack, runtime: Runtime) -> Result<String, String> {
     let mut extra: Vec<String> = vec![
         "--origin".into(),
         "generated".into(),
@@ -84,29 +91,64 @@ fn run_attack(stack: &Stack, dir: &Path, attack: &Attack) -> Result<(), String> 
         v => Some(serde_json::from_value(v["kind"].clone()).map_err(|e| format!("violation {v}: {e}"))?),
     };
     let text = |key: &str| result[key].as_str().unwrap_or_default().as_bytes().to_vec();
-    attack.expect.check(
-        result["exit_code"].as_i64(),
-        &text("stdout"),
-        &text("stderr"),
-        violation,
-    )?;
-    // The exit status says the same as the JSON: 3 for a violation, else the program's own.
+    attack
+        .expect_under(runtime)
+        .check(
+            result["exit_code"].as_i64(),
+            &text("stdout"),
+            &text("stderr"),
+            violation,
+            result["reason"].as_str().unwrap_or_default(),
+        )
+        .map_err(|problem| {
+            format!(
+                "{problem}\n--- outcome {}, violation {}, reason {}",
+                result["outcome"], result["violation"], result["reason"]
+            )
+        })?;
+    // The exit status says the same as the JSON: 3 for a violation, 5 for a run that failed
+    // without one (interrupted), else the program's own.
     let expected_status = match (violation, result["exit_code"].as_i64()) {
         (Some(_), _) => 3,
+        (None, _) if result["outcome"] == "failed" => 5,
         (None, Some(0)) => 0,
         (None, _) => 1,
     };
     if status != expected_status {
         return Err(format!("exit status {status}, expected {expected_status}: {result}"));
     }
-    Ok(())
+    result["request_id"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no request id: {result}"))
 }
 
 #[test]
 fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
+    contain_every_attack(Runtime::Runc);
+}
+
+#[test]
+fn every_attack_is_contained_under_gvisor_through_the_pipeline_and_the_host_is_left_clean() {
+    contain_every_attack(Runtime::Runsc);
+}
+
+/// The stack's configuration that makes the gate send all of Mai's code to `runtime`, and
+/// never elsewhere.
+fn runtime_config(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::Runc => "",
+        Runtime::Runsc => {
+            "[executor.runtimes]\navailable = [\"runc\", \"runsc\"]\n\n\
+             [gate.policy.runtimes]\ngenerated = \"runsc\"\nunavailable = \"deny\"\n"
+        }
+    }
+}
+
+fn contain_every_attack(runtime: Runtime) {
     let dir = Manifest::repo_dir();
     let manifest = Manifest::load(&dir).expect("attack manifest");
-    let instance = format!("attacks-{}", std::process::id());
+    let instance = format!("attacks-{}-{}", runtime.as_str(), std::process::id());
     // The suite's wall-time overrides, applied to the stack's untrusted quota (a request cannot
     // ask for less than its quota): the longest any attack needs.
     let quotas = Quotas::default();
@@ -128,7 +170,8 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
         );
     }
     let extra_config = format!(
-        "[executor]\ninstance = {instance:?}\n\n[quotas.untrusted]\n{}",
+        "[executor]\ninstance = {instance:?}\n\n{}\n[quotas.untrusted]\n{}",
+        runtime_config(runtime),
         toml::to_string(&untrusted).expect("limits as TOML")
     );
     let mut stack = Stack::start_with(&extra_config);
@@ -137,6 +180,8 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
     // Two submitters at a time, as many as the machine has cores.
     let queue = Mutex::new(manifest.attack.iter());
     let failures = Mutex::new(Vec::new());
+    let request_ids = Mutex::new(Vec::new());
+    let suite_started = std::time::Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| {
@@ -145,18 +190,20 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
                         break;
                     };
                     let started = std::time::Instant::now();
-                    let outcome = run_attack(&stack, &dir, attack);
+                    let outcome = run_attack(&stack, &dir, attack, runtime);
                     eprintln!(
-                        "attack {:<60} {:>6} ms  {}",
+                        "attack ({}) {:<60} {:>6} ms  {}",
+                        runtime.as_str(),
                         attack.name,
                         started.elapsed().as_millis(),
                         if outcome.is_ok() { "contained" } else { "FAILED" }
                     );
-                    if let Err(problem) = outcome {
-                        failures
+                    match outcome {
+                        Ok(id) => request_ids.lock().expect("ids").push((attack.name.clone(), id)),
+                        Err(problem) => failures
                             .lock()
                             .expect("failures")
-                            .push(format!("{}: {problem}", attack.name));
+                            .push(format!("{}: {problem}", attack.name)),
                     }
                 }
             });
@@ -171,6 +218,28 @@ fn every_attack_is_contained_through_the_pipeline_and_the_host_is_left_clean() {
         failures.join("\n\n"),
         stack.diagnostics()
     );
+    eprintln!(
+        "the suite under {} took {:.1} s",
+        runtime.as_str(),
+        suite_started.elapsed().as_secs_f64()
+    );
+
+    // Each attack ran under the runtime the suite is for, as the audit log records it.
+    let runtimes = tokio::runtime::Runtime::new().expect("tokio").block_on(async {
+        let mut seen = Vec::new();
+        for (name, id) in request_ids.into_inner().expect("ids") {
+            let started = events_of(&stack, &id).await.into_iter().find_map(|e| match e.event {
+                Event::ExecStarted(start) => Some(start.runtime),
+                _ => None,
+            });
+            seen.push((name, started));
+        }
+        seen
+    });
+    assert_eq!(runtimes.len(), manifest.attack.len());
+    for (name, started) in &runtimes {
+        assert_eq!(*started, Some(runtime), "{name}: started under {started:?}");
+    }
 
     // While the stack still runs, no container of a finished request is left behind: the only
     // ones still there are warm and waiting (running), never stopped ones.

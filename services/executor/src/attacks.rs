@@ -2,7 +2,7 @@
 //! own test and the whole-pipeline test check the same containment.
 
 use crate::config::Quotas;
-use airlock_protocol::{Inputs, Language, Limits, TrustLevel, ViolationKind};
+use airlock_protocol::{Inputs, Language, Limits, Runtime, TrustLevel, ViolationKind};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +31,18 @@ pub struct Attack {
     pub env_bytes: usize,
     #[serde(default)]
     pub stdin: String,
+    pub expect: Expect,
+    /// Under gVisor, where what the attack reports legitimately differs from runc (gVisor's
+    /// own kernel answers in its own words): the expectation there, and why it differs.
+    pub runsc: Option<RuntimeExpect>,
+}
+
+/// An attack's expectation under one runtime, replacing `expect` there.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeExpect {
+    /// Why the containment reads differently under this runtime (required, never empty).
+    pub why: String,
     pub expect: Expect,
 }
 
@@ -61,6 +73,9 @@ pub struct Expect {
     #[serde(default)]
     pub stderr_contains: Vec<String>,
     pub output_at_most: Option<u64>,
+    /// Words the terminal event's reason must hold (why the run ended as it did).
+    #[serde(default)]
+    pub reason_contains: Vec<String>,
 }
 
 impl Manifest {
@@ -78,6 +93,14 @@ impl Manifest {
 }
 
 impl Attack {
+    /// The containment that must hold when the attack runs under `runtime`.
+    pub fn expect_under(&self, runtime: Runtime) -> &Expect {
+        match (runtime, &self.runsc) {
+            (Runtime::Runsc, Some(under)) => &under.expect,
+            _ => &self.expect,
+        }
+    }
+
     pub fn language(&self) -> Result<Language, String> {
         Language::detect(&self.file, b"").ok_or_else(|| format!("{}: no language for this extension", self.file))
     }
@@ -126,6 +149,7 @@ impl Expect {
         stdout: &[u8],
         stderr: &[u8],
         violation: Option<ViolationKind>,
+        reason: &str,
     ) -> Result<(), String> {
         let out = String::from_utf8_lossy(stdout);
         let err = String::from_utf8_lossy(stderr);
@@ -149,6 +173,11 @@ impl Expect {
         for needle in &self.stderr_contains {
             if !err.contains(needle.as_str()) {
                 problems.push(format!("stderr lacks {needle:?}"));
+            }
+        }
+        for needle in &self.reason_contains {
+            if !reason.contains(needle.as_str()) {
+                problems.push(format!("the reason {reason:?} lacks {needle:?}"));
             }
         }
         for needle in &self.stdout_lacks {
@@ -203,7 +232,38 @@ mod tests {
                     .limits(&Quotas::default())
                     .within(&Quotas::default().for_level(attack.quota))
             );
+            if let Some(under) = &attack.runsc {
+                assert!(
+                    under.why.trim().len() >= 20,
+                    "{}: a runsc expectation says why it differs",
+                    attack.name
+                );
+            }
         }
+    }
+
+    #[test]
+    fn a_runsc_expectation_applies_under_runsc_only() {
+        let attack: Attack = toml::from_str(
+            r#"
+            name = "n"
+            file = "f.py"
+            expect = { exit_code = 0 }
+            runsc = { why = "gVisor reports it otherwise", expect = { exit_code = 1 } }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(attack.expect_under(Runtime::Runc).exit_code, Some(0));
+        assert_eq!(attack.expect_under(Runtime::Runsc).exit_code, Some(1));
+        let without_why = toml::from_str::<Attack>(
+            r#"
+            name = "n"
+            file = "f.py"
+            expect = { exit_code = 0 }
+            runsc = { expect = { exit_code = 1 } }
+            "#,
+        );
+        assert!(without_why.is_err(), "a runsc expectation needs its reason");
     }
 
     #[test]
@@ -215,15 +275,29 @@ mod tests {
         };
         assert!(
             expect
-                .check(None, b"CONTAINED x", b"", Some(ViolationKind::Pids))
+                .check(None, b"CONTAINED x", b"", Some(ViolationKind::Pids), "")
                 .is_ok()
         );
-        assert!(expect.check(None, b"CONTAINED x", b"", None).is_err());
+        assert!(expect.check(None, b"CONTAINED x", b"", None, "").is_err());
         assert!(
             expect
-                .check(None, b"CONTAINED ESCAPED", b"", Some(ViolationKind::Pids))
+                .check(None, b"CONTAINED ESCAPED", b"", Some(ViolationKind::Pids), "")
                 .is_err()
         );
-        assert!(expect.check(None, b"nothing", b"", Some(ViolationKind::Pids)).is_err());
+        assert!(
+            expect
+                .check(None, b"nothing", b"", Some(ViolationKind::Pids), "")
+                .is_err()
+        );
+        let interrupted = Expect {
+            reason_contains: vec!["interrupted".into()],
+            ..Default::default()
+        };
+        assert!(
+            interrupted
+                .check(None, b"", b"", None, "interrupted: status 137")
+                .is_ok()
+        );
+        assert!(interrupted.check(None, b"", b"", None, "finished").is_err());
     }
 }
