@@ -264,6 +264,15 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     }
     let html = post["content"]["formatted_body"].as_str().unwrap_or_default();
     assert!(html.contains("<code>") && html.contains(&rid), "{html}");
+    // The first line says what the code does in the assessor's plain words (through the real
+    // gate), then the level: never a rule id, never the level twice.
+    let first = text.lines().next().unwrap_or_default();
+    let (does, rated) = first.split_once(" — ").unwrap_or_default();
+    assert_eq!(rated, "BLOCKED python code from outside", "{text}");
+    assert!(
+        !does.is_empty() && !does.contains("AIR-") && !does.contains("BLOCKED"),
+        "the first line does not say what the code does: {text}"
+    );
 
     // The approvers are mentioned, so that the homeserver notifies them.
     let mentioned = post["content"]["m.mentions"]["user_ids"].clone();
@@ -336,6 +345,11 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     let edit = w.edited(&post_id, "APPROVED, RAN").await;
     assert!(
         edit.contains("@alice:localhost") && edit.contains("exited with status 1"),
+        "{edit}"
+    );
+    // What the kernel saw the program do is in the final edit (the executor's observed record).
+    assert!(
+        edit.contains("seen by the kernel: ") && edit.contains("events lost"),
         "{edit}"
     );
 

@@ -96,7 +96,7 @@ pub fn write(input: &Input<'_>) -> String {
                     .rules
                     .rule(&finding.rule_id)
                     .map(|r| r.action.clone())
-                    .unwrap_or_else(|| finding.rule_id.clone()),
+                    .unwrap_or_else(|| action_from_explanation(finding)),
             };
             if !actions.contains(&action) {
                 actions.push(action);
@@ -148,6 +148,30 @@ fn origin_capped(finding: &Finding) -> bool {
     finding.explanation.contains("because Mai generated this code")
 }
 
+/// The action of a finding that no rule in the set made (destinations, threats, input checks):
+/// its explanation's opening clause in the summary's voice ("connects to a raw IP address, not
+/// a name"), so that "What it does" never shows a bare rule id to the approver.
+fn action_from_explanation(finding: &Finding) -> String {
+    let text = finding.explanation.trim();
+    let Some(clause) = text
+        .split([':', '.', ';'])
+        .next()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    else {
+        return finding.rule_id.clone();
+    };
+    let clause = ["The program ", "The code ", "It "]
+        .iter()
+        .find_map(|subject| clause.strip_prefix(subject))
+        .unwrap_or(clause);
+    let mut chars = clause.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => finding.rule_id.clone(),
+    }
+}
+
 fn first_sentence(text: &str) -> &str {
     let end = text
         .match_indices(". ")
@@ -169,5 +193,32 @@ mod tests {
             "Runs a command through the shell."
         );
         assert_eq!(first_sentence("No period"), "No period");
+    }
+
+    #[test]
+    fn a_finding_without_a_rule_says_what_it_does_not_its_id() {
+        let finding = |id: &str, explanation: &str| Finding {
+            rule_id: id.into(),
+            category: Category::MaliciousIntent,
+            severity: Level::Medium,
+            confidence: airlock_protocol::assessment::Confidence::Medium,
+            line: 1,
+            column: 1,
+            snippet: String::new(),
+            explanation: explanation.into(),
+            references: vec![],
+        };
+        assert_eq!(
+            action_from_explanation(&finding(
+                "AIR-DESTINATION-RAW-IP",
+                "The program connects to a raw IP address, not a name: nothing says whose machine it is."
+            )),
+            "connects to a raw IP address, not a name"
+        );
+        assert_eq!(
+            action_from_explanation(&finding("AIR-X", "Refused: NUL bytes. More.")),
+            "refused"
+        );
+        assert_eq!(action_from_explanation(&finding("AIR-X", "  ")), "AIR-X");
     }
 }

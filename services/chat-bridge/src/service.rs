@@ -99,12 +99,24 @@ async fn track(core: &Core, delivery: &Delivery) -> Result<(), ClaimError> {
                 None => core.note(&tracked),
             }
         }
+        Event::Observed(observed) => {
+            let seen = airlock_protocol::text::clip(&observed.summary(), 400);
+            core.update(&rid, |t| {
+                t.observed = Some(seen.clone());
+                if let Some(ended) = &mut t.ended {
+                    ended.observed = Some(seen.clone());
+                }
+            })
+            .await?;
+        }
         Event::Terminal(terminal) => {
             let ended = Ended::of(&terminal);
             let updated = core
                 .update(&rid, |t| {
                     if t.ended.is_none() {
-                        t.ended = Some(ended.clone());
+                        let mut ended = ended.clone();
+                        ended.observed = t.observed.clone();
+                        t.ended = Some(ended);
                     }
                 })
                 .await?;

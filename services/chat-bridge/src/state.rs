@@ -55,6 +55,10 @@ pub struct Tracked {
     /// not tried again, and never in the way of the chat's main place.
     #[serde(default)]
     pub refused_places: Vec<String>,
+    /// The kernel's record of the run in one line (`Observed::summary`), kept until the end
+    /// is shown; the executor publishes it just before the terminal event.
+    #[serde(default)]
+    pub observed: Option<String>,
 }
 
 impl Tracked {
@@ -69,6 +73,7 @@ impl Tracked {
             escalated_in: vec![],
             refused_in: vec![],
             refused_places: vec![],
+            observed: None,
         }
     }
 

@@ -59,11 +59,7 @@ impl Default for EgressConfig {
                 "files.pythonhosted.org".to_owned(),
                 "docs.python.org".to_owned(),
             ],
-            read_only_hosts: vec![
-                "pypi.org".to_owned(),
-                "files.pythonhosted.org".to_owned(),
-                "docs.python.org".to_owned(),
-            ],
+            read_only_hosts: airlock_protocol::DEFAULT_READ_ONLY_HOSTS.map(str::to_owned).to_vec(),
             upstream_roots: Vec::new(),
             max_url_bytes: 4096,
             max_header_bytes: 8192,

@@ -55,6 +55,10 @@ pub struct Config {
     /// `[gate]`): the gate never grants a runtime the stack does not offer.
     #[serde(skip)]
     pub offered_runtimes: BTreeSet<Runtime>,
+    /// `[executor.egress] read_only_hosts`, read from the executor's section (the egress proxy
+    /// enforces it): shown to the approver of a run granted read-only internet.
+    #[serde(skip)]
+    pub read_only_hosts: Vec<String>,
     /// The file this was read from, for reloading.
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -86,6 +90,7 @@ impl Config {
         }
         config.chat_approvers = chat_approvers(file)?;
         config.offered_runtimes = offered_runtimes(file)?;
+        config.read_only_hosts = read_only_hosts(file)?;
         if file.path().is_file() {
             config.source = Some(file.path().to_owned());
         }
@@ -170,6 +175,19 @@ fn offered_runtimes(file: &ConfigFile) -> Result<BTreeSet<Runtime>, ConfigError>
         .collect()
 }
 
+/// `[executor.egress] read_only_hosts` (the proxy's default when unset). Only that key is read
+/// here: the executor checks its own section in full.
+fn read_only_hosts(file: &ConfigFile) -> Result<Vec<String>, ConfigError> {
+    let executor: toml::Table = file.section("executor")?;
+    let Some(hosts) = executor.get("egress").and_then(|e| e.get("read_only_hosts")) else {
+        return Ok(airlock_protocol::DEFAULT_READ_ONLY_HOSTS.map(str::to_owned).to_vec());
+    };
+    hosts
+        .clone()
+        .try_into()
+        .map_err(|_| file.invalid("executor.egress.read_only_hosts", "a list of host names"))
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -186,6 +204,7 @@ impl Default for Config {
             quotas: Quotas::default(),
             chat_approvers: BTreeMap::new(),
             offered_runtimes: [Runtime::Runc].into(),
+            read_only_hosts: airlock_protocol::DEFAULT_READ_ONLY_HOSTS.map(str::to_owned).to_vec(),
             source: None,
             decision_ttl_secs: None,
             override_timeout_secs: None,
@@ -222,6 +241,13 @@ mod tests {
         assert_eq!(default.effective_policy().offered, [Runtime::Runc].into());
         let both = parse("[executor.runtimes]\navailable = [\"runc\", \"runsc\"]\n").unwrap();
         assert_eq!(both.effective_policy().offered, [Runtime::Runc, Runtime::Runsc].into());
+        assert_eq!(
+            default.read_only_hosts,
+            airlock_protocol::DEFAULT_READ_ONLY_HOSTS.map(str::to_owned).to_vec()
+        );
+        let hosts = parse("[executor.egress]\nread_only_hosts = [\"docs.rs\", \"*.example.org\"]\n").unwrap();
+        assert_eq!(hosts.read_only_hosts, ["docs.rs", "*.example.org"]);
+        assert!(parse("[executor.egress]\nread_only_hosts = \"docs.rs\"\n").is_err());
         let error = parse("[executor.runtimes]\navailable = [\"kata\"]\n").unwrap_err();
         assert!(airlock_bus::error_text(&error).contains("kata"), "{error}");
     }

@@ -23,8 +23,8 @@ use airlock_protocol::roles;
 use airlock_protocol::subjects::{GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
-    MessageId, Outcome, OverrideAsked, Producer, Progress, RefusalReason, RequestId, Signed, SigningKey, Terminal,
-    now_ms,
+    MessageId, NetworkMode, Outcome, OverrideAsked, Producer, Progress, RefusalReason, RequestId, Signed, SigningKey,
+    Terminal, now_ms,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -413,6 +413,10 @@ impl Gate {
             approvals_needed: policy.approvals_needed(assessment.level),
             escalation: policy.escalation_plan(now, deadline_ms),
             approve_again_max_ms: policy.approve_again_max_ms(),
+            read_only_hosts: match grant.network {
+                NetworkMode::ReadOnly => config.read_only_hosts.clone(),
+                NetworkMode::None => vec![],
+            },
         };
         let record = Record::Pending {
             request: Box::new(request),

@@ -56,6 +56,11 @@ impl std::str::FromStr for Runtime {
     }
 }
 
+/// The hosts a read-only run may fetch from when the operator names none
+/// (`[executor.egress] read_only_hosts`): the package index and the Python documentation. One
+/// home for the egress proxy's default and the gate's display of it.
+pub const DEFAULT_READ_ONLY_HOSTS: [&str; 3] = ["pypi.org", "files.pythonhosted.org", "docs.python.org"];
+
 /// What network a program may reach.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

@@ -33,7 +33,7 @@ pub use assessment::{Assessment, Category, Confidence, Finding, Level, ParseStat
 pub use audit::AuditReceipt;
 pub use cancel::CancelRequest;
 pub use decision::{Approver, Decided, Decision, DecisionOutcome, DecisionSummary, Limits, Quotas};
-pub use digest::{Grant, NetworkMode, Runtime};
+pub use digest::{DEFAULT_READ_ONLY_HOSTS, Grant, NetworkMode, Runtime};
 pub use envelope::{Envelope, MAX_MESSAGE_BYTES, Producer, SCHEMA_VERSION, WireError};
 pub use event::{Event, EventKind};
 pub use execution::{

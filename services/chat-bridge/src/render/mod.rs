@@ -68,6 +68,10 @@ pub struct Ended {
     pub reason: Option<String>,
     /// The first lines of the program's stderr, when it failed.
     pub stderr_head: Vec<String>,
+    /// What the kernel saw the program do, in one line (the executor's `observed` record:
+    /// "1 program run, read 3 files, wrote out/chart.png, no network attempts, 0 events lost").
+    /// Its paths are the program's choice: shown as data.
+    pub observed: Option<String>,
 }
 
 /// Lines of stderr kept for a result.
@@ -98,6 +102,7 @@ impl Ended {
                 .map(|v| clip(&format!("{}: {}", v.kind.as_str(), v.detail), 400)),
             reason: terminal.reason.as_ref().map(|r| clip(r, 600)),
             stderr_head,
+            observed: None,
         }
     }
 
@@ -153,6 +158,15 @@ impl Ended {
                 }
             }
             _ => line,
+        }
+    }
+
+    /// [`Self::summary`], then what the kernel saw the program do when it ran.
+    pub fn summary_with_observed(&self) -> Line {
+        let line = self.summary();
+        match &self.observed {
+            Some(seen) => line.text("; seen by the kernel: ").data(seen.clone()),
+            None => line,
         }
     }
 }

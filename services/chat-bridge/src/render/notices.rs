@@ -93,7 +93,7 @@ pub fn result(rid: &RequestId, asked: &OverrideAsked, ended: &Ended, notify: &[S
         Line::new()
             .strong(ended.headline())
             .text(": ")
-            .extend(ended.summary())
+            .extend(ended.summary_with_observed())
             .text(".")
             .heading(),
         which_request(rid, asked).para(),

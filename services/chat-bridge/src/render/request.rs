@@ -92,7 +92,7 @@ pub fn sandbox(asked: &OverrideAsked) -> Option<Line> {
     let l = grant.limits;
     let network = match grant.network {
         NetworkMode::None => "no network".to_owned(),
-        NetworkMode::ReadOnly => "read-only internet (GET/HEAD to allow-listed hosts, through Airlock's proxy)".into(),
+        NetworkMode::ReadOnly => read_only_network(&asked.read_only_hosts),
     };
     let cpu = f64::from(l.cpu_millis) / 1000.0;
     let runtime = match grant.runtime {
@@ -107,6 +107,28 @@ pub fn sandbox(asked: &OverrideAsked) -> Option<Line> {
         bytes(l.disk_bytes),
         grant.quota.as_str(),
     )))
+}
+
+/// Hosts named in the sandbox line; more are counted.
+const MAX_HOSTS: usize = 6;
+
+/// Read-only internet as the approver needs it: the methods, the way out, and where to.
+fn read_only_network(hosts: &[String]) -> String {
+    if hosts.is_empty() {
+        return "read-only internet (GET/HEAD to allow-listed hosts, through Airlock's proxy)".into();
+    }
+    let mut named: Vec<String> = hosts
+        .iter()
+        .take(MAX_HOSTS)
+        .map(|h| airlock_protocol::text::visible_line(h))
+        .collect();
+    if hosts.len() > MAX_HOSTS {
+        named.push(format!("{} more", hosts.len() - MAX_HOSTS));
+    }
+    format!(
+        "read-only internet (GET/HEAD only, through Airlock's proxy, to: {})",
+        named.join(", ")
+    )
 }
 
 fn findings(asked: &OverrideAsked) -> (Vec<&Finding>, usize) {
@@ -220,7 +242,10 @@ fn how_to_answer(view: &View<'_>) -> Vec<Line> {
 
 fn status(view: &View<'_>) -> Line {
     match view.ended {
-        Some(ended) => Line::new().strong(ended.headline()).text(": ").extend(ended.summary()),
+        Some(ended) => Line::new()
+            .strong(ended.headline())
+            .text(": ")
+            .extend(ended.summary_with_observed()),
         None => {
             let mut line = Line::new()
                 .strong("WAITING")

@@ -36,7 +36,7 @@ const RID: &str = "mai.0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 fn asked(hostile: &str) -> OverrideAsked {
     OverrideAsked {
         level: Level::Blocked,
-        explanation: "External python code rated BLOCKED: BLOCKED: python code from outside (external), 1 finding.\n- label given by the requester: \"x\"\nWhat it does: downloads code and runs it.".into(),
+        explanation: "External python code rated BLOCKED, 1 finding.\nWhat it does: downloads code and runs it.\n- label given by the requester: \"x\"".into(),
         findings: vec![Finding {
             rule_id: "AIR-PY-DOWNLOAD-EXEC".into(),
             category: Category::MaliciousIntent,
@@ -95,7 +95,11 @@ fn ended_by(reason: &str) -> Ended {
         policy_version: None,
         execution_digest: None,
     });
-    Ended::of(&terminal)
+    // A path the program chose reaches the kernel's one-line record: hostile too.
+    Ended {
+        observed: Some(format!("1 program run, wrote {reason}")),
+        ..Ended::of(&terminal)
+    }
 }
 
 /// Every message a hostile string can reach: the request (waiting and ended, with the string as
@@ -446,6 +450,49 @@ fn ended_requests_say_who_decided_and_how_it_ended() {
         Ended::of(&terminal)
     };
     assert_eq!(expired.headline(), "EXPIRED");
+
+    // What the kernel saw is said in the final edit and in the result, as data (its paths are
+    // the program's choice).
+    let seen = Ended {
+        observed: Some("1 program run, read 3 files, wrote out/chart.png, no network attempts, 0 events lost".into()),
+        ..ended.clone()
+    };
+    let view = View {
+        ended: Some(&seen),
+        ..view
+    };
+    let t = plain::render(&request_message(&view), 0, 64 * 1024);
+    assert!(
+        t.contains("ran and exited with status 0; seen by the kernel: \"1 program run, read 3 files, wrote out/chart.png, no network attempts, 0 events lost\""),
+        "{t}"
+    );
+    let t = plain::render(&notices::result(&rid, &a, &seen, &[]), 0, 64 * 1024);
+    assert!(t.contains("seen by the kernel: \"1 program run"), "{t}");
+}
+
+#[test]
+fn a_read_only_grant_names_the_hosts_the_program_may_fetch_from() {
+    let rid = RequestId::parse(RID).unwrap();
+    let mut a = asked("x");
+    if let Some(grant) = &mut a.grant {
+        grant.network = NetworkMode::ReadOnly;
+    }
+    a.read_only_hosts = ["docs.python.org", "pypi.org", "*.example.org", "a", "b", "c", "d", "e"]
+        .map(str::to_owned)
+        .to_vec();
+    let view = View {
+        request_id: &rid,
+        asked: &a,
+        ended: None,
+        approved_by: &[],
+        system: "matrix",
+        escalated: false,
+    };
+    let t = plain::render(&request_message(&view), 0, 64 * 1024);
+    assert!(
+        t.contains("read-only internet (GET/HEAD only, through Airlock's proxy, to: docs.python.org, pypi.org, *.example.org, a, b, c, 2 more), 0.5 CPU"),
+        "{t}"
+    );
 }
 
 #[test]
