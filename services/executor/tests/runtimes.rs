@@ -1,6 +1,7 @@
 //! The runtime a decision names, against the real engine: code under runsc runs on gVisor's
 //! kernel (not the host's), from a warm pool of its own, with the sandbox's limits still
-//! enforced; a runtime the executor does not offer is refused, never replaced by another.
+//! enforced (wall time, output, pids, memory, CPU, /tmp, no network, exit status, cleanup); a
+//! runtime the executor does not offer is refused, never replaced by another.
 //! Needs `runsc` registered with the engine (`ops/install-deps` does it): these tests never skip.
 
 mod common;
@@ -33,6 +34,12 @@ fn host_kernel_release() -> String {
         .expect("the host's kernel release")
         .trim()
         .to_owned()
+}
+
+fn under_runsc(language: Language, code: &str, limits: Limits) -> airlock_executor::Job {
+    let mut j = job(language, code, limits);
+    j.runtime = Runtime::Runsc;
+    j
 }
 
 /// Runs `job` as the service does (`[executor] retry_interrupted`, default 1): a run the
@@ -119,11 +126,6 @@ async fn limits_and_isolation_hold_under_runsc() {
     let mut cfg = both_runtimes("gvisor-limits");
     cfg.pool.enabled = false;
     let (sandbox, leaks) = start(cfg).await;
-    let under_runsc = |language, code: &str, limits| {
-        let mut j = job(language, code, limits);
-        j.runtime = Runtime::Runsc;
-        j
-    };
 
     let mut limits = quota();
     limits.wall_ms = 1000;
@@ -211,6 +213,78 @@ except OSError as e:
             .any(|e| matches!(e, airlock_executor::SandboxEvent::Usage(u) if u.memory_bytes > 0)),
         "usage samples while it ran"
     );
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+/// Writes to /tmp until the filesystem refuses, then says how much it wrote and why it stopped.
+const FILL_TMP: &str = r#"
+import os
+written = 0
+try:
+    with open("/tmp/fill", "wb") as f:
+        while True:
+            f.write(b"\0" * 65536)
+            f.flush()
+            written += 65536
+except OSError as e:
+    print("stopped", written, e.errno)
+"#;
+
+#[tokio::test]
+async fn memory_cpu_and_tmp_limits_hold_under_runsc() {
+    let mut cfg = both_runtimes("gvisor-resources");
+    cfg.pool.enabled = false;
+    let (sandbox, leaks) = start(cfg).await;
+
+    // Memory: the host's memory cgroup holds the whole sandbox (gVisor's kernel and the
+    // program), and its OOM kill is reported with the limit.
+    let mut limits = quota();
+    limits.memory_bytes = 64 * 1024 * 1024;
+    let (report, events) = run_ok(
+        &sandbox,
+        under_runsc(Language::Python, "x = bytearray(300 * 1024 * 1024)", limits),
+    )
+    .await;
+    assert_eq!(started(&events).runtime, Runtime::Runsc);
+    let v = report.violation.expect("an OOM under runsc");
+    assert_eq!(
+        (v.kind, v.limit, report.exit_code),
+        (ViolationKind::Memory, Some(64 * 1024 * 1024), None),
+        "{v:?}"
+    );
+
+    // CPU: the engine's CFS quota holds gVisor's threads as it holds runc's processes. Under
+    // runsc the CPU time comes from the engine's samples, once a second, which miss the last
+    // second: the run lasts four, so that the samples show it ran.
+    let mut limits = quota();
+    limits.cpu_millis = 500;
+    let busy = common::two_busy_processes(4);
+    let (report, _) = run_ok(&sandbox, under_runsc(Language::Bash, &busy, limits)).await;
+    assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+    common::assert_cpu_capped(&report.usage, 500);
+
+    // /tmp: gVisor's own tmpfs enforces the size the engine was given. The executor cannot read
+    // that tmpfs from the host, so filling it is not reported as a disk violation under runsc
+    // (docs/sandbox.md, the attack suite); what holds is that writing stops at the limit.
+    let mut limits = quota();
+    limits.disk_bytes = 8 * 1024 * 1024;
+    let (report, _) = run_ok(&sandbox, under_runsc(Language::Python, FILL_TMP, limits)).await;
+    let out = text(&report.stdout);
+    let written: u64 = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count: {out} {}", text(&report.stderr)));
+    assert!(out.starts_with("stopped"), "{out}");
+    assert!(
+        written <= limits.disk_bytes && written >= limits.disk_bytes / 2,
+        "wrote {written} bytes into a {} byte /tmp",
+        limits.disk_bytes
+    );
+    assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+
+    // Cleanup: nothing of these runs is left with the engine.
     sandbox.shutdown().await;
     leaks.assert_none();
 }

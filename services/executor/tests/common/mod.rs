@@ -86,6 +86,24 @@ pub fn started(events: &[SandboxEvent]) -> &airlock_protocol::ExecStarted {
         .expect("a Started event")
 }
 
+/// Two busy processes for `seconds` of wall time: more CPU than a half-core quota allows.
+pub fn two_busy_processes(seconds: u32) -> String {
+    format!("for i in 1 2; do ( end=$((SECONDS+{seconds})); while [ $SECONDS -lt $end ]; do :; done ) & done; wait")
+}
+
+/// Fails unless the engine held a run of [`two_busy_processes`] to `cpu_millis` (with a fifth
+/// of slack for sampling) and the program did run.
+pub fn assert_cpu_capped(usage: &airlock_protocol::Usage, cpu_millis: u64) {
+    let allowed = usage.wall_ms * cpu_millis / 1000 + usage.wall_ms / 5 + 100;
+    assert!(
+        usage.cpu_ms <= allowed,
+        "cpu {} ms in {} ms of wall at {cpu_millis} millicores",
+        usage.cpu_ms,
+        usage.wall_ms
+    );
+    assert!(usage.cpu_ms >= usage.wall_ms / 4, "the program did run: {usage:?}");
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
