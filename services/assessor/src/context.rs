@@ -138,6 +138,17 @@ impl<'r> Context<'r> {
                 let labels = self.files.of(&path);
                 item.call.taints = item.call.taints.union(labels);
             }
+            // Which file's mode changes: `chmod +x` of a file the program downloaded is what
+            // makes a download runnable, unlike one of its own scripts.
+            if item.call.name == "@chmod" {
+                let labels = item
+                    .call
+                    .args
+                    .iter()
+                    .filter_map(|a| a.text())
+                    .fold(Taints::NONE, |t, path| t.union(self.files.of(&path)));
+                item.call.taints = item.call.taints.union(labels);
+            }
             if matches!(item.call.name.as_str(), "@write" | "@append")
                 && let Some(path) = item.call.args.first().and_then(|a| a.text())
             {

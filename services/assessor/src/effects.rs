@@ -534,6 +534,22 @@ impl EffectTables {
                 }
             }
         }
+        // `wget URL`, `curl -O URL`: the download is written to a file named after the URL.
+        let saved: Vec<Found> = found
+            .iter()
+            .filter(|f| f.call.name == "@fetch" && saves_under_url_name(&f.call))
+            .filter_map(|f| {
+                let url = f.call.args.first()?;
+                let file = url_file_name(&url.text()?)?.to_string();
+                Some(effect_fact(
+                    "write",
+                    name,
+                    Expr::new(Value::Str(file)).with_taints(url.taints),
+                    call,
+                ))
+            })
+            .collect();
+        found.extend(saved);
         found
     }
 
@@ -704,6 +720,27 @@ fn normalise(path: &str) -> String {
         trimmed
     };
     trimmed.to_string()
+}
+
+/// A download saved in the working directory under the URL's name: `wget URL`, `aria2c URL`,
+/// `curl -O URL` (`curl URL` writes to its output; `-O FILE` options name their file as a write).
+fn saves_under_url_name(fetch: &Call) -> bool {
+    let flag = |f: &str| fetch.flags.iter().any(|g| g == f);
+    match fetch.via.first().map(String::as_str) {
+        Some("wget" | "wget2" | "aria2c" | "axel" | "lwp-download") => !flag("O") && !flag("output-document"),
+        Some("curl") => flag("O") || flag("remote-name") || flag("remote-name-all"),
+        _ => false,
+    }
+}
+
+/// The name a download of `url` is saved under by default (`wget URL`, `curl -O URL`): its
+/// path's last part, when it has one.
+fn url_file_name(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let path = rest.split(['?', '#']).next()?;
+    let (_, path) = path.split_once('/')?;
+    let name = path.rsplit('/').next()?;
+    (!name.is_empty() && !name.contains('$') && name != "." && name != "..").then_some(name)
 }
 
 /// `/usr/bin/rm` and `\rm` both run `rm`.

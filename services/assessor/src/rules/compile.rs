@@ -194,10 +194,12 @@ impl Compiler<'_> {
             || spec.receiver.is_some()
             || !spec.flags.is_empty()
             || !spec.any_flag.is_empty()
+            || !spec.no_flag.is_empty()
             || !spec.tainted.is_empty()
             || !spec.pipe_from.is_empty()
             || !spec.pipe_to.is_empty()
-            || !spec.via.is_empty();
+            || !spec.via.is_empty()
+            || !spec.not_via.is_empty();
         if call_constraints && spec.call.is_none() {
             return Err("argument, flag, pipe and taint constraints apply to `call` patterns only".into());
         }
@@ -231,6 +233,7 @@ impl Compiler<'_> {
                 receiver: spec.receiver.as_ref().map(|v| self.value(v)).transpose()?,
                 flags: spec.flags.clone(),
                 any_flag: spec.any_flag.clone(),
+                no_flag: spec.no_flag.clone(),
                 tainted: if spec.tainted.is_empty() {
                     None
                 } else {
@@ -239,6 +242,7 @@ impl Compiler<'_> {
                 pipe_from: optional_set(&spec.pipe_from)?,
                 pipe_to: optional_set(&spec.pipe_to)?,
                 via: optional_set(&spec.via)?,
+                not_via: optional_set(&spec.not_via)?,
             })));
         }
         if let Some(names) = &spec.import {

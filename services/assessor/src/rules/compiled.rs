@@ -19,10 +19,12 @@ pub struct CallPattern {
     pub receiver: Option<ValueMatcher>,
     pub flags: Vec<String>,
     pub any_flag: Vec<String>,
+    pub no_flag: Vec<String>,
     pub tainted: Option<crate::facts::Taints>,
     pub pipe_from: Option<NameSet>,
     pub pipe_to: Option<NameSet>,
     pub via: Option<NameSet>,
+    pub not_via: Option<NameSet>,
 }
 
 impl CallPattern {
@@ -40,6 +42,9 @@ impl CallPattern {
             return false;
         }
         if !self.any_flag.is_empty() && !self.any_flag.iter().any(|f| call.flags.contains(f)) {
+            return false;
+        }
+        if self.no_flag.iter().any(|f| call.flags.contains(f)) {
             return false;
         }
         for (index, matcher) in &self.args {
@@ -74,6 +79,11 @@ impl CallPattern {
         }
         if let Some(via) = &self.via
             && !call.via.iter().any(|n| via.contains(n))
+        {
+            return false;
+        }
+        if let Some(not_via) = &self.not_via
+            && call.via.iter().any(|n| not_via.contains(n))
         {
             return false;
         }

@@ -214,6 +214,9 @@ pub struct PatternSpec {
     pub flags: Vec<String>,
     #[serde(default)]
     pub any_flag: Vec<String>,
+    /// Shell options (or flags the analysis sets, such as `probe`) none of which may be present.
+    #[serde(default)]
+    pub no_flag: Vec<String>,
     /// Labels of which at least one reaches an argument, the receiver or standard input.
     #[serde(default)]
     pub tainted: Vec<String>,
@@ -226,6 +229,9 @@ pub struct PatternSpec {
     /// Shell: runs under one of these wrappers.
     #[serde(default)]
     pub via: Vec<String>,
+    /// Shell: runs under none of these wrappers (an effect: made by none of these tools).
+    #[serde(default)]
+    pub not_via: Vec<String>,
 
     // Constraint on `string`.
     /// Only strings built with (`true`) or without (`false`) non-literal parts.

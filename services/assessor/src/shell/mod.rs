@@ -94,6 +94,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             depth: 0,
             cwd: None,
             expanded: 0,
+            in_definition: 0,
         }
     }
 
@@ -191,7 +192,10 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         self.functions.insert(name, &function.body);
         // The body once as written (parameters unknown), for what it does whoever calls it.
-        self.visit(&function.body, depth + 1, pipe)
+        self.in_definition += 1;
+        let output = self.visit(&function.body, depth + 1, pipe);
+        self.in_definition -= 1;
+        output
     }
 
     fn compound(&mut self, kind: &'s CompoundKind, range: Range, depth: u32, pipe: &Pipe) -> Taints {
@@ -418,6 +422,15 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         self.command_from_words(words, span, &pipe.with_stdin(stdin), Vec::new())
     }
 
+    /// `run() { "$@"; }`, `f() { local cmd=$1; $cmd; }` seen as written: a function that runs
+    /// the command its caller gives. Calls in the script are followed with their words (and
+    /// are asked about when those are unknown); a caller outside the script is other code.
+    fn runs_its_callers_command(&self, first: &Expr) -> bool {
+        self.in_definition > 0
+            && self.positional.is_none()
+            && matches!(&first.value, Value::Formatted(text) if words::is_positional_reference(text))
+    }
+
     fn record_string(&mut self, word: &Expr, span: Span) {
         let (text, formatted) = match &word.value {
             Value::Str(s) => (s.clone(), false),
@@ -440,7 +453,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         // A program known only when the script runs (`$cmd`, `"$@"`, `$(cat f)`, a word read
         // from input): what it does cannot be followed.
-        if !matches!(first.value, Value::Str(_)) && name != "python3" {
+        if !matches!(first.value, Value::Str(_)) && name != "python3" && !self.runs_its_callers_command(first) {
             let mut opaque = Call::new("@opaque".into(), span);
             opaque.flags.push("command".into());
             opaque.taints = first.taints;
@@ -489,10 +502,13 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                 _ => None,
             };
         }
-        let known = self.ctx.rules.effects.tool(&name).is_some();
+        // A function the script defines runs instead of a program of the same name (a prompt
+        // theme's `chroot` that prints the chroot's name is not chroot(8)).
+        let own_function = self.functions.contains_key(&name);
+        let known = !own_function && self.ctx.rules.effects.tool(&name).is_some();
         let mut found = if known {
             self.ctx.rules.effects.shell_effects(&name, &words, &call)
-        } else if self.functions.contains_key(&name)
+        } else if own_function
             || self.ctx.rules.wrapper(&name).is_some()
             || embedded.is_some()
             || !matches!(first.value, Value::Str(_))
@@ -528,6 +544,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             });
             found.push(crate::effects::Found { call: fact, code: None });
         }
+        if let Some(inner) = &inner
+            && is_privilege_probe(&name, &words, inner)
+        {
+            // `sudo -v`, `sudo -n true`: asks whether sudo would run without a password, runs
+            // nothing as root (prompt themes show it).
+            found.retain(|f| f.call.name != "@privilege");
+            call.flags.push(PROBE_FLAG.into());
+        }
         output = output.union(self.ctx.record_effects(Language::Bash, found));
         self.ctx.shell.push_call(call);
         let depth = self.depth;
@@ -550,6 +574,53 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             return output.union(self.command_from_words(inner, span, pipe, inner_via));
         }
         output
+    }
+}
+
+/// The flag of a `sudo` (`doas`, ...) call that runs nothing as root: no command, or one that
+/// only reports who the user is.
+pub const PROBE_FLAG: &str = "probe";
+
+/// `sudo -n true`, `sudo -vn`, `sudo -n id -u`, `sudo -n cat <<< x`, `sudo -k`: whether the
+/// credentials are cached is tested (never asking for a password: `-n`), or they are dropped;
+/// nothing is done as root. A password given on standard input (`-S`) is authenticating.
+fn is_privilege_probe(wrapper: &str, words: &[Expr], inner: &[Expr]) -> bool {
+    if !matches!(wrapper, "sudo" | "doas" | "run0") {
+        return false;
+    }
+    let options: Vec<String> = words[1..words.len() - inner.len()]
+        .iter()
+        .filter_map(|w| w.text().map(|t| t.into_owned()))
+        .filter(|t| t.starts_with('-'))
+        .collect();
+    let has = |short: char, long: &str| {
+        options.iter().any(|o| match o.strip_prefix("--") {
+            Some(l) => l == long,
+            None => o.contains(short),
+        })
+    };
+    if inner.is_empty() && (has('k', "reset-timestamp") || has('K', "remove-timestamp")) {
+        return true;
+    }
+    if !has('n', "non-interactive") || has('S', "stdin") || has('A', "askpass") {
+        return false;
+    }
+    let Some(first) = inner.first() else {
+        // `-s`, `-i` and `-e` without a command still open a root shell or edit as root.
+        return !(has('s', "shell") || has('i', "login") || has('e', "edit"));
+    };
+    let Value::Str(program) = &first.value else {
+        return false;
+    };
+    let operands = inner[1..]
+        .iter()
+        .filter(|w| !w.text().is_some_and(|t| t.starts_with('-')))
+        .count();
+    match program_name(program).as_str() {
+        "true" | "false" | ":" | "id" | "whoami" | "groups" | "echo" | "printf" => true,
+        // `cat` with no file copies its standard input.
+        "cat" => operands == 0,
+        _ => false,
     }
 }
 

@@ -48,6 +48,9 @@ pub(super) struct Walker<'c, 'r, 's> {
     pub(super) cwd: Option<String>,
     /// Bytes of variable values copied into words so far (bounded by `MAX_EXPANDED_TEXT`).
     pub(super) expanded: usize,
+    /// Inside a function's body visited as written (not from a call): its `$1…` are whatever a
+    /// caller passes, not the request's arguments.
+    pub(super) in_definition: u32,
 }
 
 /// What a redirection applies to.

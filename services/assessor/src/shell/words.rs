@@ -13,6 +13,13 @@ const MAX_VALUE_TEXT: usize = 64 * 1024;
 /// read as written (`$x`), so a large value expanded many times cannot exhaust memory.
 const MAX_EXPANDED_TEXT: usize = 16 * 1024 * 1024;
 
+/// `$1`, `${2}`, `$@`, `$*` as the whole text of a word: a positional parameter left unknown.
+pub(super) fn is_positional_reference(text: &str) -> bool {
+    let name = text.strip_prefix('$').unwrap_or_default();
+    let name = name.strip_prefix('{').and_then(|n| n.strip_suffix('}')).unwrap_or(name);
+    matches!(name, "@" | "*") || (!name.is_empty() && name != "0" && name.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Characters of a substitution's text kept as its value.
 const SUBSTITUTION_TEXT: usize = 200;
 
@@ -22,6 +29,7 @@ impl<'s> Walker<'_, '_, 's> {
         let from_request: Vec<Expr>;
         let arguments: &[Expr] = match &self.positional {
             Some(args) => args,
+            None if self.in_definition > 0 => return None,
             None => {
                 let inputs = self.ctx.inputs?;
                 from_request = inputs
