@@ -283,3 +283,41 @@ async fn every_run_has_its_own_ca_which_the_host_does_not_trust() {
         leftovers()
     );
 }
+
+/// gVisor here is registered with `--network=none`, so a read-only run under runsc could not
+/// reach its proxy: the request ends at once with that reason, never with more network, never
+/// run without the network it was granted, and never waiting.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_under_gvisor_ends_with_its_reason_and_runs_nothing() {
+    let stack = tokio::task::spawn_blocking(|| {
+        Stack::start_with(
+            "[executor.runtimes]\navailable = [\"runc\", \"runsc\"]\n\n\
+             [gate.policy.runtimes]\ngenerated = \"runsc\"\nunavailable = \"deny\"\n",
+        )
+    })
+    .await
+    .expect("stack");
+    let started = std::time::Instant::now();
+    let (result, status) = stack.run_code("fetch.py", PROBE, &["--network", "read-only"]);
+    assert_eq!(result["decision"], "approved", "{result:#}");
+    assert_eq!(result["outcome"], "failed", "{result:#}");
+    assert_eq!(status, 5, "Airlock failed the run, not the program: {result:#}");
+    let reason = result["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("read-only is not available under runtime runsc") && reason.contains("--network=none"),
+        "{result:#}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{result:#}");
+    let id = result["request_id"].as_str().expect("request id");
+    let events = events_of(&stack, id).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.event, Event::ExecStarted(_) | Event::Egress(_))),
+        "nothing started and nothing was proxied"
+    );
+
+    // The same program without read-only runs under runsc as granted.
+    let (plain, status) = stack.run_code("plain.py", "print('ran')\n", &[]);
+    assert_eq!((status, plain["stdout"].as_str()), (0, Some("ran\n")), "{plain:#}");
+}

@@ -86,6 +86,15 @@ pub enum SandboxError {
     /// registered. Nothing ran: a run is never moved to another runtime than the one signed.
     #[error("runtime {runtime} is not available: {reason}")]
     RuntimeUnavailable { runtime: &'static str, reason: String },
+    /// The decision grants a network mode the runtime it names cannot give here (read-only
+    /// internet under runsc, registered with `--network=none`). Nothing ran: a run never gets
+    /// another network, or another runtime, than the one signed.
+    #[error("network {network} is not available under runtime {runtime}: {reason}")]
+    NetworkUnavailable {
+        runtime: &'static str,
+        network: &'static str,
+        reason: String,
+    },
     /// [`crate::Sandbox::close`] or [`crate::Sandbox::shutdown`] was called. The job did not
     /// start: nothing of it ran.
     #[error("the sandbox is shutting down")]
@@ -121,6 +130,7 @@ impl SandboxError {
             | SandboxError::Wheel(_)
             | SandboxError::PackageCache { .. }
             | SandboxError::RuntimeUnavailable { .. }
+            | SandboxError::NetworkUnavailable { .. }
             | SandboxError::ObservationRequired { .. } => true,
             SandboxError::DockerUnreachable { .. }
             | SandboxError::Docker { .. }

@@ -19,6 +19,15 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
+/// Why a read-only run is refused under runsc. gVisor is registered with the engine with
+/// `--network=none` (what lets the `--network none` containers of every other run start), so a
+/// container under it has loopback alone whatever network it joins: the run's proxy would be
+/// unreachable and the program would fail with "no route to host" and no reason. Refused
+/// before anything starts instead (docs/sandbox.md, "Read-only internet").
+pub const READ_ONLY_UNDER_RUNSC: &str = "gVisor (runsc) is registered with the engine with --network=none, \
+     so a container under it has no interface to reach the run's proxy; ask for network \"none\", \
+     or have the gate's policy choose runc for code that needs read-only internet";
+
 /// Where the run's CA appears in its container (besides the system bundle's path).
 pub const RUN_CA_PATH: &str = "/etc/airlock/run-ca.pem";
 /// The Debian system bundle, which OpenSSL's default paths lead to.

@@ -217,6 +217,13 @@ impl Sandbox {
                 reason: "this executor does not offer it ([executor.runtimes] available)".into(),
             });
         }
+        if job.network == NetworkMode::ReadOnly && job.runtime == Runtime::Runsc {
+            return Err(SandboxError::NetworkUnavailable {
+                runtime: job.runtime.as_str(),
+                network: job.network.as_str(),
+                reason: crate::network::READ_ONLY_UNDER_RUNSC.into(),
+            });
+        }
         let image = inner.config.image_for(job.language).to_owned();
         let installed = if job.packages.is_empty() {
             None

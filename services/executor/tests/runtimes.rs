@@ -290,6 +290,38 @@ async fn memory_cpu_and_tmp_limits_hold_under_runsc() {
 }
 
 #[tokio::test]
+async fn read_only_internet_under_runsc_is_refused_before_anything_starts() {
+    let mut cfg = both_runtimes("gvisor-read-only");
+    cfg.pool.enabled = false;
+    let (sandbox, leaks) = start(cfg).await;
+    let mut j = under_runsc(Language::Python, "print('ran')", quota());
+    j.network = airlock_protocol::NetworkMode::ReadOnly;
+    let started_at = std::time::Instant::now();
+    let (result, events) = run(&sandbox, j).await;
+    match result {
+        Err(
+            error @ SandboxError::NetworkUnavailable {
+                runtime: "runsc",
+                network: "read-only",
+                ..
+            },
+        ) => {
+            assert!(error.is_permanent() && !error.may_have_run(), "{error}");
+            assert!(error.to_string().contains("--network=none"), "{error}");
+        }
+        other => panic!("read-only under runsc must be refused: {other:?}"),
+    }
+    assert!(
+        started_at.elapsed() < Duration::from_secs(5),
+        "refused at once, no wait"
+    );
+    assert!(events.is_empty(), "nothing started: {events:?}");
+    // Neither a container nor the run's internal network was made.
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+#[tokio::test]
 async fn a_runtime_the_executor_does_not_offer_is_refused_not_replaced() {
     let mut cfg = config("runc-only");
     cfg.pool.enabled = false;
