@@ -64,6 +64,14 @@ pub struct PipelineArgs {
     /// neighbour).
     #[arg(long)]
     pub cpu_neighbour: bool,
+    /// A second running stack (its home) measured beside this one, interleaved, with `airlock
+    /// run` as a new process: the same binaries with one setting changed (e.g. started with
+    /// `--set executor.observe.enabled=false`) show what that setting costs a user.
+    #[arg(long)]
+    pub compare_home: Option<std::path::PathBuf>,
+    /// What the second stack differs in, for the report.
+    #[arg(long, default_value = "second stack")]
+    pub compare_label: String,
     #[arg(long)]
     pub json: bool,
 }
@@ -163,6 +171,28 @@ async fn one_cli_run(home: std::path::PathBuf, script: std::path::PathBuf) -> Re
     } else {
         Err(format!("unexpected airlock run result (receipt: {receipt}): {result}"))
     }
+}
+
+/// What one run's `observed` record says on a stack (its one-line summary, or that there was
+/// none), so that a comparison says what it compared.
+async fn kernel_record_of(home: &std::path::Path, script: &std::path::Path) -> anyhow::Result<String> {
+    let output = tokio::process::Command::new(std::env::current_exe()?)
+        .arg("--home")
+        .arg(home)
+        .args(["run", "--json"])
+        .arg(script)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await?;
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| anyhow::anyhow!("airlock --home {} run printed no JSON ({e})", home.display()))?;
+    Ok(match &result["observed"] {
+        serde_json::Value::Null => "none".to_owned(),
+        observed => match observed["unavailable"].as_str() {
+            Some(reason) => format!("unavailable: {reason}"),
+            None => format!("kept ({} events, {} lost)", observed["events"], observed["events_lost"]),
+        },
+    })
 }
 
 async fn one_docker_run(image: String) -> Result<(), String> {
@@ -354,6 +384,19 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
     let image = args.image.clone();
     // The user-facing modes first: the speed-ups reported are theirs.
     let mut contenders: Vec<(String, RunOne)> = vec![("airlock run, new process, with receipt".to_owned(), cli)];
+    if let Some(other) = &args.compare_home {
+        for (name, home) in [
+            ("this stack", home.root()),
+            (args.compare_label.as_str(), other.as_path()),
+        ] {
+            println!("{name}: kernel record {}", kernel_record_of(home, script.path()).await?);
+        }
+        let (other, script) = (other.clone(), script.path().to_owned());
+        contenders.push((
+            format!("airlock run, {}", args.compare_label),
+            harness::run_one(move || one_cli_run(other.clone(), script.clone())),
+        ));
+    }
     let python_client = match &args.python_client {
         Some(python) => {
             let home = home.root().display().to_string();
@@ -515,6 +558,17 @@ fn print_sequential(
         println!(
             "  {name:<42} p50 {:7.1} ms  p90 {:7.1} ms  p99 {:7.1} ms  max {:7.1} ms",
             l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms
+        );
+    }
+    if args.compare_home.is_some()
+        && let [(_, this), (_, other), ..] = latencies
+    {
+        println!(
+            "  this stack minus {}: p50 {:+.1} ms ({:+.1}%), p90 {:+.1} ms",
+            args.compare_label,
+            this.p50_ms - other.p50_ms,
+            (this.p50_ms - other.p50_ms) / other.p50_ms * 100.0,
+            this.p90_ms - other.p90_ms
         );
     }
     Ok(ExitCode::SUCCESS)

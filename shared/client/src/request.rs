@@ -102,7 +102,7 @@ impl Submission {
 }
 
 /// What [`Request::on_progress`] calls.
-type ProgressCallback = Box<dyn FnMut(&Progress) + Send>;
+type ProgressCallback = Box<dyn FnMut(&Progress) + Send + Sync>;
 
 /// A submitted request.
 pub struct Request {
@@ -263,7 +263,7 @@ impl Request {
 
     /// Calls `callback` with each stage the request reaches (assessed, waiting for a human,
     /// approved, queued, running, ...) while the request is waited for.
-    pub fn on_progress(&mut self, callback: impl FnMut(&Progress) + Send + 'static) {
+    pub fn on_progress(&mut self, callback: impl FnMut(&Progress) + Send + Sync + 'static) {
         self.on_progress = Some(Box::new(callback));
     }
 
