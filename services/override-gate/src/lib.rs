@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod explain;
+pub mod history;
 pub mod policy;
 pub mod records;
 pub mod remembered;

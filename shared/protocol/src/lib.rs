@@ -45,8 +45,8 @@ pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
 pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
 pub use observed::{Observed, ObservedAttempt, ObservedFile, ObservedNetwork, ObservedProcess};
 pub use overrides::{
-    ApprovalRevoked, ChatRefused, OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval,
-    RevokeRemembered,
+    ApprovalRevoked, ChatRefused, EarlierDecision, EarlierRelation, EarlierRequest, MAX_EARLIER_DIFF_BYTES,
+    OverrideAnswer, OverrideAnswered, OverrideAsked, PendingOverride, RememberedApproval, RevokeRemembered,
 };
 pub use packages::{PackageFinding, PackageRating, ResolveFailure, ResolveReply, ResolveRequest, Wheel};
 pub use progress::Progress;

@@ -79,6 +79,51 @@ pub struct OverrideAsked {
     /// "read-only internet" reaches. Empty when the grant has no network.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only_hosts: Vec<String>,
+    /// An earlier request the approver should know of: the one this request says it revises
+    /// (with the diff from its code), or one with the very same code, and how it was decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<Box<EarlierRequest>>,
+}
+
+/// An earlier request, as the gate found it in its records (kept as long as the records bucket
+/// keeps them, seven days by default).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EarlierRequest {
+    pub request_id: RequestId,
+    pub relation: EarlierRelation,
+    /// How it was decided; `None` when the gate has no record of it (then `missing` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<EarlierDecision>,
+    /// A unified diff from the earlier request's code to this one's (for a revision), cut to
+    /// [`MAX_EARLIER_DIFF_BYTES`] with a marker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Why nothing more is known of it (the requester named a request the gate has no record
+    /// of, or one of another client's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// Longest diff an override request carries: a chat message shows its start.
+pub const MAX_EARLIER_DIFF_BYTES: usize = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EarlierRelation {
+    /// The requester says this request revises it (`revises`).
+    Revises,
+    /// Not named by the requester: the same code was decided before.
+    SameCode,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EarlierDecision {
+    pub approved: bool,
+    pub approver: crate::decision::Approver,
+    pub at_ms: i64,
+    /// A policy denial's reason (a human's is in `approver`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 fn one() -> u8 {
@@ -325,6 +370,7 @@ impl OverrideAsked {
             escalation: None,
             approve_again_max_ms: 0,
             read_only_hosts: vec![],
+            earlier: None,
         }
     }
 }

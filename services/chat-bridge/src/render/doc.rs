@@ -50,6 +50,8 @@ pub enum CodeLine {
     Line { number: usize, text: String, flagged: bool },
     /// Lines not shown, from `from` to `to` (to the end when `None`).
     Skipped { from: usize, to: Option<usize> },
+    /// A line without a number of its own (a line of a diff, which carries its own marks).
+    Unnumbered(String),
 }
 
 /// A message for one chat: what it says, and whom it notifies.

@@ -56,6 +56,7 @@ pub fn code_line(line: &CodeLine, width: usize) -> String {
         CodeLine::Skipped { from, to: Some(to) } if from == to => format!(" {:>width$} | … line {from} not shown", ""),
         CodeLine::Skipped { from, to: Some(to) } => format!(" {:>width$} | … lines {from}–{to} not shown", ""),
         CodeLine::Skipped { from, to: None } => format!(" {:>width$} | … lines from {from} on not shown", ""),
+        CodeLine::Unnumbered(text) => visible_block(text).replace('\n', " "),
     }
 }
 
@@ -65,6 +66,7 @@ pub fn number_width(code: &CodeView) -> usize {
         .iter()
         .map(|l| match l {
             CodeLine::Line { number, .. } | CodeLine::Skipped { from: number, .. } => number.to_string().len(),
+            CodeLine::Unnumbered(_) => 0,
         })
         .max()
         .unwrap_or(1)

@@ -5,7 +5,7 @@
 
 use super::Ended;
 use super::doc::{Block, CodeLine, CodeView, Line, Message};
-use airlock_protocol::{Finding, Level, NetworkMode, OverrideAsked, RequestId, Runtime};
+use airlock_protocol::{EarlierRelation, Finding, Level, NetworkMode, OverrideAsked, RequestId, Runtime};
 use std::collections::BTreeSet;
 
 /// Findings listed in a message; more are counted.
@@ -196,6 +196,69 @@ pub fn code_view(asked: &OverrideAsked) -> CodeView {
     CodeView { lines }
 }
 
+/// Diff lines shown; the rest are counted.
+const MAX_DIFF_LINES: usize = 40;
+
+/// The earlier request the approver should know of: the one this revises (how it was decided,
+/// and what changed), or the same code decided before. Times are absolute: the message is
+/// edited to a final, timeless state later.
+fn earlier(asked: &OverrideAsked) -> Vec<Block> {
+    let Some(earlier) = &asked.earlier else {
+        return vec![];
+    };
+    let id = earlier.request_id.as_str();
+    let mut line = match earlier.relation {
+        EarlierRelation::Revises => Line::new().strong("A revision: ").text("it revises request ").code(id),
+        EarlierRelation::SameCode => Line::new()
+            .strong("Seen before: ")
+            .text("the same code was request ")
+            .code(id),
+    };
+    if let Some(decision) = &earlier.decision {
+        line = line
+            .text(if decision.approved { ", approved " } else { ", denied " })
+            .extend(super::describe_approver(&decision.approver))
+            .text(" at ")
+            .time(decision.at_ms, false);
+        if asked.asked_at_ms > decision.at_ms {
+            let gap = super::relative(decision.at_ms, asked.asked_at_ms);
+            line = line.text(format!(" ({} before this request)", gap.trim_end_matches(" ago")));
+        }
+        if !decision.reason.is_empty() {
+            line = line.text(" (").data(decision.reason.clone()).text(")");
+        }
+    }
+    if let Some(missing) = &earlier.missing {
+        line = line.text(": ").text(missing.clone());
+    }
+    let mut blocks = vec![line.text(".").para()];
+    match earlier.diff.as_deref() {
+        Some("") => blocks.push(
+            Line::new()
+                .text("Its code is unchanged (what it is given may differ).")
+                .para(),
+        ),
+        Some(diff) => {
+            blocks.push(Line::new().text("What changed in the code since then:").para());
+            let all: Vec<&str> = diff.lines().collect();
+            let mut lines: Vec<CodeLine> = all
+                .iter()
+                .take(MAX_DIFF_LINES)
+                .map(|l| CodeLine::Unnumbered((*l).to_owned()))
+                .collect();
+            if all.len() > MAX_DIFF_LINES {
+                lines.push(CodeLine::Unnumbered(format!(
+                    "… {} more lines of the diff",
+                    all.len() - MAX_DIFF_LINES
+                )));
+            }
+            blocks.push(Block::Code(CodeView { lines }));
+        }
+        None => {}
+    }
+    blocks
+}
+
 /// How to answer in this chat: only what works there.
 fn how_to_answer(view: &View<'_>) -> Vec<Line> {
     let rid = view.request_id.as_str();
@@ -278,6 +341,7 @@ pub fn request_message(view: &View<'_>) -> Message {
         about = about.text(", labelled by the requester ").data(label.clone());
     }
     blocks.push(about.text(".").para());
+    blocks.extend(earlier(a));
     if let Some(allowed) = sandbox(a) {
         blocks.push(
             Line::new()
