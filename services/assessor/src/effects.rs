@@ -602,9 +602,12 @@ impl EffectTables {
         fact.flags = call.flags.clone();
         fact.pipe_from = call.pipe_from.clone();
         fact.pipe_to = call.pipe_to.clone();
-        // The data of a send or a write is everything the command takes in.
+        // The data of a send or a write is everything the command takes in. Code given to an
+        // interpreter (`awk '{print $1}'`, `perl -e CODE`) is that code: what it reads on its
+        // standard input is its data (an interpreter reading its code from standard input has
+        // that input as operand).
         fact.taints = match effect.kind.as_str() {
-            "send" | "write" | "append" | "exec" | "shell" => operand.taints.union(call.taints),
+            "send" | "write" | "append" | "exec" => operand.taints.union(call.taints),
             _ => operand.taints,
         };
         let mut operand = operand;

@@ -224,6 +224,16 @@ pub struct RuleSet {
     pub string_index: HashMap<LanguageKey, StringIndex>,
 }
 
+impl RuleSet {
+    /// The bit of a data-flow label (`downloaded`, ...); none when no source produces it.
+    pub fn label(&self, name: &str) -> crate::facts::Taints {
+        self.labels
+            .iter()
+            .position(|l| l == name)
+            .map_or(crate::facts::Taints::NONE, |bit| crate::facts::Taints(1 << bit))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LanguageKey {
     Python,

@@ -423,12 +423,13 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     }
 
     /// `run() { "$@"; }`, `f() { local cmd=$1; $cmd; }` seen as written: a function that runs
-    /// the command its caller gives. Calls in the script are followed with their words (and
-    /// are asked about when those are unknown); a caller outside the script is other code.
+    /// the command (or evaluates the code) its caller gives. Calls in the script are followed
+    /// with their words (and are asked about when those are unknown); a caller outside the
+    /// script is other code.
     fn runs_its_callers_command(&self, first: &Expr) -> bool {
         self.in_definition > 0
             && self.positional.is_none()
-            && matches!(&first.value, Value::Formatted(text) if words::is_positional_reference(text))
+            && matches!(&first.value, Value::Formatted(text) if words::only_positional_holes(text))
     }
 
     fn record_string(&mut self, word: &Expr, span: Span) {
@@ -488,9 +489,24 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
         let mut output = call.taints.union(labels);
         let embedded = self.ctx.rules.embedded(Language::Bash, &call);
+
         let inner = self.ctx.rules.wrapper(&name).map(|w| w.inner_command(&words));
         if name == "read" {
             self.read_into_variables(&words, &call);
+        }
+        // `json=$1; shift; for e in "$@"`: the arguments after the first.
+        if name == "shift"
+            && let Some(arguments) = &mut self.positional
+        {
+            let count = match words.get(1).map(|w| &w.value) {
+                None => Some(1),
+                Some(Value::Str(n)) => n.parse::<usize>().ok(),
+                _ => None,
+            };
+            // With a count not known, which arguments remain is not known: all are kept.
+            if let Some(count) = count {
+                arguments.drain(..count.min(arguments.len()));
+            }
         }
         if name == "cd" {
             self.cwd = match words.get(1).map(|w| &w.value) {
@@ -544,6 +560,32 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             });
             found.push(crate::effects::Found { call: fact, code: None });
         }
+        // `py() { python3 "$@"; }`, `load() { source "$1"; }` as written: the file is whatever
+        // a caller names.
+        found.retain(|f| {
+            !(matches!(f.call.name.as_str(), "@run" | "@load" | "@exec")
+                && f.call.args.first().is_some_and(|a| self.runs_its_callers_command(a)))
+        });
+        // ... and `set_var() { eval "$1=\"\$2\""; }` evaluates what a caller passes.
+        for item in &mut found {
+            if item
+                .code
+                .as_ref()
+                .is_some_and(|(_, code)| self.runs_its_callers_command(code))
+            {
+                item.code = None;
+            }
+        }
+        // `curl ... | python3 -c 'import json,sys; print(json.load(sys.stdin))'`: an interpreter
+        // given its code reads the download as data; the code is analysed for what it does
+        // with it (and `-c "$(curl ...)"` is downloaded code).
+        let downloaded = self.ctx.rules.label("downloaded");
+        let code_given = (matches!(embedded, Some(Embedded::Source(..) | Embedded::Opaque(..)))
+            || found.iter().any(|f| f.code.is_some()))
+            && words[1..].iter().all(|w| !w.taints.intersects(downloaded));
+        if code_given {
+            call.flags.push(INLINE_CODE_FLAG.into());
+        }
         if let Some(inner) = &inner
             && is_privilege_probe(&name, &words, inner)
         {
@@ -559,7 +601,12 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             output = output.union(function_output);
         }
         match embedded {
+            // `set_var() { eval "$1=\"\$2\""; }` as written: the code is made of what its callers
+            // pass; calls in the script are followed with their words.
+            Some(Embedded::Source(_, code))
+                if self.runs_its_callers_command(&Expr::new(Value::Formatted(code.clone()))) => {}
             Some(Embedded::Source(language, code)) => self.ctx.extract_embedded(language, &code, span),
+            Some(Embedded::Opaque(_, code)) if self.runs_its_callers_command(&code) => {}
             Some(Embedded::Opaque(language, code)) => self.ctx.opaque_code(Language::Bash, language, &code, span),
             Some(Embedded::Argv(argv)) => {
                 self.command_from_words(argv, span, pipe, via.clone());
@@ -576,6 +623,10 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         output
     }
 }
+
+/// The flag of an interpreter's call that is given its code (`python3 -c CODE`, `awk PROGRAM`),
+/// so that its standard input is data.
+pub const INLINE_CODE_FLAG: &str = "inline_code";
 
 /// The flag of a `sudo` (`doas`, ...) call that runs nothing as root: no command, or one that
 /// only reports who the user is.

@@ -3,9 +3,10 @@
 //! the command's standard input and, given to an interpreter, code.
 
 use super::walker::{Body, Pipe, Walker};
-use super::words::push_bounded;
+use super::words::{literal_word, push_bounded};
+use crate::effects::program_name;
 use crate::facts::{Call, Expr, StringLit, Taints, Value};
-use airlock_bash_parser::ast::{Range, Redirect, RedirectOp, RedirectTarget, WordPart};
+use airlock_bash_parser::ast::{Range, Redirect, RedirectOp, RedirectTarget, Simple, WordPart};
 use airlock_protocol::request::Language;
 
 impl<'s> Walker<'_, '_, 's> {
@@ -63,8 +64,14 @@ impl<'s> Walker<'_, '_, 's> {
                 }
             }
         }
-        // `python3 - <<EOF ... EOF` and `bash <<< "..."` run the text they are given.
+        // `python3 - <<EOF ... EOF` and `bash <<< "..."` run the text they are given; given
+        // their code (`awk '{print $2}' <<< "$line"`, `python3 app.py <<EOF`) it is their data.
+        let code_on_stdin = match body {
+            Body::Simple(simple) => self.reads_code_from_stdin(simple, &body_name),
+            _ => false,
+        };
         if let Some(content) = &heredoc
+            && code_on_stdin
             && let Some(text) = content.text()
         {
             let interpreter = match body_name.as_str() {
@@ -88,6 +95,41 @@ impl<'s> Walker<'_, '_, 's> {
             self.pseudo_command(operator, target, range, &body_name, written);
         }
         output
+    }
+
+    /// Whether the interpreter `program` of this command takes its code from its standard
+    /// input: no code or script given on the command line (`bash`, `bash -s -- a b`,
+    /// `python3 -`, `perl`), as opposed to `awk PROGRAM`, `python3 -c CODE`, `python3 app.py`.
+    fn reads_code_from_stdin(&self, simple: &'s Simple, program: &str) -> bool {
+        let words: Vec<String> = simple.words.iter().map(|w| literal_word(self.text(w.range))).collect();
+        let Some(at) = words.iter().position(|w| program_name(w) == program) else {
+            return true;
+        };
+        // The options that give code: a shell's `-c`; `-e`, `-E`, `-m`, `-f` of the others
+        // (perl, ruby, node, python's `-m`, awk's `-f`).
+        let code_letters: &[char] = if is_shell(program) {
+            &['c']
+        } else {
+            &['c', 'e', 'E', 'm', 'f']
+        };
+        for word in &words[at + 1..] {
+            match word.as_str() {
+                "-" | "--" => return true,
+                "--eval" | "--exec" | "--command" => return false,
+                long if long.starts_with("--") => {}
+                // `-lc CODE`, `-ne CODE`: letters together; `-s` reads the code from input.
+                short if short.starts_with('-') => {
+                    if short.contains('s') && is_shell(program) {
+                        return true;
+                    }
+                    if short.contains(code_letters) {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// The operator and target of a redirection to or from a file; `None` for those that

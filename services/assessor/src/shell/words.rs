@@ -13,11 +13,47 @@ const MAX_VALUE_TEXT: usize = 64 * 1024;
 /// read as written (`$x`), so a large value expanded many times cannot exhaust memory.
 const MAX_EXPANDED_TEXT: usize = 16 * 1024 * 1024;
 
-/// `$1`, `${2}`, `$@`, `$*` as the whole text of a word: a positional parameter left unknown.
-pub(super) fn is_positional_reference(text: &str) -> bool {
-    let name = text.strip_prefix('$').unwrap_or_default();
-    let name = name.strip_prefix('{').and_then(|n| n.strip_suffix('}')).unwrap_or(name);
-    matches!(name, "@" | "*") || (!name.is_empty() && name != "0" && name.bytes().all(|b| b.is_ascii_digit()))
+/// The first program named by a substitution that only looks programs up by literal names
+/// (`$(type -p greadlink readlink | head -1)`, `$(command -v gsed)`, `` `which python3` ``):
+/// whichever is found, it is one the script chose.
+fn looked_up_program(substitution: &str) -> Option<&str> {
+    let inner = substitution
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| substitution.strip_prefix('`').and_then(|t| t.strip_suffix('`')))?;
+    let mut stages = inner.split('|');
+    let lookup: Vec<&str> = stages.next()?.split_whitespace().collect();
+    let names = match lookup.as_slice() {
+        ["type", "-p" | "-P", names @ ..] | ["command", "-v", names @ ..] | ["whence", "-p", names @ ..] => names,
+        ["which", names @ ..] => names,
+        _ => return None,
+    };
+    let rest_is_first_line = stages.all(|stage| {
+        matches!(
+            stage.split_whitespace().collect::<Vec<_>>().as_slice(),
+            ["head", "-1" | "-n1"] | ["head", "-n", "1"]
+        )
+    });
+    let literal = |n: &&str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b));
+    (rest_is_first_line && !names.is_empty() && names.iter().all(literal) && !names[0].starts_with('-'))
+        .then(|| names[0])
+}
+
+/// Every expansion left in a word's text is a positional parameter (`$1=\"$2\"`, `"$@"`):
+/// what it holds is whatever a caller of the function passes.
+pub(super) fn only_positional_holes(text: &str) -> bool {
+    let mut rest = text;
+    let mut any = false;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        let after = after.strip_prefix('{').unwrap_or(after);
+        match after.bytes().next() {
+            Some(b'@' | b'*' | b'1'..=b'9') => any = true,
+            _ => return false,
+        }
+        rest = &after[1..];
+    }
+    any
 }
 
 /// Characters of a substitution's text kept as its value.
@@ -44,7 +80,17 @@ impl<'s> Walker<'_, '_, 's> {
             }
         };
         match name {
-            "@" | "*" => {
+            // `"$@"`: each argument stays a word of its own (`python3 "$@"` given `-c CODE`).
+            "@" => {
+                let parts: Vec<&Expr> = arguments.iter().collect();
+                let taints = arguments.iter().fold(Taints::NONE, |t, a| t.union(a.taints));
+                Some(
+                    Expr::new(Value::Seq(arguments.to_vec()))
+                        .with_taints(taints)
+                        .with_trail_of(&parts),
+                )
+            }
+            "*" => {
                 let parts: Vec<&Expr> = arguments.iter().collect();
                 let text: Vec<String> = arguments
                     .iter()
@@ -116,6 +162,10 @@ impl<'s> Walker<'_, '_, 's> {
             WordPart::Param(param) => self.expansion(param, depth),
             WordPart::CommandSub(range, body) | WordPart::ProcessSub(range, body) => {
                 let output = self.statements(body, depth + 1, &Pipe::default());
+                // `$(type -p greadlink readlink | head -1)`: a program the script names itself.
+                if let Some(program) = looked_up_program(self.text(*range)) {
+                    return Expr::new(Value::Str(program.to_string())).with_taints(output);
+                }
                 let inner: String = self.text(*range).chars().take(SUBSTITUTION_TEXT).collect();
                 Expr {
                     value: Value::Formatted(inner),
