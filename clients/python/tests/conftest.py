@@ -115,14 +115,30 @@ def wheelhouse() -> Path:
     return Path(os.environ.get("AIRLOCK_WHEELHOUSE", "/var/cache/airlock/wheelhouse"))
 
 
-def data_stack_pins() -> dict[str, str]:
-    """`data/data-stack.txt` as {"numpy==2.4.6": sha256, ...}."""
+def _pins(filename: str) -> dict[str, str]:
+    """A pins file of `data/` as {"numpy==2.4.6": sha256, ...}."""
     pins = {}
-    for line in (DATA / "data-stack.txt").read_text().splitlines():
+    for line in (DATA / filename).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             spec, _, digest = line.partition(" --hash=sha256:")
             pins[spec.strip()] = digest.strip()
     return pins
+
+
+def data_stack_pins() -> dict[str, str]:
+    """`data/data-stack.txt`: the scientific stack."""
+    return _pins("data-stack.txt")
+
+
+def http_client_pins() -> dict[str, str]:
+    """`data/http-clients.txt`: requests and httpx."""
+    return _pins("http-clients.txt")
+
+
+def missing_wheels(pins: dict[str, str]) -> list[str]:
+    """The pinned wheels the wheelhouse lacks (ops/install-deps downloads them)."""
+    present = {hashlib.sha256(p.read_bytes()).hexdigest() for p in wheelhouse().glob("*.whl")}
+    return [spec for spec, digest in pins.items() if digest not in present]
 
 
 def _project(filename: str) -> str:
@@ -137,7 +153,7 @@ def _write_index(root: Path) -> None:
     files.mkdir(parents=True)
     filename, wheel = _wheel("airlock_client_probe", "1.0", b"VALUE = 'probe from the local index'\n")
     (files / filename).write_bytes(wheel)
-    known = {digest for digest in data_stack_pins().values()}
+    known = {*data_stack_pins().values(), *http_client_pins().values()}
     for path in sorted(wheelhouse().glob("*.whl")):
         if hashlib.sha256(path.read_bytes()).hexdigest() in known:
             (files / path.name).symlink_to(path)
@@ -175,7 +191,105 @@ def package_index() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _configure(config_file: Path, index_url: str) -> None:
+#: The page the HTTPS origin `docs.test` serves at /page (the read-only test fetches it).
+DOCS_PAGE = "read-only page of docs.test, for the Python client"
+
+
+@dataclass
+class HttpsOrigin:
+    """A real HTTPS server for `docs.test` on loopback, with a CA of its own that the stack's
+    proxy trusts as an upstream root (as an operator pins a mirror). `requests` lists each
+    request it received as (method, path)."""
+
+    url: str
+    ca_file: Path
+    requests: list[tuple[str, str]]
+
+
+def _origin_certificates(root: Path) -> None:
+    """A CA and a leaf for docs.test signed by it, as PEM files in `root`."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "docs.test origin CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "docs.test")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("docs.test")]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    (root / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (root / "cert.pem").write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    (root / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+
+
+@pytest.fixture(scope="session")
+def https_origin() -> Iterator[HttpsOrigin]:
+    import ssl
+
+    root = Path(tempfile.mkdtemp(prefix="airlock-client-origin-"))
+    _origin_certificates(root)
+    (root / "www").mkdir()
+    (root / "www" / "page").write_text(DOCS_PAGE)
+    seen: list[tuple[str, str]] = []
+
+    class Handler(_QuietHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(root / "www"), **kwargs)
+
+        def do_GET(self) -> None:
+            seen.append(("GET", self.path))
+            super().do_GET()
+
+        def do_HEAD(self) -> None:
+            seen.append(("HEAD", self.path))
+            super().do_HEAD()
+
+        def do_POST(self) -> None:
+            seen.append(("POST", self.path))
+            self.send_error(500, "the origin must never see a POST")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(root / "cert.pem", root / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield HttpsOrigin(url=f"https://127.0.0.1:{server.server_address[1]}", ca_file=root / "ca.pem", requests=seen)
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _configure(config_file: Path, index_url: str, origin: HttpsOrigin) -> None:
     """The test settings, written into the `airlock.toml` that `airlock init` made."""
     text = config_file.read_text()
     lines = text.splitlines()
@@ -192,26 +306,31 @@ def _configure(config_file: Path, index_url: str) -> None:
         'allow_hosts = ["index.test"]',
         'index_host = "index.test"',
         'index_path = "/simple/"',
+        # Read-only internet (test_read_only.py): docs.test alone, served by the HTTPS origin.
+        'read_only_hosts = ["docs.test"]',
+        f'upstream_roots = ["{origin.ca_file}"]',
         "[executor.egress.pinned]",
         f'"index.test" = "{index_url}"',
+        f'"docs.test" = "{origin.url}"',
         "",
     ]
     config_file.write_text("\n".join(lines))
     written = tomllib.loads(config_file.read_text())
     assert written["gate"]["override_timeout_secs"] == OVERRIDE_TIMEOUT_SECS
     assert written["executor"]["egress"]["pinned"]["index.test"] == index_url
+    assert written["executor"]["egress"]["pinned"]["docs.test"] == origin.url
     assert written["clients"]["extra_users"] == [EXTRA_CLIENT, MCP_CLIENT]
 
 
 @pytest.fixture(scope="session")
-def stack(package_index: str) -> Iterator[Stack]:
+def stack(package_index: str, https_origin: HttpsOrigin) -> Iterator[Stack]:
     binary = airlock_bin()
     home = Path(tempfile.mkdtemp(prefix="airlock-client-test-"))
     running = Stack(home=home, binary=binary, index_url=package_index)
     init = running.airlock("init")
     if init.returncode != 0:
         pytest.fail(f"airlock init failed: {init.stderr}")
-    _configure(home / "airlock.toml", package_index)
+    _configure(home / "airlock.toml", package_index, https_origin)
     log = open(home / "up.log", "wb")
     up = subprocess.Popen(
         [str(binary), "--home", str(home), "up", "--port", "0"],

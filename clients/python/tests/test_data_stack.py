@@ -5,14 +5,13 @@ imported and used in one run. It fails when the image lacks a system library the
 
 from __future__ import annotations
 
-import hashlib
 import time
 
 import pytest
 
 from airlock_client import Client, Operator
 
-from .conftest import data_stack_pins, wheelhouse
+from .conftest import data_stack_pins, missing_wheels, wheelhouse
 
 ANALYSIS = """
 import numpy, pandas, scipy, matplotlib
@@ -40,8 +39,7 @@ print("versions", numpy.__version__, pandas.__version__, scipy.__version__, matp
 
 def test_numpy_pandas_scipy_and_matplotlib_install_and_run(client: Client, operator: Operator) -> None:
     pins = data_stack_pins()
-    present = {hashlib.sha256(p.read_bytes()).hexdigest() for p in wheelhouse().glob("*.whl")}
-    missing = [spec for spec, digest in pins.items() if digest not in present]
+    missing = missing_wheels(pins)
     if missing:
         pytest.fail(f"the wheelhouse {wheelhouse()} lacks {missing}: run ops/install-deps")
     top = [spec for spec in pins if spec.split("==")[0] in ("numpy", "pandas", "scipy", "matplotlib")]
