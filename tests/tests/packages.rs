@@ -426,3 +426,50 @@ async fn a_real_package_from_pypi_through_the_proxy() {
         "{egress:?}"
     );
 }
+
+/// Under gVisor: the resolve and install steps run in their own containers under runc (pip
+/// unpacks wheels and runs none of their code; the download needs a network, which runsc,
+/// registered with `--network=none`, cannot join), and the program runs under the runtime the
+/// gate granted, runsc, with the installed packages mounted read-only.
+#[tokio::test(flavor = "multi_thread")]
+async fn packages_install_for_a_program_that_runs_under_gvisor() {
+    let index = LocalIndex::start();
+    let cache = tempfile::tempdir().expect("package cache");
+    let config = format!(
+        "{}[executor.runtimes]\navailable = [\"runc\", \"runsc\"]\n\n\
+         [gate.policy.runtimes]\ngenerated = \"runsc\"\nunavailable = \"deny\"\n",
+        index.egress_config(cache.path())
+    );
+    let stack = tokio::task::spawn_blocking(move || Stack::start_with(&config))
+        .await
+        .expect("stack");
+    let code = "import os, airlock_probe\nprint(airlock_probe.VALUE, os.uname().release)\n";
+    let (result, status) = stack.run_code("probe.py", code, &["--packages", "airlock-probe==1.0"]);
+    assert_eq!(
+        (status, &result["outcome"]),
+        (0, &serde_json::json!("finished")),
+        "{result:#}"
+    );
+    let host = std::fs::read_to_string("/proc/sys/kernel/osrelease").expect("the host's kernel release");
+    let stdout = result["stdout"].as_str().unwrap_or_default();
+    assert!(stdout.starts_with("probe ok "), "{result:#}");
+    assert!(
+        !stdout.contains(host.trim()),
+        "the program saw the host's kernel: {stdout}"
+    );
+    let id = result["request_id"].as_str().expect("request id");
+    let events = events_of(&stack, id).await;
+    let started = events.iter().find_map(|e| match &e.event {
+        Event::ExecStarted(start) => Some(start.runtime),
+        _ => None,
+    });
+    assert_eq!(started, Some(airlock_protocol::Runtime::Runsc), "{events:#?}");
+    // The wheel came through the install proxy, from the pinned index.
+    assert!(
+        egress_of(&events)
+            .iter()
+            .any(|e| e.allowed && e.host == "index.test" && e.url.ends_with("airlock_probe-1.0-py3-none-any.whl")),
+        "{:#?}",
+        egress_of(&events)
+    );
+}
