@@ -72,6 +72,7 @@ override_timeout = "120s"
 
 [bridge]
 listen = "{listen}"
+public_url = "http://{listen}"
 
 [bridge.matrix]
 homeserver = "{url}"
@@ -264,6 +265,31 @@ async fn approvals_denials_refusals_and_late_answers_in_a_matrix_room() {
     }
     let html = post["content"]["formatted_body"].as_str().unwrap_or_default();
     assert!(html.contains("<code>") && html.contains(&rid), "{html}");
+    // The whole code is one click away: a page the bridge serves behind an unguessable link,
+    // as numbered plain text a browser may not sniff into anything else.
+    let link = text
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") && w.contains("/code/"))
+        .map(|w| w.trim_end_matches(['.', ')', '(']).to_owned())
+        .unwrap_or_else(|| panic!("no link to the whole code in:\n{text}"));
+    let page = reqwest::get(&link).await.expect("the code page");
+    assert_eq!(page.status(), 200, "{link}");
+    assert_eq!(page.headers()["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let whole = page.text().await.expect("page text");
+    assert!(
+        whole.contains(&rid)
+            && whole.contains("3 | exec(base64.b64decode(payload))")
+            && whole.contains("4 | print('ran')"),
+        "{whole}"
+    );
+    let (base, token) = link.rsplit_once('/').expect("token");
+    let wrong = format!(
+        "{base}/{}",
+        if token.starts_with('0') { "1" } else { "0" }.repeat(token.len())
+    );
+    assert_eq!(reqwest::get(&wrong).await.expect("a wrong link").status(), 404);
+
     // The first line says what the code does in the assessor's plain words (through the real
     // gate), then the level: never a rule id, never the level twice.
     let first = text.lines().next().unwrap_or_default();

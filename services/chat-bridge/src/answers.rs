@@ -91,6 +91,8 @@ pub struct Core {
     pub directory: Directory,
     /// Requests new or changed since the outbox last looked.
     changed: Mutex<BTreeSet<RequestId>>,
+    /// `[bridge] public_url`: where the whole-code pages are opened, when they are served.
+    pub public_url: Option<String>,
 }
 
 /// `a, b and 3 more`, as code.
@@ -126,6 +128,7 @@ impl Core {
             wake: tokio::sync::Notify::new(),
             directory: Directory::default(),
             changed: Mutex::new(BTreeSet::new()),
+            public_url: None,
         }
     }
 

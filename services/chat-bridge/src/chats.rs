@@ -83,7 +83,7 @@ pub async fn start(
         }
         tokio::spawn(matrix.clone().run_sync(core.clone(), shutdown.clone()));
     }
-    if chats.slack.is_some() || chats.discord.is_some() || chats.webhook.is_some() {
+    if chats.slack.is_some() || chats.discord.is_some() || chats.webhook.is_some() || config.public_url.is_some() {
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|source| BridgeError::Listen {

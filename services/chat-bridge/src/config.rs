@@ -23,6 +23,11 @@ pub struct Config {
     /// Where the interaction endpoints listen (Slack, Discord, webhook answers). Put a TLS
     /// proxy in front for the SaaS chats.
     pub listen: SocketAddr,
+    /// The address people open the bridge's pages at (`listen`, through your TLS proxy), such
+    /// as `https://airlock.example.org`. When set, each request's message links to a page with
+    /// its whole code (an unguessable link that lapses an hour after the request's deadline),
+    /// and the bridge listens on `listen` for it even with Matrix alone.
+    pub public_url: Option<String>,
     pub matrix: Option<MatrixConfig>,
     pub slack: Option<SlackConfig>,
     pub discord: Option<DiscordConfig>,
@@ -44,6 +49,7 @@ impl Default for Config {
             key_file: PathBuf::from("keys/bridge.key"),
             key_name: "airlock.local/bridge".to_owned(),
             listen: SocketAddr::from(([127, 0, 0, 1], 8790)),
+            public_url: None,
             matrix: None,
             slack: None,
             discord: None,
@@ -203,6 +209,15 @@ impl Config {
     /// Checks what serde cannot: required keys of each configured system.
     fn check(&self, file: &ConfigFile) -> Result<(), ConfigError> {
         let need = |key: &str, ok: bool, what: &str| if ok { Ok(()) } else { Err(file.invalid(key, what)) };
+        if let Some(url) = &self.public_url {
+            need(
+                "bridge.public_url",
+                (url.starts_with("https://") || url.starts_with("http://"))
+                    && !url.contains(char::is_whitespace)
+                    && !url.contains(['?', '#']),
+                "an http(s) URL without a query (where people open the bridge's pages)",
+            )?;
+        }
         if let Some(m) = &self.matrix {
             need(
                 "bridge.matrix.homeserver",

@@ -86,12 +86,20 @@ async fn webhook(State(e): State<Arc<Endpoints>>, headers: HeaderMap, body: Byte
     )
 }
 
+async fn code_page(
+    State(e): State<Arc<Endpoints>>,
+    axum::extract::Path((request_id, token)): axum::extract::Path<(String, String)>,
+) -> axum::response::Response {
+    crate::code_page::serve(&e.core, &request_id, &token).await
+}
+
 pub fn router(endpoints: Arc<Endpoints>) -> axum::Router {
     axum::Router::new()
         .route("/slack/interactions", post(slack))
         .route("/discord/interactions", post(discord))
         .route("/webhook/answer", post(webhook))
         .route("/health", get(|| async { "ok" }))
+        .route("/code/{request_id}/{token}", get(code_page))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(endpoints)
 }

@@ -10,6 +10,7 @@
 pub mod adapter;
 pub mod answers;
 pub mod chats;
+pub mod code_page;
 pub mod command;
 pub mod config;
 pub mod discord;

@@ -15,17 +15,30 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// What a message shows, so that it is edited only when that changes.
-fn fingerprint(tracked: &Tracked, system: &str) -> String {
+fn fingerprint(tracked: &Tracked, system: &str, now: i64) -> String {
     match &tracked.ended {
         Some(ended) => format!(
             "ended:{}",
             crate::txn_id(&[&serde_json::to_string(ended).unwrap_or_default()])
         ),
         None => format!(
-            "waiting:{}:{}",
+            "waiting:{}:{}:{}",
             tracked.approved_by.len(),
-            tracked.escalated_in.iter().any(|s| s == system)
+            tracked.escalated_in.iter().any(|s| s == system),
+            time_left_step(tracked.asked.deadline_ms, now)
         ),
+    }
+}
+
+/// The time left to answer, in the steps at which a waiting message is edited so that its
+/// "in N min" stays true: every five minutes, then at the last minute. (Every minute would be
+/// an edit a minute per request, which a burst of requests cannot afford under a homeserver's
+/// rate limits; the absolute time beside it is always right.)
+fn time_left_step(deadline_ms: i64, now: i64) -> i64 {
+    match (deadline_ms - now).max(0) / 60_000 {
+        left @ 5.. => left / 5 * 5,
+        1..=4 => 1,
+        _ => 0,
     }
 }
 
@@ -289,24 +302,24 @@ impl Outbox {
         // Post a waiting request once per chat, notifying who may answer.
         if waiting && tracked.first_post(system).is_none() {
             let place = adapter.place().to_owned();
-            let view = view(tracked, system);
+            let view = view(tracked, system, self.core.public_url.as_deref());
             let mut message = request_message(&view);
             message.mentions = view.approvers().to_vec();
             let id = adapter
                 .post_request(&place, &view, &message, now, &txn(rid, &format!("post-{system}")))
                 .await?;
-            self.record_post(rid, system, place, id, false, fingerprint(tracked, system))
+            self.record_post(rid, system, place, id, false, fingerprint(tracked, system, now))
                 .await?;
             self.core.counters.incr("posted");
             return Ok(false);
         }
         // Edit every message of this chat whose content is behind.
-        let wanted = fingerprint(tracked, system);
+        let wanted = fingerprint(tracked, system, now);
         for (i, post) in tracked.posts.iter().enumerate() {
             if post.system != system || post.shows_end && tracked.ended.is_some() || post.shown == wanted {
                 continue;
             }
-            let view = view(tracked, system);
+            let view = view(tracked, system, self.core.public_url.as_deref());
             let message = request_message(&view);
             let what = format!("edit-{system}-{i}-{}", crate::txn_id(&[&wanted]));
             adapter
@@ -396,12 +409,12 @@ impl Outbox {
         let rid = &tracked.request_id;
         if target.repost {
             let place = adapter.place().to_owned();
-            let view = view(tracked, system);
+            let view = view(tracked, system, self.core.public_url.as_deref());
             let message = request_message(&view);
             let id = adapter
                 .post_request(&place, &view, &message, now, &txn(rid, &format!("repost-{system}")))
                 .await?;
-            self.record_post(rid, system, place, id, true, fingerprint(tracked, system))
+            self.record_post(rid, system, place, id, true, fingerprint(tracked, system, now))
                 .await?;
         }
         let first = tracked.first_post(system).map(|p| p.message.clone());
@@ -439,7 +452,7 @@ impl Outbox {
     ) -> Result<(), StepError> {
         let system = adapter.system();
         let rid = &tracked.request_id;
-        let view = view(tracked, system);
+        let view = view(tracked, system, self.core.public_url.as_deref());
         let message = request_message(&view);
         let id = adapter
             .post_request(place, &view, &message, now, &txn(rid, &format!("second-{system}")))
@@ -450,7 +463,7 @@ impl Outbox {
             place.to_owned(),
             id.clone(),
             true,
-            fingerprint(tracked, system),
+            fingerprint(tracked, system, now),
         )
         .await?;
         let notice_id = adapter
@@ -495,8 +508,9 @@ impl Outbox {
     }
 }
 
-fn view<'a>(tracked: &'a Tracked, system: &'a str) -> View<'a> {
+fn view<'a>(tracked: &'a Tracked, system: &'a str, public_url: Option<&str>) -> View<'a> {
     View {
+        code_page: public_url.and_then(|url| crate::code_page::link(url, tracked)),
         request_id: &tracked.request_id,
         asked: &tracked.asked,
         ended: tracked.ended.as_ref(),
@@ -522,5 +536,25 @@ impl StepError {
             StepError::Chat(e) => e.retry_after(),
             StepError::Store(_) | StepError::Tell(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod time_left_tests {
+    use super::time_left_step;
+
+    #[test]
+    fn a_waiting_message_is_edited_every_five_minutes_then_at_the_last_minute() {
+        let deadline = 1_000 * 60_000;
+        let step_at = |minutes_left: f64| time_left_step(deadline, deadline - (minutes_left * 60_000.0) as i64);
+        // A fifteen-minute wait: posted at 14:59 left, edited at 9:59, 4:59 and 0:59 left.
+        let steps: Vec<i64> = [14.99, 12.0, 10.0, 9.99, 5.0, 4.99, 1.0, 0.99, 0.0, -1.0]
+            .into_iter()
+            .map(step_at)
+            .collect();
+        assert_eq!(steps, [10, 10, 10, 5, 5, 1, 1, 0, 0, 0]);
+        let mut changes = steps.clone();
+        changes.dedup();
+        assert_eq!(changes.len(), 4, "four edits in fifteen minutes: {steps:?}");
     }
 }

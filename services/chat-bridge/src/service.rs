@@ -49,12 +49,14 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         return Ok(());
     };
     let publisher = Publisher::new(runner.jetstream().clone(), Producer::ChatBridge, shutdown.clone());
-    let core = Arc::new(Core::new(
+    let mut core = Core::new(
         Store::new(claims),
         Relay::new(key.clone(), publisher, counters.clone()),
         counters.clone(),
         airlock_approvals::People::new(&config.people, &Default::default())?,
-    ));
+    );
+    core.public_url = config.public_url.clone();
+    let core = Arc::new(core);
 
     let chats = crate::chats::start(&config, &key, core.clone(), shutdown.clone()).await?;
     tokio::spawn(Outbox::new(core.clone(), chats).run(shutdown.clone()));

@@ -59,6 +59,10 @@ pub struct Tracked {
     /// is shown; the executor publishes it just before the terminal event.
     #[serde(default)]
     pub observed: Option<String>,
+    /// The secret part of the link to the request's whole-code page (`code_page`); empty for
+    /// records from before pages existed (no link then).
+    #[serde(default)]
+    pub code_token: String,
 }
 
 impl Tracked {
@@ -74,6 +78,7 @@ impl Tracked {
             refused_in: vec![],
             refused_places: vec![],
             observed: None,
+            code_token: crate::code_page::new_token(),
         }
     }
 

@@ -406,6 +406,7 @@ impl Gate {
             language: request.language,
             origin: request.origin,
             code_preview: explain::code_preview(&request, 40, 4096),
+            code: request.code.clone(),
             inputs: explain::inputs_preview(&request, &assessment, 4096),
             packages: assessment.packages.clone(),
             deadline_ms,
@@ -690,6 +691,8 @@ impl Gate {
             {
                 // Requests asked by an earlier release have no label in `asked`.
                 asked.label = asked.label.or(request.label);
+                // The list is one reply however many wait: the preview, not the whole code.
+                asked.code = Vec::new();
                 pending.push(PendingOverride {
                     request_id,
                     asked,

@@ -250,6 +250,8 @@ impl Prepared {
                     x.request(request);
                 }
             }
+            // The same code as the request's: one blob, stored once.
+            Event::OverrideAsked(asked) => x.take("code", &mut asked.code, true),
             Event::Output(chunk) => x.take("data", &mut chunk.data, false),
             Event::Terminal(terminal) => x.terminal(terminal),
             _ => {}
@@ -398,6 +400,7 @@ impl Entry {
                     request(r, &mut fill)
                 }
             }
+            Event::OverrideAsked(asked) => fill("code", &mut asked.code),
             Event::Output(c) => fill("data", &mut c.data),
             Event::Terminal(t) => {
                 fill("stdout", &mut t.stdout);
@@ -438,6 +441,32 @@ mod tests {
         );
         let restored = entry.restore(|r| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone()));
         assert_eq!(restored, Some(envelope.event));
+    }
+
+    #[test]
+    fn an_override_requests_whole_code_is_the_requests_blob_and_comes_back() {
+        let code = b"import os\nos.system('id')\n".to_vec();
+        let asked = airlock_protocol::OverrideAsked {
+            code_digest: airlock_protocol::CodeDigest::of(&code),
+            code_preview: "import os\n".into(),
+            code: code.clone(),
+            ..airlock_protocol::OverrideAsked::display_only()
+        };
+        let envelope = Envelope::new(
+            RequestId::parse("mai.r1").unwrap(),
+            Producer::OverrideGate,
+            Event::OverrideAsked(asked),
+        );
+        let prepared = Prepared::from_envelope(envelope.clone(), Some(2), None);
+        assert_eq!(prepared.blobs.len(), 1);
+        let (entry, _, blobs) = prepared.place(0, 1, Hash::ZERO).unwrap();
+        assert_eq!(entry.blobs["code"].b3, blake3::hash(&code).to_hex().to_string());
+        let Some(Event::OverrideAsked(kept)) = &entry.event else {
+            panic!("{entry:?}")
+        };
+        assert!(kept.code.is_empty(), "the code is in the blob, not inline");
+        let fetch = |r: &BlobRef| blobs.iter().find(|b| &b.reference == r).map(|b| b.bytes.clone());
+        assert_eq!(entry.restore(fetch), Some(envelope.event));
     }
 
     #[test]

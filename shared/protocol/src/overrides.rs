@@ -35,6 +35,11 @@ pub struct OverrideAsked {
     pub origin: Origin,
     /// The first lines of the code, for display.
     pub code_preview: String,
+    /// The whole code, for the page an approver opens from the message (the chat shows the
+    /// preview). Empty in records written before it was carried.
+    #[schemars(with = "Vec<u8>")]
+    #[serde(default, with = "serde_bytes", skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<u8>,
     /// Arguments, environment, packages and stdin, one line each, for display: they change
     /// what the code does, so the approver sees them with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -357,6 +362,7 @@ impl OverrideAsked {
             language: Language::Python,
             origin: Origin::External,
             code_preview: String::new(),
+            code: vec![],
             inputs: vec![],
             packages: vec![],
             deadline_ms: 0,

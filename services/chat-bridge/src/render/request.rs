@@ -24,6 +24,8 @@ pub struct View<'a> {
     /// The chat system the message goes to: says who may answer there, and how.
     pub system: &'a str,
     pub escalated: bool,
+    /// The link to the request's whole-code page, when the bridge serves them.
+    pub code_page: Option<String>,
 }
 
 impl View<'_> {
@@ -377,6 +379,16 @@ pub fn request_message(view: &View<'_>) -> Message {
     if !code.lines.is_empty() {
         blocks.push(Line::new().text("The code (▶ marks lines with findings):").para());
         blocks.push(Block::Code(code));
+    }
+    if let Some(url) = &view.code_page {
+        let lines = String::from_utf8_lossy(&a.code).lines().count();
+        blocks.push(
+            Line::new()
+                .text(format!("The whole code, {lines} lines: "))
+                .link("open it", url.clone())
+                .text(" (the link lapses an hour after the deadline).")
+                .para(),
+        );
     }
     if !a.inputs.is_empty() {
         blocks.push(Line::new().text("Given to the program:").para());

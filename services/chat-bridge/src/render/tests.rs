@@ -115,6 +115,7 @@ fn messages(hostile: &str, system: &'static str) -> Vec<Message> {
         approved_by: &[],
         system,
         escalated: false,
+        code_page: None,
     };
     let over = View {
         ended: Some(&ended),
@@ -310,6 +311,7 @@ fn the_message_says_what_an_approver_needs() {
         approved_by: &[],
         system: "matrix",
         escalated: false,
+        code_page: None,
     };
     let now = 1_795_000_900_000 - 12 * 60_000;
     let t = plain::render(&request_message(&view), now, 64 * 1024);
@@ -351,6 +353,7 @@ fn only_matrix_messages_tell_people_to_type_an_answer() {
             approved_by: &[],
             system,
             escalated: true,
+            code_page: None,
         };
         let mut all = messages("x", system);
         all.push(request_message(&view));
@@ -423,6 +426,7 @@ fn ended_requests_say_who_decided_and_how_it_ended() {
         approved_by: &[],
         system: "matrix",
         escalated: false,
+        code_page: None,
     };
     let message = request_message(&view);
     let t = plain::render(&message, 0, 64 * 1024);
@@ -487,6 +491,7 @@ fn a_read_only_grant_names_the_hosts_the_program_may_fetch_from() {
         approved_by: &[],
         system: "matrix",
         escalated: false,
+        code_page: None,
     };
     let t = plain::render(&request_message(&view), 0, 64 * 1024);
     assert!(
@@ -516,6 +521,7 @@ fn every_chat_keeps_to_its_limits_after_escaping() {
             approved_by: &[],
             system,
             escalated: false,
+            code_page: None,
         };
         let mut message = request_message(&view);
         message.mentions = vec!["U0ALICE".into()];
@@ -579,6 +585,7 @@ fn a_revision_names_the_earlier_request_its_decision_and_the_diff() {
         approved_by: &[],
         system: "matrix",
         escalated: false,
+        code_page: None,
     };
     let t = plain::render(&request_message(&view), 1_795_000_000_000, 64 * 1024);
     for needle in [
