@@ -285,10 +285,11 @@ async fn every_run_has_its_own_ca_which_the_host_does_not_trust() {
 }
 
 /// gVisor here is registered with `--network=none`, so a read-only run under runsc could not
-/// reach its proxy: the request ends at once with that reason, never with more network, never
-/// run without the network it was granted, and never waiting.
+/// reach its proxy: the gate's policy denies it at once, with that reason, before anyone is asked
+/// or anything runs (the executor refuses such a decision too: its own tests). Never more
+/// network, never run without the network it was granted, never waiting.
 #[tokio::test(flavor = "multi_thread")]
-async fn read_only_under_gvisor_ends_with_its_reason_and_runs_nothing() {
+async fn read_only_under_gvisor_is_denied_with_its_reason_and_runs_nothing() {
     let stack = tokio::task::spawn_blocking(|| {
         Stack::start_with(
             "[executor.runtimes]\navailable = [\"runc\", \"runsc\"]\n\n\
@@ -299,14 +300,14 @@ async fn read_only_under_gvisor_ends_with_its_reason_and_runs_nothing() {
     .expect("stack");
     let started = std::time::Instant::now();
     let (result, status) = stack.run_code("fetch.py", PROBE, &["--network", "read-only"]);
-    assert_eq!(result["decision"], "approved", "{result:#}");
-    assert_eq!(result["outcome"], "failed", "{result:#}");
-    assert_eq!(status, 5, "Airlock failed the run, not the program: {result:#}");
+    assert_eq!(result["decision"], "denied", "{result:#}");
+    assert_eq!(result["approver"]["by"], "policy", "{result:#}");
     let reason = result["reason"].as_str().unwrap_or_default();
     assert!(
-        reason.contains("read-only is not available under runtime runsc") && reason.contains("--network=none"),
+        reason.contains("gVisor") && reason.contains("read-only internet is not available"),
         "{result:#}"
     );
+    assert_ne!(status, 0, "{result:#}");
     assert!(started.elapsed() < std::time::Duration::from_secs(30), "{result:#}");
     let id = result["request_id"].as_str().expect("request id");
     let events = events_of(&stack, id).await;

@@ -447,6 +447,20 @@ impl EffectivePolicy {
             Origin::Generated => self.rules.read_only.generated,
             Origin::External => self.rules.read_only.external,
         };
+        // The executor refuses read-only internet under gVisor (runsc is registered with
+        // `--network=none`): said here, before anyone is asked to approve what cannot run.
+        if network == NetworkMode::ReadOnly
+            && !matches!(ruling, Ruling::Deny { .. })
+            && self.runtime(level, origin) == Ok(Runtime::Runsc)
+        {
+            return Ruling::Deny {
+                reason: format!(
+                    "policy: {level} {} code runs under gVisor (runsc), where read-only internet is not available; \
+                     ask for network \"none\", or run it where the policy chooses runc",
+                    origin.as_str()
+                ),
+            };
+        }
         match ruling {
             Ruling::Approve { .. } if network == NetworkMode::ReadOnly && !ceiling.allows(level) => Ruling::Ask,
             Ruling::Approve {
@@ -675,6 +689,43 @@ mod tests {
             .runtime,
             Runtime::Runc
         );
+    }
+
+    #[test]
+    fn read_only_internet_under_gvisor_is_denied_before_anyone_is_asked() {
+        let policy = EffectivePolicy::new(
+            toml::from_str("[runtimes]\nexternal = \"runsc\"\n").unwrap(),
+            BTreeMap::new(),
+            [Runtime::Runc, Runtime::Runsc].into(),
+        );
+        let approve = Ruling::Approve {
+            quota: TrustLevel::Untrusted,
+            limits: Quotas::default().untrusted,
+            runtime: Runtime::Runsc,
+            network: NetworkMode::None,
+            rule: "test".into(),
+        };
+        for ruling in [approve.clone(), Ruling::Ask] {
+            let ruled = policy.rule_network(ruling, Level::Low, Origin::External, NetworkMode::ReadOnly);
+            assert!(
+                matches!(&ruled, Ruling::Deny { reason } if reason.contains("gVisor")),
+                "{ruled:?}"
+            );
+        }
+        // Under runc, or without network, nothing changes.
+        let ruled = policy.rule_network(approve.clone(), Level::Low, Origin::Generated, NetworkMode::ReadOnly);
+        assert!(
+            matches!(
+                ruled,
+                Ruling::Approve {
+                    network: NetworkMode::ReadOnly,
+                    ..
+                }
+            ),
+            "{ruled:?}"
+        );
+        let ruled = policy.rule_network(approve, Level::Low, Origin::External, NetworkMode::None);
+        assert!(matches!(ruled, Ruling::Approve { .. }), "{ruled:?}");
     }
 
     #[test]
