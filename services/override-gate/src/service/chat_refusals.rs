@@ -30,17 +30,12 @@ impl Gate {
             tracing::warn!(system = %refused.system, place, detail = %refused.detail, "a chat refused a request's escalation");
             return Ok(());
         }
-        let Some((record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
+        let Some((mut record, revision)) = self.records.get::<Record>(rid.as_str()).await? else {
             return Ok(());
         };
         let Record::Pending {
-            request,
-            assessment,
-            asked,
-            traceparent,
-            approvals,
-            mut chats_refused,
-        } = record
+            asked, chats_refused, ..
+        } = &mut record
         else {
             // Decided meanwhile: nobody waits for that chat any more.
             return Ok(());
@@ -49,6 +44,7 @@ impl Gate {
             return Ok(());
         }
         chats_refused.push(refused.system.clone());
+        let chats_refused = chats_refused.clone();
         let posted_to: Vec<String> = asked
             .approvers
             .keys()
@@ -56,14 +52,6 @@ impl Gate {
             .cloned()
             .collect();
         let deadline_ms = asked.deadline_ms;
-        let record = Record::Pending {
-            request,
-            assessment,
-            asked,
-            traceparent,
-            approvals,
-            chats_refused: chats_refused.clone(),
-        };
         match self.records.update(rid.as_str(), &record, revision).await {
             Ok(_) => {}
             // An answer, the deadline or a cancellation changed it meanwhile: handled again.
