@@ -56,6 +56,7 @@ pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Opti
     }
     let mut walker = Walker::new(ctx, source, &script.heredocs, &lines, outer);
     walker.statements(&script.body, 0, &Pipe::default());
+    walker.functions_called_at_run_time();
     Some(errors)
 }
 
@@ -95,6 +96,38 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             cwd: None,
             expanded: 0,
             in_definition: 0,
+            word_counts: None,
+            never_called: Vec::new(),
+        }
+    }
+
+    /// Whether a function's name occurs anywhere but in its definition: a call, `trap NAME`,
+    /// `complete -F NAME`, `PROMPT_COMMAND=NAME`, an alias, even a comment all count.
+    fn is_named_elsewhere(&mut self, name: &str) -> bool {
+        let source = self.source;
+        let counts = self.word_counts.get_or_insert_with(|| {
+            let mut counts = HashMap::default();
+            for word in source
+                .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
+                .filter(|w| !w.is_empty())
+            {
+                *counts.entry(word).or_insert(0u32) += 1;
+            }
+            counts
+        });
+        counts.get(name).copied().unwrap_or(0) > 1
+    }
+
+    /// A script that runs commands it only knows at run time (`"$@"`, `$cmd`) may call any of
+    /// its functions: the bodies nothing names are then visited as written after all.
+    fn functions_called_at_run_time(&mut self) {
+        if self.never_called.is_empty() || !self.ctx.shell.calls.iter().any(|c| c.name == "@opaque") {
+            return;
+        }
+        for (body, depth) in std::mem::take(&mut self.never_called) {
+            self.in_definition += 1;
+            self.visit(body, depth, &Pipe::default());
+            self.in_definition -= 1;
         }
     }
 
@@ -190,7 +223,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             let fact = Call::new("@fork-bomb".into(), self.span(stmt.range));
             self.ctx.shell.push_call(fact);
         }
+        // A function nothing names is never run (a plugin's or a library's functions, there for
+        // an interactive shell that sources the file).
+        let named = self.is_named_elsewhere(&name);
         self.functions.insert(name, &function.body);
+        if !named {
+            self.never_called.push((&function.body, depth + 1));
+            return Taints::NONE;
+        }
         // The body once as written (parameters unknown), for what it does whoever calls it.
         self.in_definition += 1;
         let output = self.visit(&function.body, depth + 1, pipe);
@@ -548,7 +588,10 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                 }
             }
         }
-        // A program run by its path (`./agent`, `/tmp/x`, `"$job"`) runs that file.
+        // A program run by its path (`./agent`, `/tmp/x`, `"$job"`) runs that file. It is
+        // recorded on its own: what the command itself reads or downloads is its output, not
+        // the program (`/usr/bin/rsync host:x .` does not run what rsync fetches).
+        let mut program_run = Vec::new();
         if let Some(path) = first.text().filter(|t| t.contains('/')) {
             let mut fact = Call::new("@run".into(), span);
             fact.via = vec![name.clone()];
@@ -558,14 +601,16 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                 taints: first.taints,
                 trail: first.trail.clone(),
             });
-            found.push(crate::effects::Found { call: fact, code: None });
+            program_run.push(crate::effects::Found { call: fact, code: None });
         }
         // `py() { python3 "$@"; }`, `load() { source "$1"; }` as written: the file is whatever
         // a caller names.
-        found.retain(|f| {
-            !(matches!(f.call.name.as_str(), "@run" | "@load" | "@exec")
-                && f.call.args.first().is_some_and(|a| self.runs_its_callers_command(a)))
-        });
+        let runs_callers_file = |f: &crate::effects::Found| {
+            matches!(f.call.name.as_str(), "@run" | "@load" | "@exec")
+                && f.call.args.first().is_some_and(|a| self.runs_its_callers_command(a))
+        };
+        found.retain(|f| !runs_callers_file(f));
+        program_run.retain(|f| !runs_callers_file(f));
         // ... and `set_var() { eval "$1=\"\$2\""; }` evaluates what a caller passes.
         for item in &mut found {
             if item
@@ -594,6 +639,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             found.retain(|f| f.call.name != "@privilege");
             call.flags.push(PROBE_FLAG.into());
         }
+        output = output.union(self.ctx.record_effects(Language::Bash, program_run));
         output = output.union(self.ctx.record_effects(Language::Bash, found));
         self.ctx.shell.push_call(call);
         let depth = self.depth;
