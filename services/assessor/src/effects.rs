@@ -364,7 +364,7 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
         if i == 2 && matches!(text.as_ref(), "eval" | "exec" | "-e") {
             // `deno eval CODE`, `tool exec CODE`.
             code_next = true;
-        } else if text.starts_with("$(") || text.starts_with('`') {
+        } else if text.starts_with("$(") || text.starts_with('`') || text.starts_with("<(") || text.starts_with(">(") {
             // A command's output given as an argument: data, not a place.
         } else if text.contains("://") || text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/") {
             urls.push(word.clone());

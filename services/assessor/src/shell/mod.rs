@@ -121,7 +121,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     /// A script that runs commands it only knows at run time (`"$@"`, `$cmd`) may call any of
     /// its functions: the bodies nothing names are then visited as written after all.
     fn functions_called_at_run_time(&mut self) {
-        if self.never_called.is_empty() || !self.ctx.shell.calls.iter().any(|c| c.name == "@opaque") {
+        // A program named by a path (`sudo "$FILE"` with FILE=".../sbin/nginx") is a file, not a
+        // function.
+        let dispatches = self.ctx.shell.calls.iter().any(|c| {
+            c.name == "@opaque"
+                && !(c.flags.iter().any(|f| f == "command")
+                    && c.args.first().and_then(|a| a.text()).is_some_and(|t| t.contains('/')))
+        });
+        if self.never_called.is_empty() || !dispatches {
             return;
         }
         for (body, depth) in std::mem::take(&mut self.never_called) {

@@ -138,7 +138,12 @@ impl<'s> Walker<'_, '_, 's> {
         let RedirectTarget::Word(word) = &redirect.target else {
             return None;
         };
-        let target = self.word(word, depth);
+        let mut target = self.word(word, depth);
+        // `done < <(compgen -W '... --load-cookies ...')`: a command's output read through a
+        // pipe; what it carries flows on, its text names no file.
+        if matches!(&word.parts[..], [WordPart::ProcessSub(..)]) {
+            target.value = Value::Other;
+        }
         if let Value::Str(t) = &target.value
             && (t == "-" || t.chars().all(|c| c.is_ascii_digit()))
         {
