@@ -155,8 +155,50 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         let mut output = Taints::NONE;
         for stmt in list {
             output = output.union(self.visit(stmt, depth, pipe));
+            if depth == 0 && self.outer.is_none() && self.replaced_by(stmt) {
+                break;
+            }
         }
         output
+    }
+
+    /// `exec PROGRAM ...` (or `eval 'exec PROGRAM ...'`) at the top of a script replaces the
+    /// shell: nothing after it runs as shell. A script that hands itself (`"$0"`) to another
+    /// interpreter, the head of a Python or Perl program (`exec python3 "$0" "$@"`), is that
+    /// interpreter's code: the whole file is read as such (Python), or is code in a language
+    /// not read here, which fails closed.
+    fn replaced_by(&mut self, stmt: &'s Stmt) -> bool {
+        let StmtKind::Simple(simple) = &stmt.kind else {
+            return false;
+        };
+        let unquote = |t: &str| t.trim_matches(|c| c == '"' || c == '\'').to_string();
+        let mut words: Vec<String> = simple.words.iter().map(|w| unquote(self.text(w.range))).collect();
+        if words.len() == 2 && words[0] == "eval" && words[1].starts_with("exec ") {
+            words = words[1].split_whitespace().map(unquote).collect();
+        }
+        if words.first().map(String::as_str) != Some("exec") {
+            return false;
+        }
+        let Some(program) = words[1..].iter().find(|w| !w.starts_with('-')).map(|w| program_name(w)) else {
+            return false;
+        };
+        let runs_itself = words.iter().any(|w| matches!(w.as_str(), "$0" | "${0}"));
+        if !runs_itself {
+            return true;
+        }
+        if redirects::is_shell(&program) {
+            // The same script again under another shell: what follows runs after all.
+            return false;
+        }
+        let language = if program.starts_with("python") {
+            "python".to_string()
+        } else {
+            self.ctx.rules.effects.stdin_language(&program).unwrap_or(program)
+        };
+        let span = self.span(stmt.range);
+        let code = Expr::new(Value::Str(self.source.to_string()));
+        self.ctx.inline_code(&language, &code, span);
+        true
     }
 
     /// Visits a statement; returns the labels of what it writes to standard output.

@@ -261,7 +261,7 @@ impl<'s> Walker<'_, '_, 's> {
 }
 
 /// Shells that run a script read from their standard input.
-fn is_shell(name: &str) -> bool {
+pub(super) fn is_shell(name: &str) -> bool {
     matches!(
         name,
         "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "busybox-sh" | "rbash"

