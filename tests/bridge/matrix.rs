@@ -73,13 +73,28 @@ impl MatrixUser {
     }
 
     pub async fn create_room(&self, invite: &[&str]) -> String {
-        let reply = self
-            .call(
-                reqwest::Method::POST,
-                "/createRoom",
-                Some(json!({ "preset": "private_chat", "name": "airlock approvals", "invite": invite })),
-            )
-            .await;
+        self.create_room_with(json!({ "preset": "private_chat", "name": "airlock approvals", "invite": invite }))
+            .await
+    }
+
+    /// A room end-to-end encrypted from the start, as clients create them by default.
+    pub async fn create_encrypted_room(&self, invite: &[&str]) -> String {
+        self.create_room_with(json!({
+            "preset": "private_chat",
+            "name": "airlock approvals (encrypted)",
+            "invite": invite,
+            "initial_state": [{
+                "type": "m.room.encryption",
+                "state_key": "",
+                "content": { "algorithm": "m.megolm.v1.aes-sha2" },
+            }],
+        }))
+        .await
+    }
+
+    /// `POST /createRoom` with this body; returns the room's id.
+    pub async fn create_room_with(&self, body: Value) -> String {
+        let reply = self.call(reqwest::Method::POST, "/createRoom", Some(body)).await;
         reply["room_id"].as_str().expect("room_id").to_owned()
     }
 

@@ -33,6 +33,35 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// `airlock init` in a fresh temporary home, with `extra_config` (TOML) merged into its
+/// airlock.toml: what `Stack::start_with` starts from, for commands that need no running stack.
+pub fn init_home(extra_config: &str) -> tempfile::TempDir {
+    let home = tempfile::Builder::new()
+        .prefix("airlock-test-")
+        .tempdir()
+        .expect("temporary home");
+    let init = Command::new(airlock_bin())
+        .arg("--home")
+        .arg(home.path())
+        .arg("init")
+        .output()
+        .expect("airlock init");
+    assert!(
+        init.status.success(),
+        "airlock init failed: {}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    if !extra_config.is_empty() {
+        let path = home.path().join("airlock.toml");
+        let mut config: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&path).expect("airlock.toml")).expect("airlock.toml parses");
+        let extra: toml::Table = toml::from_str(extra_config).expect("extra config parses");
+        merge(&mut config, extra);
+        std::fs::write(&path, toml::to_string(&config).expect("serialize")).expect("write airlock.toml");
+    }
+    home
+}
+
 /// A running stack in a temporary home. Stopped (and its home removed) when dropped.
 pub struct Stack {
     pub home: tempfile::TempDir,
@@ -55,29 +84,7 @@ impl Stack {
     /// Like `start_with`, with `env` set for `airlock up` and so for every service (the
     /// `OTEL_*` variables of the telemetry tests).
     pub fn start_with_env(extra_config: &str, env: &[(&str, &str)]) -> Stack {
-        let home = tempfile::Builder::new()
-            .prefix("airlock-test-")
-            .tempdir()
-            .expect("temporary home");
-        let init = Command::new(airlock_bin())
-            .arg("--home")
-            .arg(home.path())
-            .arg("init")
-            .output()
-            .expect("airlock init");
-        assert!(
-            init.status.success(),
-            "airlock init failed: {}",
-            String::from_utf8_lossy(&init.stderr)
-        );
-        if !extra_config.is_empty() {
-            let path = home.path().join("airlock.toml");
-            let mut config: toml::Table =
-                toml::from_str(&std::fs::read_to_string(&path).expect("airlock.toml")).expect("airlock.toml parses");
-            let extra: toml::Table = toml::from_str(extra_config).expect("extra config parses");
-            merge(&mut config, extra);
-            std::fs::write(&path, toml::to_string(&config).expect("serialize")).expect("write airlock.toml");
-        }
+        let home = init_home(extra_config);
         let log = std::fs::File::create(home.path().join("up.log")).expect("up.log");
         let up = Command::new(airlock_bin())
             .arg("--home")

@@ -1,12 +1,14 @@
-//! `airlock bridge test`: sends a test message to every chat configured in `[bridge.*]`, so an
-//! operator can check tokens, rooms and URLs before a real request needs them.
+//! `airlock bridge test`: checks every chat configured in `[bridge.*]` as a request will use it
+//! (tokens, rooms, encryption, approvers' membership) and sends each a test message, so an
+//! operator finds their mistakes before a real request waits unseen.
 
 use crate::home::Home;
 use std::process::ExitCode;
 
 #[derive(Clone, Debug, clap::Subcommand)]
 pub enum BridgeCommand {
-    /// Send a test message to every configured chat and say what each answered.
+    /// Check every configured chat (tokens, rooms, approvers) and send each a test message;
+    /// lists every check as ok or FAILED, and exits non-zero when any failed.
     Test,
 }
 
@@ -22,16 +24,20 @@ pub async fn run(home: &Home, command: BridgeCommand) -> anyhow::Result<ExitCode
                 return Ok(ExitCode::from(crate::run::status::USAGE));
             }
             let config = airlock_chat_bridge::Config::load(&file, Some(home.root()))?;
-            let mut failed = false;
-            for (chat, outcome) in airlock_chat_bridge::chats::test_wiring(&config).await {
-                match outcome {
-                    Ok(()) => println!("{chat}: test message sent"),
-                    Err(e) => {
-                        failed = true;
-                        println!("{chat}: FAILED: {}", airlock_protocol::error_chain(&e));
-                    }
+            let checks = airlock_chat_bridge::wiring::test_wiring(&config).await;
+            for check in &checks {
+                match &check.outcome {
+                    Ok(found) => println!("ok      {}: {found}", check.name),
+                    Err(why) => println!("FAILED  {}: {why}", check.name),
                 }
             }
+            let failures = checks.iter().filter(|c| !c.passed()).count();
+            if failures > 0 {
+                println!("{failures} of {} checks failed", checks.len());
+            } else {
+                println!("all {} checks passed", checks.len());
+            }
+            let failed = failures > 0;
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
     }

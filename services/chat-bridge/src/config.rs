@@ -41,6 +41,14 @@ pub struct Config {
     /// says when it cannot join one.
     #[serde(skip)]
     pub matrix_escalation_rooms: Vec<String>,
+    /// Everyone the gate's policy lists as a Matrix approver for some level
+    /// (`[gate.policy.approvers.matrix]`): `airlock bridge test` checks they are in the room.
+    #[serde(skip)]
+    pub matrix_policy_approvers: Vec<String>,
+    /// Who a Matrix escalation mentions (`[gate.policy.escalation.matrix] mention`): checked to be
+    /// in the escalation room.
+    #[serde(skip)]
+    pub matrix_escalation_mentions: Vec<String>,
 }
 
 impl Default for Config {
@@ -56,6 +64,8 @@ impl Default for Config {
             webhook: None,
             people: Default::default(),
             matrix_escalation_rooms: vec![],
+            matrix_policy_approvers: vec![],
+            matrix_escalation_mentions: vec![],
         }
     }
 }
@@ -169,14 +179,27 @@ impl Config {
         let mut config: Config = file.section(section)?;
         config.people = file.section("people")?;
         let gate: toml::Table = file.section("gate")?;
-        config.matrix_escalation_rooms = gate
-            .get("policy")
-            .and_then(|p| p.get("escalation"))
-            .and_then(|e| e.get("matrix"))
+        // The gate checks its own section; here it is only read for what the bridge must serve.
+        let policy = gate.get("policy");
+        let escalation = policy.and_then(|p| p.get("escalation")).and_then(|e| e.get("matrix"));
+        config.matrix_escalation_rooms = escalation
             .and_then(|m| m.get("place"))
             .and_then(|p| p.as_str())
             .map(|room| vec![room.to_owned()])
             .unwrap_or_default();
+        config.matrix_escalation_mentions = escalation
+            .and_then(|m| m.get("mention"))
+            .map(strings)
+            .unwrap_or_default();
+        let mut listed: Vec<String> = policy
+            .and_then(|p| p.get("approvers"))
+            .and_then(|a| a.get("matrix"))
+            .and_then(|m| m.as_table())
+            .map(|levels| levels.values().flat_map(strings).collect())
+            .unwrap_or_default();
+        listed.sort();
+        listed.dedup();
+        config.matrix_policy_approvers = listed;
         if let Some(base) = base {
             config.resolve(base);
         }
@@ -308,6 +331,14 @@ impl Config {
     pub fn configured(file: &ConfigFile) -> bool {
         file.has_section("bridge")
     }
+}
+
+/// The strings of a TOML array (anything else: none).
+fn strings(value: &toml::Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
 }
 
 /// Reads a secret's file: its first line, trimmed.

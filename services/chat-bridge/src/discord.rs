@@ -69,6 +69,25 @@ impl Discord {
         json_reply(SYSTEM, response).await
     }
 
+    /// Who the bot token belongs to (`GET /users/@me`): its user name and id, or Discord's
+    /// refusal (401 for a token that is not valid).
+    pub async fn verify(&self) -> Result<String, ChatError> {
+        let url = format!("{}/users/@me", self.config.api_base.trim_end_matches('/'));
+        let response = self
+            .http
+            .get(url)
+            .header("authorization", format!("Bot {}", self.token))
+            .send()
+            .await
+            .map_err(err)?;
+        let me = json_reply(SYSTEM, response).await?;
+        Ok(format!(
+            "the token is the bot {} ({})",
+            me["username"].as_str().unwrap_or("?"),
+            me["id"].as_str().unwrap_or("?")
+        ))
+    }
+
     fn messages_url(&self, channel: &str) -> String {
         format!(
             "{}/channels/{}/messages",

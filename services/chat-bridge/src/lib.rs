@@ -26,6 +26,7 @@ pub mod signatures;
 pub mod slack;
 pub mod state;
 pub mod webhook;
+pub mod wiring;
 
 pub use config::Config;
 pub use service::{BridgeError, run};

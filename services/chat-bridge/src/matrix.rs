@@ -14,6 +14,7 @@ use crate::render::{self, Message, View};
 use airlock_bus::retry::{Backoff, pause};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -94,6 +95,56 @@ impl Matrix {
         )
         .await
         .map(|_| ())
+    }
+
+    /// Whether a room is end-to-end encrypted (it has `m.room.encryption` state, which cannot be
+    /// removed): the bot, which holds no keys, can neither read answers there nor post readable
+    /// requests.
+    pub async fn encrypted(&self, room: &str) -> Result<bool, ChatError> {
+        let path = format!("/rooms/{}/state/m.room.encryption/", segment(room));
+        match self.call(self.http.get(self.url(&path))).await {
+            Ok(_) => Ok(true),
+            Err(ChatError::Status { status: 404, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The room's members who have joined or are invited, with that membership.
+    pub async fn members(&self, room: &str) -> Result<BTreeMap<String, String>, ChatError> {
+        let path = format!("/rooms/{}/members", segment(room));
+        let reply = self
+            .call(self.http.get(self.url(&path)).query(&[("not_membership", "leave")]))
+            .await?;
+        Ok(reply["chunk"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|event| {
+                let user = event["state_key"].as_str()?;
+                let membership = event["content"]["membership"].as_str()?;
+                matches!(membership, "join" | "invite").then(|| (user.to_owned(), membership.to_owned()))
+            })
+            .collect())
+    }
+
+    /// Whether the room's power levels let the bot send messages: (its level, the level
+    /// needed). A room without power levels lets everyone post.
+    pub async fn post_levels(&self, room: &str) -> Result<(i64, i64), ChatError> {
+        let path = format!("/rooms/{}/state/m.room.power_levels/", segment(room));
+        let levels = match self.call(self.http.get(self.url(&path))).await {
+            Ok(levels) => levels,
+            Err(ChatError::Status { status: 404, .. }) => return Ok((0, 0)),
+            Err(e) => return Err(e),
+        };
+        let number = |v: &Value| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()));
+        let mine = number(&levels["users"][&self.config.user_id])
+            .or_else(|| number(&levels["users_default"]))
+            .unwrap_or(0);
+        let needed = number(&levels["events"]["m.room.message"])
+            .or_else(|| number(&levels["events_default"]))
+            .unwrap_or(0);
+        Ok((mine, needed))
     }
 
     fn rooms(&self) -> Vec<String> {

@@ -69,6 +69,17 @@ impl Slack {
         Ok(reply)
     }
 
+    /// Who the bot token belongs to (`auth.test`): "<bot user> in <workspace>", or Slack's
+    /// refusal (`invalid_auth`, `token_revoked`, ...).
+    pub async fn verify(&self) -> Result<String, ChatError> {
+        let reply = self.api("auth.test", json!({})).await?;
+        Ok(format!(
+            "the token is the bot {} in {}",
+            reply["user"].as_str().or(reply["user_id"].as_str()).unwrap_or("?"),
+            reply["team"].as_str().unwrap_or("?")
+        ))
+    }
+
     /// Handles one interactivity request (`POST` of `payload=<json>`).
     pub async fn interaction(
         &self,

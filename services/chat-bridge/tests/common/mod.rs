@@ -59,8 +59,9 @@ fn auth(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
-/// Slack's Web API: `POST /api/<method>` with a bearer token and a JSON body; answers
-/// `{"ok": true, ...}` as Slack does, or `{"ok": false, "error": "invalid_auth"}`.
+/// Slack's Web API: `POST /api/<method>` with a bearer token and a JSON body (`chat.postMessage`,
+/// `chat.update`, `chat.postEphemeral`, `views.open`, `auth.test`); answers `{"ok": true, ...}` as
+/// Slack does, or `{"ok": false, "error": "invalid_auth"}`.
 async fn slack_api(
     State((recorder, token)): State<(Recorder, String)>,
     Path(method): Path<String>,
@@ -92,6 +93,16 @@ async fn slack_api(
             }),
             "chat.update" => json!({ "ok": true, "channel": body["channel"], "ts": body["ts"], "text": body["text"] }),
             "views.open" => json!({ "ok": true, "view": { "id": format!("V{n:08}"), "type": "modal" } }),
+            "chat.postEphemeral" => json!({ "ok": true, "message_ts": format!("1700000000.{n:06}") }),
+            "auth.test" => json!({
+                "ok": true,
+                "url": "https://airlock-test.slack.com/",
+                "team": "Airlock Test",
+                "user": "airlock",
+                "team_id": "T0AIRLOCK1",
+                "user_id": SLACK_BOT_USER,
+                "bot_id": "B0AIRLOCK1",
+            }),
             _ => json!({ "ok": false, "error": "unknown_method" }),
         }
     };
@@ -100,6 +111,12 @@ async fn slack_api(
         reply.to_string(),
     ))
 }
+
+/// The bot's own user id, as `auth.test` names it.
+pub const SLACK_BOT_USER: &str = "U0AIRLOCK1";
+
+/// The bot's own user, as Discord's `GET /users/@me` answers it.
+pub const DISCORD_BOT_USER: &str = "1300000000000000001";
 
 /// A Slack channel that no longer exists: posting to it is refused with `channel_not_found`.
 pub const GONE_CHANNEL: &str = "C0GONE";
@@ -132,8 +149,9 @@ pub fn discord_message_invalid(body: &Value) -> bool {
         || embeds.iter().map(|e| chars(&e["description"])).sum::<usize>() > 6000
 }
 
-/// Discord's REST API: channel messages created (`POST`) and edited (`PATCH`) with a `Bot`
-/// token; answers with the message object, or 401 `{"message": "401: Unauthorized", "code": 0}`.
+/// Discord's REST API: channel messages created (`POST`) and edited (`PATCH`), and the bot's own
+/// user (`GET /users/@me`), with a `Bot` token; answers with the message (or user) object, or 401
+/// `{"message": "401: Unauthorized", "code": 0}`.
 async fn discord_api(
     State((recorder, token)): State<(Recorder, String)>,
     method: axum::http::Method,
@@ -159,6 +177,21 @@ async fn discord_api(
         return axum::response::IntoResponse::into_response((
             axum::http::StatusCode::BAD_REQUEST,
             json!({ "message": "Invalid Form Body", "code": 50035 }).to_string(),
+        ));
+    }
+    if method == axum::http::Method::GET {
+        let reply = match rest.as_str() {
+            "users/@me" => json!({ "id": DISCORD_BOT_USER, "username": "airlock", "discriminator": "0", "bot": true }),
+            _ => {
+                return axum::response::IntoResponse::into_response((
+                    axum::http::StatusCode::NOT_FOUND,
+                    json!({ "message": "404: Not Found", "code": 0 }).to_string(),
+                ));
+            }
+        };
+        return axum::response::IntoResponse::into_response((
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            reply.to_string(),
         ));
     }
     let parts: Vec<&str> = rest.split('/').collect();
@@ -197,7 +230,10 @@ pub async fn fake_slack(recorder: Recorder, token: &str) -> String {
 
 pub async fn fake_discord(recorder: Recorder, token: &str) -> String {
     let app = axum::Router::new()
-        .route("/api/v10/{*rest}", axum::routing::post(discord_api).patch(discord_api))
+        .route(
+            "/api/v10/{*rest}",
+            axum::routing::post(discord_api).patch(discord_api).get(discord_api),
+        )
         .with_state((recorder, token.to_owned()));
     format!("{}/api/v10", serve(app).await)
 }
