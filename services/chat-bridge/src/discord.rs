@@ -9,10 +9,11 @@ use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
 use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{DiscordConfig, read_secret};
-use crate::interaction::{Arrived, Response, admit, bounded};
+use crate::interaction::{Arrived, Click, Response, admit, bounded, click};
 use crate::render::{self, Message, View};
 use crate::signatures::Signer;
 use airlock_protocol::RequestId;
+use airlock_protocol::overrides::Via;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -134,10 +135,16 @@ impl Discord {
         let Some((approve, rid)) = parse_custom_id(custom_id, "airlock:") else {
             return ephemeral("this button is not one of Airlock's");
         };
-        let again_max = match core.store.tracked(&rid).await {
-            Ok(Some(t)) => t.asked.approve_again_max_ms,
-            Ok(None) => 0,
-            Err(e) => return Response::unavailable(&e),
+        let via = Via {
+            system: SYSTEM.to_owned(),
+            place: bounded(payload["channel_id"].as_str().unwrap_or(&self.config.channel_id), 32),
+            reference: bounded(payload["message"]["id"].as_str().unwrap_or_default(), 32),
+        };
+        let again_max = match click(core, via, &bounded(user_of(payload), 32), &rid, render::discord::who).await {
+            Click::Dialog { again_max_ms } => again_max_ms,
+            Click::Unavailable(response) => return response,
+            // Only the one who clicked sees it; no dialog opens.
+            Click::Refused(why) => return ephemeral(&why),
         };
         let verb = if approve { "approve" } else { "deny" };
         let mut rows = vec![json!({

@@ -59,11 +59,11 @@ pub fn now_secs() -> i64 {
 
 /// An interaction refused at the edge.
 struct Refused {
-    pub request: Option<RequestId>,
-    pub via: Via,
-    pub who: String,
-    pub reason: RefusalReason,
-    pub detail: String,
+    request: Option<RequestId>,
+    via: Via,
+    who: String,
+    reason: RefusalReason,
+    detail: String,
 }
 
 /// A signed interaction as it arrived, not yet trusted: what it claims (who, which request) is
@@ -125,6 +125,13 @@ pub async fn admit(core: &Core, signer: Signer<'_>, arrived: Arrived<'_>) -> Res
 /// Relays the refusal to the gate (so it is in the audit log) and answers the sender.
 async fn relay_refusal(core: &Core, refused: Refused, response: Response) -> Response {
     core.counters.incr("interactions_refused");
+    record(core, refused).await;
+    response
+}
+
+/// Relays a refusal to the gate, bounded in time: the chat waits for the interaction's response
+/// (Slack for three seconds), whatever NATS is doing.
+async fn record(core: &Core, refused: Refused) {
     let record = core.relay.refused(
         refused.request,
         refused.via,
@@ -132,11 +139,78 @@ async fn relay_refusal(core: &Core, refused: Refused, response: Response) -> Res
         refused.reason,
         refused.detail,
     );
-    // The sender waits for this response: bounded, whatever NATS is doing.
     match tokio::time::timeout(std::time::Duration::from_secs(2), record).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::error!(error = %airlock_bus::error_text(&e), "could not record a refused interaction"),
         Err(_) => tracing::error!("recording a refused interaction timed out"),
     }
-    response
+}
+
+/// What a click on Approve or Deny gets.
+pub enum Click {
+    /// The reason dialog, offering "approve again" up to this long (0: not offered).
+    Dialog { again_max_ms: u64 },
+    /// A refusal for the one who clicked (no dialog): why, and that nothing was counted.
+    Refused(String),
+    /// NATS or the bucket is away.
+    Unavailable(Response),
+}
+
+/// Whether a click may open the reason dialog: the request is waiting and the one who clicked
+/// is on the allow-list of the policy it was asked under (the same list the answer judgement
+/// checks, `AnswerPolicy::allowed`). Anyone else is refused at once, with who may answer, and
+/// the attempt is recorded by the gate; the gate still judges every submitted answer itself.
+/// `name` shows an identity as the chat shows a user.
+pub async fn click(core: &Core, via: Via, who: &str, rid: &RequestId, name: impl Fn(&str) -> String) -> Click {
+    use airlock_approvals::AnswerPolicy as _;
+    let tracked = match core.store.tracked(rid).await {
+        Ok(Some(tracked)) => tracked,
+        Ok(None) => {
+            return Click::Refused(format!(
+                "request {rid} is not waiting for an answer here; nothing was counted"
+            ));
+        }
+        Err(e) => return Click::Unavailable(Response::unavailable(&e)),
+    };
+    if let Some(ended) = &tracked.ended {
+        return Click::Refused(format!(
+            "too late: request {rid} has already ended ({}); nothing was counted",
+            ended.headline()
+        ));
+    }
+    let asked = &tracked.asked;
+    let allowed = asked.allowed(&via.system, asked.level);
+    if allowed.iter().any(|a| a == who) {
+        return Click::Dialog {
+            again_max_ms: asked.approve_again_max_ms,
+        };
+    }
+    let who_may = if allowed.is_empty() {
+        format!(
+            "nobody answers it from {}; an operator can, with `airlock override`",
+            via.system
+        )
+    } else {
+        format!(
+            "who may: {}",
+            allowed.iter().map(|a| name(a)).collect::<Vec<_>>().join(", ")
+        )
+    };
+    let detail = format!(
+        "{who} clicked a button of request {rid} in {} {} but may not answer {} requests from {}",
+        via.system, via.place, asked.level, via.system
+    );
+    core.counters.incr("clicks_refused");
+    let refused = Refused {
+        request: Some(rid.clone()),
+        via,
+        who: who.to_owned(),
+        reason: RefusalReason::UnknownSigner,
+        detail,
+    };
+    record(core, refused).await;
+    Click::Refused(format!(
+        "you may not answer request {rid} (not on the approvers' list for {} requests here); nothing was counted. {who_may}",
+        asked.level
+    ))
 }

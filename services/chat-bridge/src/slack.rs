@@ -9,10 +9,11 @@ use crate::adapter::{Adapter, ChatError, ChatResult, http_client, json_reply};
 use crate::answers::{Core, Incoming};
 use crate::command::Command;
 use crate::config::{SlackConfig, read_secret};
-use crate::interaction::{Arrived, Response, admit, bounded};
+use crate::interaction::{Arrived, Click, Response, admit, bounded, click};
 use crate::render::{self, Message, View};
 use crate::signatures::Signer;
 use airlock_protocol::RequestId;
+use airlock_protocol::overrides::Via;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -140,16 +141,41 @@ impl Slack {
         let Some(trigger) = payload["trigger_id"].as_str() else {
             return Response::bad_request("no trigger_id".into());
         };
-        let again_max = match core.store.tracked(&rid).await {
-            Ok(Some(t)) => t.asked.approve_again_max_ms,
-            Ok(None) => 0,
-            Err(e) => return Response::unavailable(&e),
+        let channel = bounded(
+            payload["container"]["channel_id"]
+                .as_str()
+                .unwrap_or(&self.config.channel),
+            64,
+        );
+        let message_ts = bounded(payload["container"]["message_ts"].as_str().unwrap_or_default(), 64);
+        let who = bounded(payload["user"]["id"].as_str().unwrap_or_default(), 64);
+        let via = Via {
+            system: SYSTEM.to_owned(),
+            place: channel.clone(),
+            reference: message_ts.clone(),
+        };
+        let again_max = match click(core, via, &who, &rid, render::slack::who).await {
+            Click::Dialog { again_max_ms } => again_max_ms,
+            Click::Unavailable(response) => return response,
+            Click::Refused(why) => {
+                // Only the one who clicked sees it (an ephemeral message, in the request's thread).
+                let refusal = json!({
+                    "channel": channel,
+                    "user": who,
+                    "text": why,
+                    "thread_ts": message_ts,
+                });
+                if let Err(e) = self.api("chat.postEphemeral", refusal).await {
+                    tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not tell a click's refusal");
+                }
+                return Response::ok_empty();
+            }
         };
         let metadata = json!({
             "r": rid.as_str(),
             "a": approve,
-            "c": bounded(payload["container"]["channel_id"].as_str().unwrap_or(&self.config.channel), 64),
-            "m": bounded(payload["container"]["message_ts"].as_str().unwrap_or_default(), 64),
+            "c": channel,
+            "m": message_ts,
         });
         let view = dialog(&rid, approve, again_max, &metadata.to_string());
         match self

@@ -99,7 +99,30 @@ async fn discord_ping_buttons_modal_signatures_and_edits() {
     assert_eq!(post.body["allowed_mentions"], json!({ "parse": [], "users": ["1001"] }));
     let content = post.body["content"].as_str().unwrap_or_default();
     assert!(content.len() <= 2000 && content.contains("line 2"), "{content}");
+    // The approver is shown as Discord shows a user (a mention, by name), never as a bare id.
+    assert!(content.contains("<@1001>"), "{content}");
     let message_id = "1300000000000000001";
+
+    // Someone not on the list clicks: refused at once, only they see it, no modal; the gate
+    // records the attempt.
+    let outsider = interaction(
+        "500",
+        3,
+        "2002",
+        json!({ "custom_id": format!("airlock:approve:{rid}"), "component_type": 2 }),
+    );
+    let (status, refusal) = signed(&h, &app_key, &outsider).await;
+    assert_eq!(status, 200);
+    assert_eq!(refusal["type"], 4, "an outsider got the reason modal: {refusal}");
+    assert_eq!(refusal["data"]["flags"], 64, "{refusal}");
+    let text = refusal["data"]["content"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("you may not answer") && text.contains("<@1001>") && text.contains("nothing was counted"),
+        "{text}"
+    );
+    let recorded = h.refusal(Some(&rid)).await;
+    assert_eq!(recorded.reason, RefusalReason::UnknownSigner);
+    assert!(recorded.detail.contains("2002 clicked"), "{}", recorded.detail);
 
     // A button click: answered with the reason modal.
     let click = interaction(

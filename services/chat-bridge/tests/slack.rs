@@ -149,6 +149,36 @@ async fn slack_buttons_dialog_signatures_and_updates() {
         "a forged click opened a dialog"
     );
 
+    // The approver is shown as Slack shows a user (a mention, by name), never as a bare id.
+    assert!(blocks.contains("<@U0ALICE>"), "{blocks}");
+
+    // Someone not on the list clicks: no dialog; only they are told, in the request's thread;
+    // the gate records the attempt.
+    let (status, _) = signed(
+        &h,
+        &click("U0MALLORY", "airlock_approve", rid.as_str(), ts, "T-outsider"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let told = recorder
+        .wait("refusing mallory's click", |c| c.path == "chat.postEphemeral")
+        .await;
+    assert_eq!(told.body["user"], "U0MALLORY");
+    assert_eq!(told.body["channel"], "C123");
+    assert_eq!(told.body["thread_ts"], ts);
+    let text = told.body["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("you may not answer") && text.contains("<@U0ALICE>") && text.contains("nothing was counted"),
+        "{text}"
+    );
+    let recorded = h.refusal(Some(&rid)).await;
+    assert_eq!(recorded.reason, RefusalReason::UnknownSigner);
+    assert!(recorded.detail.contains("U0MALLORY clicked"), "{}", recorded.detail);
+    assert!(
+        !recorder.calls().iter().any(|c| c.path == "views.open"),
+        "an outsider's click opened the dialog"
+    );
+
     // A genuine click opens the reason dialog.
     let (status, _) = signed(&h, &click("U0ALICE", "airlock_approve", rid.as_str(), ts, "T-1")).await;
     assert_eq!(status, 200);
