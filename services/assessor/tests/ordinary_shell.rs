@@ -42,6 +42,10 @@ fn a_function_nothing_names_does_not_run() {
             Level::High,
         );
     }
+    // Nor do the helpers only such functions call; called from the top, they all run.
+    let plugin = "nginx_stop() {\n  sudo kill -INT 1\n}\nnginx_restart() {\n  nginx_stop\n}\n";
+    below_high(plugin);
+    at_least(&format!("{plugin}nginx_restart\n"), Level::High);
     // A script that runs commands it only knows at run time may call any of its functions.
     at_least("payload() {\n  sudo rm -rf /etc/audit\n}\n\"$1\"\n", Level::High);
     // A program named by a path is a file, not a function.

@@ -23,6 +23,7 @@ use airlock_protocol::request::Language;
 use rustc_hash::FxHashMap as HashMap;
 
 mod follow;
+mod reachable;
 mod redirects;
 #[cfg(test)]
 mod tests;
@@ -55,6 +56,7 @@ pub fn extract(ctx: &mut Context<'_>, source: &str, outer: Option<Span>) -> Opti
         ctx.reached(lines.line(at as usize), outer);
     }
     let mut walker = Walker::new(ctx, source, &script.heredocs, &lines, outer);
+    walker.runnable = reachable::runnable_functions(&script.body, source);
     walker.statements(&script.body, 0, &Pipe::default());
     walker.functions_called_at_run_time();
     Some(errors)
@@ -96,26 +98,9 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             cwd: None,
             expanded: 0,
             in_definition: 0,
-            word_counts: None,
+            runnable: Default::default(),
             never_called: Vec::new(),
         }
-    }
-
-    /// Whether a function's name occurs anywhere but in its definition: a call, `trap NAME`,
-    /// `complete -F NAME`, `PROMPT_COMMAND=NAME`, an alias, even a comment all count.
-    fn is_named_elsewhere(&mut self, name: &str) -> bool {
-        let source = self.source;
-        let counts = self.word_counts.get_or_insert_with(|| {
-            let mut counts = HashMap::default();
-            for word in source
-                .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
-                .filter(|w| !w.is_empty())
-            {
-                *counts.entry(word).or_insert(0u32) += 1;
-            }
-            counts
-        });
-        counts.get(name).copied().unwrap_or(0) > 1
     }
 
     /// A script that runs commands it only knows at run time (`"$@"`, `$cmd`) may call any of
@@ -272,11 +257,11 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             let fact = Call::new("@fork-bomb".into(), self.span(stmt.range));
             self.ctx.shell.push_call(fact);
         }
-        // A function nothing names is never run (a plugin's or a library's functions, there for
-        // an interactive shell that sources the file).
-        let named = self.is_named_elsewhere(&name);
+        // A function nothing that runs names is never run (a plugin's or a library's functions,
+        // there for an interactive shell that sources the file).
+        let runnable = self.runnable.contains(&name);
         self.functions.insert(name, &function.body);
-        if !named {
+        if !runnable {
             self.never_called.push((&function.body, depth + 1));
             return Taints::NONE;
         }

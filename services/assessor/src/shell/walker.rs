@@ -51,11 +51,10 @@ pub(super) struct Walker<'c, 'r, 's> {
     /// Inside a function's body visited as written (not from a call): its `$1…` are whatever a
     /// caller passes, not the request's arguments.
     pub(super) in_definition: u32,
-    /// How often each word occurs in the source, counted once on the first function definition:
-    /// a function whose name occurs nowhere but where it is defined is never called.
-    pub(super) word_counts: Option<HashMap<&'s str, u32>>,
-    /// Bodies of functions nothing names (with their depth), not visited as written: they run
-    /// only if the script calls commands by names it only knows at run time.
+    /// The functions that can run (named at the top level or by a function that can run).
+    pub(super) runnable: rustc_hash::FxHashSet<String>,
+    /// Bodies of the other functions (with their depth), not visited as written: they run only
+    /// if the script calls commands by names it only knows at run time.
     pub(super) never_called: Vec<(&'s Stmt, u32)>,
 }
 
