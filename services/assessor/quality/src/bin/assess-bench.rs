@@ -508,13 +508,16 @@ fn judgement(engine: &Engine) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// False alarms on ordinary code: every file of each group rated as code from outside. A false
-/// alarm is a rating of HIGH or above; how often the assessor asks a human because it could not
-/// follow something (unanalysed) is counted beside it.
+/// alarm is a rating of HIGH or above; beside it, how often a human would be asked: because the
+/// assessor could not follow something (unanalysed), under the default policy (BLOCKED or
+/// unanalysed), and under a policy that asks for external code from MEDIUM up.
 fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Result<(), Box<dyn std::error::Error>> {
     println!("## False alarms on ordinary code (rated as external code)");
     println!();
-    println!("| group | language | files | HIGH or above | of them BLOCKED | a human asked (unanalysed) |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| group | language | files | HIGH or above | of them BLOCKED | unanalysed | a human asked, default policy (BLOCKED or unanalysed) | MEDIUM or above (asked where `external.medium = \"ask\"`) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let mut details = Vec::new();
     let mut asked_at = Vec::new();
     for (group, language, list) in groups {
@@ -524,12 +527,15 @@ fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Res
             .map(str::to_owned)
             .collect();
         let (mut files, mut high, mut blocked, mut asked) = (0usize, 0usize, 0usize, 0usize);
+        let (mut asked_by_default, mut medium) = (0usize, 0usize);
         let mut rules: std::collections::BTreeMap<String, usize> = Default::default();
         for path in &paths {
             let Ok(code) = std::fs::read(path) else { continue };
             files += 1;
             let a = engine.assess(&code, *language, Origin::External);
             asked += usize::from(a.unanalysed);
+            asked_by_default += usize::from(a.unanalysed || a.level == airlock_protocol::assessment::Level::Blocked);
+            medium += usize::from(a.unanalysed || a.level >= airlock_protocol::assessment::Level::Medium);
             if a.unanalysed {
                 for f in a.findings.iter().filter(|f| f.category == Category::Input) {
                     *rules.entry(format!("asked: {}", f.rule_id)).or_default() += 1;
@@ -565,10 +571,12 @@ fn ordinary_code(engine: &Engine, groups: &[(String, Language, PathBuf)]) -> Res
             }
         };
         println!(
-            "| {group} | {} | {files} | {high} ({:.2}%) | {blocked} | {asked} ({:.2}%) |",
+            "| {group} | {} | {files} | {high} ({:.2}%) | {blocked} | {asked} ({:.2}%) | {asked_by_default} ({:.2}%) | {medium} ({:.2}%) |",
             language.as_str(),
             pct(high),
-            pct(asked)
+            pct(asked),
+            pct(asked_by_default),
+            pct(medium)
         );
         details.push(format!("- {group}: by rule: {rules:?}"));
     }
