@@ -522,9 +522,14 @@ impl EffectTables {
             }
         }
         // An option the table does not describe is not assumed harmless: a path given to it is
-        // read (`ssh-keygen -y -f KEY`, `--input=/etc/shadow`).
+        // read (`ssh-keygen -y -f KEY`, `--input=/etc/shadow`). One an effect names, even only to
+        // say when it applies, is described: `sed -e s/a/b/` and `grep -e a/b` give an
+        // expression, not a file (`-f`, which names one, is an effect of its own).
         for (option, value) in &parsed.options {
-            let described = tool.effects.iter().any(|e| e.options.contains(option));
+            let described = tool
+                .effects
+                .iter()
+                .any(|e| e.options.contains(option) || e.when.contains(option) || e.unless.contains(option));
             if let Some(value) = value
                 && !described
             {
