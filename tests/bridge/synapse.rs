@@ -45,7 +45,19 @@ fn getrandom(buf: &mut [u8]) {
 }
 
 impl Synapse {
+    /// Rate limits raised out of the way: the tests of behaviour are not about them.
     pub fn start() -> Synapse {
+        Self::start_with_limits(true)
+    }
+
+    /// Synapse's default rate limits on what the bot does (`rc_message`: 0.2 messages a second
+    /// per user after a burst of 10; joins, invites), as a homeserver an admin runs has them. Only
+    /// the test's own setup (registering and logging in its users) is allowed more.
+    pub fn start_with_default_limits() -> Synapse {
+        Self::start_with_limits(false)
+    }
+
+    fn start_with_limits(raised: bool) -> Synapse {
         let dir = tempfile::Builder::new()
             .prefix("airlock-synapse-")
             .tempdir()
@@ -77,24 +89,24 @@ form_secret: "{form}"
 signing_key_path: "{d}/localhost.signing.key"
 trusted_key_servers: []
 suppress_key_server_warning: true
-rc_message: {limit}
 rc_registration: {limit}
 rc_login:
   address: {limit}
   account: {limit}
   failed_attempts: {limit}
-rc_joins:
-  local: {limit}
-  remote: {limit}
-rc_invites:
-  per_room: {limit}
-  per_user: {limit}
-  per_issuer: {limit}
 "#,
             reg = secret(),
             mac = secret(),
             form = secret(),
         );
+        let config = if raised {
+            config
+                + &format!(
+                    "rc_message: {limit}\nrc_joins:\n  local: {limit}\n  remote: {limit}\nrc_invites:\n  per_room: {limit}\n  per_user: {limit}\n  per_issuer: {limit}\n"
+                )
+        } else {
+            config
+        };
         std::fs::write(dir.path().join("homeserver.yaml"), config).expect("homeserver.yaml");
         let keys = Command::new(venv().join("bin/python"))
             .args(["-m", "synapse.app.homeserver", "-c"])
@@ -190,10 +202,19 @@ rc_invites:
 
     /// Registers a (non-admin) user with Synapse's own script.
     pub fn register(&self, name: &str, password: &str) {
+        self.register_as(name, password, "--no-admin");
+    }
+
+    /// Registers a server admin (who may use Synapse's admin API).
+    pub fn register_admin(&self, name: &str, password: &str) {
+        self.register_as(name, password, "--admin");
+    }
+
+    fn register_as(&self, name: &str, password: &str, admin: &str) {
         let out = Command::new(venv().join("bin/register_new_matrix_user"))
             .arg("-c")
             .arg(self.config())
-            .args(["-u", name, "-p", password, "--no-admin", &self.url])
+            .args(["-u", name, "-p", password, admin, &self.url])
             .output()
             .expect("register_new_matrix_user");
         assert!(

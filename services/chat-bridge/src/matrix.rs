@@ -401,13 +401,44 @@ impl Matrix {
             let txn = format!("airlock-reply-{}", crate::txn_id(&[event_id]));
             let mut content = Self::content(&message, airlock_protocol::now_ms());
             content["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": event_id } });
-            if let Err(e) = self.send(room, &txn, content).await {
-                // The answer itself is relayed; only the confirmation is lost.
-                tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not reply in the room");
-            }
+            self.reply_later(room, &txn, content);
         }
         core.store.first_sight(SYSTEM, event_id).await?;
         Ok(())
+    }
+}
+
+/// How long a reply to an answer keeps waiting out the homeserver's rate limit.
+const REPLY_PATIENCE: Duration = Duration::from_secs(300);
+
+impl Matrix {
+    /// Replies in a room the bot reads (so is in), in the background: under a burst the
+    /// homeserver rate-limits the bot, and the reply waits its turn (the time each 429 names)
+    /// instead of being dropped or holding up the answers after it. The transaction id makes a
+    /// retry post it once.
+    fn reply_later(&self, room: &str, txn: &str, content: Value) {
+        let path = format!("/rooms/{}/send/m.room.message/{}", segment(room), segment(txn));
+        let (url, http, token) = (self.url(&path), self.http.clone(), self.token.clone());
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            loop {
+                let sent = match http.put(&url).bearer_auth(&token).json(&content).send().await {
+                    Ok(response) => json_reply(SYSTEM, response).await,
+                    Err(source) => Err(err(source)),
+                };
+                match sent {
+                    Ok(_) => return,
+                    Err(ChatError::RateLimited { retry_after, .. }) if started.elapsed() < REPLY_PATIENCE => {
+                        tokio::time::sleep(retry_after).await;
+                    }
+                    Err(e) => {
+                        // The answer itself is relayed; only the confirmation is lost.
+                        tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not reply in the room");
+                        return;
+                    }
+                }
+            }
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 //! by the records in the bridge's bucket, so a restart picks up where it stopped; a chat that is
 //! down is retried with backoff and never holds the others up.
 
-use crate::adapter::Adapter;
+use crate::adapter::{Adapter, ChatError};
 use crate::answers::Core;
 use crate::render::{View, notices, request_message};
 use crate::state::{Posted, RanAgain, Tracked};
@@ -58,6 +58,11 @@ pub struct Outbox {
     /// Requests with something still to do.
     active: BTreeSet<RequestId>,
     retries: BTreeMap<(RequestId, &'static str), Retry>,
+    /// Per chat system: rate-limited until then. A 429 says the bot is sending too fast there
+    /// (Synapse counts every message of a user), not that one message is unwelcome: nothing is
+    /// sent to that chat until the time it named, so a burst waits its turn instead of knocking
+    /// once per request.
+    paused: BTreeMap<&'static str, Instant>,
     /// Per chat system: messages refused for good, and when the last was.
     refusals: std::sync::Mutex<BTreeMap<&'static str, (u64, Instant)>>,
 }
@@ -72,6 +77,7 @@ impl Outbox {
             adapters,
             active: BTreeSet::new(),
             retries: BTreeMap::new(),
+            paused: BTreeMap::new(),
             refusals: Default::default(),
         }
     }
@@ -139,7 +145,7 @@ impl Outbox {
         for adapter in self.adapters.clone() {
             let system = adapter.system();
             let key = (rid.clone(), system);
-            if self.retries.get(&key).is_some_and(|r| r.at > Instant::now()) {
+            if self.waiting(&key) {
                 done = false;
                 continue;
             }
@@ -206,12 +212,30 @@ impl Outbox {
         });
     }
 
+    /// Whether this request's step in this chat must wait: its own retry, or the chat's rate limit.
+    fn waiting(&self, key: &(RequestId, &'static str)) -> bool {
+        let now = Instant::now();
+        self.retries.get(key).is_some_and(|r| r.at > now) || self.paused.get(key.1).is_some_and(|until| *until > now)
+    }
+
     /// Notes the outcome of one chat's step: `None` when it failed and will be retried.
     fn after<T>(&mut self, key: (RequestId, &'static str), outcome: Result<T, StepError>) -> Option<T> {
         match outcome {
             Ok(value) => {
                 self.retries.remove(&key);
                 Some(value)
+            }
+            Err(StepError::Chat(ChatError::RateLimited { retry_after, .. })) => {
+                // Expected under a burst (a homeserver's default limits let a user send one
+                // message every five seconds after ten): not a failure, and not logged as one.
+                let until = Instant::now() + retry_after;
+                let first = self.paused.get(key.1).is_none_or(|at| *at <= Instant::now());
+                self.paused.insert(key.1, until);
+                self.core.counters.incr("chat_rate_limited");
+                if first {
+                    tracing::info!(system = key.1, retry_in = ?retry_after, "rate-limited by the chat; its messages wait");
+                }
+                None
             }
             Err(e) => {
                 let failures = self.retries.get(&key).map_or(0, |r| r.failures) + 1;
@@ -245,7 +269,7 @@ impl Outbox {
             return Ok(true);
         };
         let key = (rid.clone(), adapter.system());
-        if self.retries.get(&key).is_some_and(|r| r.at > Instant::now()) {
+        if self.waiting(&key) {
             return Ok(false);
         }
         let outcome = match self.post_ran_again(&ran, adapter.as_ref()).await {
