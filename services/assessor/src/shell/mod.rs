@@ -658,10 +658,16 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         // `curl ... | python3 -c 'import json,sys; print(json.load(sys.stdin))'`: an interpreter
         // given its code reads the download as data; the code is analysed for what it does
         // with it (and `-c "$(curl ...)"` is downloaded code).
-        let downloaded = self.ctx.rules.label("downloaded");
+        // (`perl -e "$(echo ... | base64 -d)"`: code that is itself downloaded or decoded is not
+        // the interpreter given its code.)
+        let hidden = self
+            .ctx
+            .rules
+            .label("downloaded")
+            .union(self.ctx.rules.label("decoded"));
         let code_given = (matches!(embedded, Some(Embedded::Source(..) | Embedded::Opaque(..)))
             || found.iter().any(|f| f.code.is_some()))
-            && words[1..].iter().all(|w| !w.taints.intersects(downloaded));
+            && words[1..].iter().all(|w| !w.taints.intersects(hidden));
         if code_given {
             call.flags.push(INLINE_CODE_FLAG.into());
         }
