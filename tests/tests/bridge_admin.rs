@@ -74,27 +74,10 @@ impl Outcome {
 
 impl Admin {
     fn bridge_test(&self, setup: Setup<'_>) -> Outcome {
-        let token_file = self
-            .synapse
-            .path()
-            .join(format!("token-{}", airlock_protocol::MessageId::new()));
-        std::fs::write(&token_file, format!("{}\n", setup.token)).expect("token file");
-        let approvers: Vec<String> = setup.approvers.iter().map(|a| format!("{a:?}")).collect();
         let config = format!(
-            r#"
-[bridge.matrix]
-homeserver = "{url}"
-user_id = "{BOT}"
-access_token_file = "{token}"
-room_id = "{room}"
-approvers = [{approvers}]
-{more}
-"#,
-            url = self.synapse.url,
-            token = token_file.display(),
-            room = setup.room,
-            approvers = approvers.join(", "),
-            more = setup.more,
+            "{}\n{}",
+            bridge::matrix_section(&self.synapse, BOT, setup.token, setup.room, setup.approvers),
+            setup.more
         );
         let home = airlock_tests::init_home(&config);
         let out = Command::new(airlock_tests::airlock_bin())

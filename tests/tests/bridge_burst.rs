@@ -16,7 +16,7 @@ use bridge::matrix::{MatrixUser, body, edits};
 use bridge::synapse::Synapse;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 const BOT: &str = "@airlock:localhost";
@@ -93,20 +93,7 @@ async fn burst(exempt_bot: bool) {
         assert!(exempted.status().is_success(), "{:?}", exempted.text().await);
     }
     let room = alice.create_room(&[BOT]).await;
-    let token_file = synapse.path().join("bot.token");
-    std::fs::write(&token_file, format!("{}\n", bot.token)).expect("token file");
-    let config = format!(
-        r#"
-[bridge.matrix]
-homeserver = "{url}"
-user_id = "{BOT}"
-access_token_file = "{token}"
-room_id = "{room}"
-approvers = ["{ALICE}"]
-"#,
-        url = synapse.url,
-        token = token_file.display(),
-    );
+    let config = bridge::matrix_section(&synapse, BOT, &bot.token, &room, &[ALICE]);
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(&config))
         .await
         .expect("stack");
@@ -133,22 +120,9 @@ approvers = ["{ALICE}"]
     }
 
     // The burst: twenty `airlock run`s at once.
-    let dir = stack.path().join("programs");
-    std::fs::create_dir_all(&dir).expect("dir");
     let start = Instant::now();
     let children: Vec<Child> = (0..BURST)
-        .map(|n| {
-            let file = dir.join(format!("burst-{n}.py"));
-            std::fs::write(&file, blocked(n)).expect("program");
-            stack
-                .airlock()
-                .args(["run", "--json", "--origin", "external"])
-                .arg(&file)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("airlock run")
-        })
+        .map(|n| stack.run_in_background(&format!("burst-{n}.py"), &blocked(n), &["--origin", "external"]))
         .collect();
     let ids = loop {
         let ids = pending(&stack);

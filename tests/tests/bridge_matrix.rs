@@ -59,8 +59,7 @@ async fn world(extra: &str) -> World {
     for user in [&bob, &mallory, &carol] {
         user.join(&room).await;
     }
-    let token_file = synapse.path().join("bot.token");
-    std::fs::write(&token_file, format!("{}\n", bot.token)).expect("token file");
+    let matrix = bridge::matrix_section(&synapse, BOT, &bot.token, &room, &[ALICE, BOB]);
     let listen = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("port")
         .local_addr()
@@ -74,13 +73,7 @@ override_timeout = "120s"
 listen = "{listen}"
 public_url = "http://{listen}"
 
-[bridge.matrix]
-homeserver = "{url}"
-user_id = "{BOT}"
-access_token_file = "{token}"
-room_id = "{room}"
-approvers = ["{ALICE}", "{BOB}"]
-
+{matrix}
 # The two-person rule counts people (docs/overrides.md).
 [people.alice]
 matrix = ["{ALICE}"]
@@ -89,8 +82,6 @@ matrix = ["{BOB}"]
 
 {extra}
 "#,
-        url = synapse.url,
-        token = token_file.display(),
     );
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(&config))
         .await
