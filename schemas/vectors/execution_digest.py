@@ -68,6 +68,9 @@ GRANT = {
     "runtime": "runc",
     "network": "none",
 }
+# The same request granted read-only internet: the grant then names the hosts, after the network
+# (a grant without network leaves the list out, so its digest is the one above).
+READ_ONLY_GRANT = {**GRANT, "network": "read-only", "read_only_hosts": ["pypi.org", "*.example.org"]}
 CLIENT = "mai"
 
 
@@ -94,12 +97,15 @@ def request_digest() -> str:
 def main() -> None:
     request = request_digest()
     execution = digest({"domain": "airlock/execution/v1", "request": request, "grant": GRANT})
+    read_only = digest({"domain": "airlock/execution/v1", "request": request, "grant": READ_ONLY_GRANT})
     vector = {
         "description": (
             "The execution digest (docs/clients.md): request_digest is SHA-256 of the MessagePack map "
             "{domain, client, language, interpreter, code, args, env, stdin, packages, network}, where "
             "packages are the wheels the request's packages resolved to, each {name, version, file, sha256}, "
-            "sorted; execution_digest is SHA-256 of {domain, request, grant}. Written by "
+            "sorted; execution_digest is SHA-256 of {domain, request, grant}, the grant being "
+            "{quota, limits, runtime, network} and, when the network is read-only, read_only_hosts "
+            "(read_only_execution_digest, with read_only_grant). Written by "
             "execution_digest.py beside this file (an independent Python encoding) and checked by "
             "shared/protocol/src/digest.rs."
         ),
@@ -109,6 +115,8 @@ def main() -> None:
         "grant": GRANT,
         "request_digest": request,
         "execution_digest": execution,
+        "read_only_grant": READ_ONLY_GRANT,
+        "read_only_execution_digest": read_only,
     }
     json.dump(vector, sys.stdout, indent=2)
     sys.stdout.write("\n")

@@ -24,6 +24,7 @@ fn grant() -> Grant {
         },
         runtime: Runtime::Runc,
         network: NetworkMode::None,
+        read_only_hosts: vec![],
     }
 }
 

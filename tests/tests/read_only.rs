@@ -284,6 +284,54 @@ async fn every_run_has_its_own_ca_which_the_host_does_not_trust() {
     );
 }
 
+/// `[gate.policy.read_only] generated_hosts` narrows the executor's list for Mai's own code: the
+/// decision names the narrower list, and the run's proxy allows that list only, so a host the
+/// executor's list has but the policy left out is refused although it would have worked.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_narrowed_list_is_signed_and_is_all_the_run_gets() {
+    let origin = Origin::start();
+    let cache = tempfile::tempdir().expect("cache");
+    let config = origin.config(cache.path()).replace(
+        "read_only_hosts = [\"docs.test\"]",
+        "read_only_hosts = [\"docs.test\", \"*.example.org\"]",
+    ) + "[gate.policy.read_only]\ngenerated_hosts = [\"*.example.org\"]\n";
+    let stack = tokio::task::spawn_blocking(move || Stack::start_with(&config))
+        .await
+        .expect("stack");
+    let (result, _) = stack.run_code("narrowed.py", PROBE, &["--network", "read-only"]);
+    assert_eq!(result["outcome"], "finished", "{result:#}\n{}", stack.diagnostics());
+    let stdout = result["stdout"].as_str().unwrap_or_default();
+    let get = line(stdout, "get");
+    assert!(
+        get.contains("error") && get.contains("docs.test is not on the read-only allow-list"),
+        "{stdout}"
+    );
+    let id = result["request_id"].as_str().expect("request id");
+    let hosts: Vec<Vec<String>> = events_of(&stack, id)
+        .await
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Event::Decided(decided) => decided
+                .signed
+                .peek::<airlock_protocol::Decision>()
+                .and_then(|d| d.outcome.grant())
+                .map(|g| g.read_only_hosts),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        hosts,
+        [vec!["*.example.org".to_owned()]],
+        "the decision signs the narrowed list"
+    );
+    // The terminal result says what the run could fetch from, as the receipt checks it.
+    assert_eq!(
+        result["read_only_hosts"],
+        serde_json::json!(["*.example.org"]),
+        "{result:#}"
+    );
+}
+
 /// gVisor here is registered with `--network=none`, so a read-only run under runsc could not
 /// reach its proxy: the gate's policy denies it at once, with that reason, before anyone is asked
 /// or anything runs (the executor refuses such a decision too: its own tests). Never more

@@ -171,6 +171,7 @@ def test_the_request_and_execution_digests_are_the_rust_ones() -> None:
     digest = request_digest(request, vector["client"], vector["wheels"])
     assert digest == vector["request_digest"]
     assert execution_digest(digest, vector["grant"]) == vector["execution_digest"]
+    assert execution_digest(digest, vector["read_only_grant"]) == vector["read_only_execution_digest"]
     # Each part counts.
     assert request_digest(request, "other", vector["wheels"]) != digest
     assert request_digest({**request, "code": request["code"] + b" "}, vector["client"], vector["wheels"]) != digest

@@ -392,17 +392,18 @@ fn read(people: &People, signer: &str, answer: &Answer, tracked: &Tracked, now: 
     }
     let asked = &tracked.asked;
     let judge = Judge { policy: asked, people };
-    let grant = asked.grant.unwrap_or(airlock_protocol::Grant {
+    let grant = asked.grant.clone().unwrap_or(airlock_protocol::Grant {
         quota: airlock_protocol::TrustLevel::Untrusted,
         limits: airlock_protocol::Quotas::default().untrusted,
         runtime: airlock_protocol::Runtime::Runc,
         network: airlock_protocol::NetworkMode::None,
+        read_only_hosts: vec![],
     });
     let judgement = judge.judge(
         Asked {
             level: asked.level,
             execution_digest: &asked.execution_digest,
-            grant,
+            grant: &grant,
             deadline_ms: asked.deadline_ms,
             now_ms: now,
         },

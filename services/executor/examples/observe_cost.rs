@@ -37,6 +37,7 @@ async fn run(sandbox: &Sandbox, id: String, code: &str) -> anyhow::Result<(f64, 
         limits,
         runtime: Runtime::Runc,
         network: airlock_protocol::NetworkMode::None,
+        read_only_hosts: vec![],
         attempt: 1,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);

@@ -30,6 +30,7 @@ async fn main() -> anyhow::Result<()> {
                 limits: sandbox.config().quotas.untrusted,
                 runtime,
                 network: airlock_protocol::NetworkMode::None,
+                read_only_hosts: vec![],
                 attempt: 1,
             };
             let (tx, mut rx) = tokio::sync::mpsc::channel(64);

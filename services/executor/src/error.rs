@@ -95,6 +95,11 @@ pub enum SandboxError {
         network: &'static str,
         reason: String,
     },
+    /// The hosts a read-only decision grants are none, or lie outside this executor's
+    /// `[executor.egress] read_only_hosts` (a gate configured apart from it). Nothing ran: a
+    /// run's proxy never allows a list that was not signed, nor one wider than the operator's.
+    #[error("the read-only hosts the decision grants cannot be given here: {0}")]
+    HostsNotAllowed(String),
     /// [`crate::Sandbox::close`] or [`crate::Sandbox::shutdown`] was called. The job did not
     /// start: nothing of it ran.
     #[error("the sandbox is shutting down")]
@@ -131,6 +136,7 @@ impl SandboxError {
             | SandboxError::PackageCache { .. }
             | SandboxError::RuntimeUnavailable { .. }
             | SandboxError::NetworkUnavailable { .. }
+            | SandboxError::HostsNotAllowed(_)
             | SandboxError::ObservationRequired { .. } => true,
             SandboxError::DockerUnreachable { .. }
             | SandboxError::Docker { .. }

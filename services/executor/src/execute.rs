@@ -610,6 +610,7 @@ impl Executor {
             limits: self.sandbox.effective_limits(&authorized.limits),
             runtime: authorized.runtime,
             network: authorized.network,
+            read_only_hosts: authorized.read_only_hosts.clone(),
             attempt,
         };
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<SandboxEvent>(256);

@@ -28,6 +28,27 @@ pub const READ_ONLY_UNDER_RUNSC: &str = "gVisor (runsc) is registered with the e
      so a container under it has no interface to reach the run's proxy; ask for network \"none\", \
      or have the gate's policy choose runc for code that needs read-only internet";
 
+/// A read-only run's hosts, as its decision signs them, checked against this executor's own
+/// `[executor.egress] read_only_hosts`: a gate's policy narrows that list, it never widens it.
+/// A decision naming no host, or one outside it (a gate configured apart from this executor),
+/// is refused before anything starts rather than run with a list nobody approved.
+pub fn check_hosts(allowed: &[String], granted: &[String]) -> Result<(), SandboxError> {
+    if granted.is_empty() {
+        return Err(SandboxError::HostsNotAllowed(
+            "the decision names no host the program may fetch from".into(),
+        ));
+    }
+    let outside = airlock_protocol::hosts::uncovered(allowed, granted);
+    if !outside.is_empty() {
+        return Err(SandboxError::HostsNotAllowed(format!(
+            "the decision grants {}, outside this executor's [executor.egress] read_only_hosts ({})",
+            outside.join(", "),
+            allowed.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// Where the run's CA appears in its container (besides the system bundle's path).
 pub const RUN_CA_PATH: &str = "/etc/airlock/run-ca.pem";
 /// The Debian system bundle, which OpenSSL's default paths lead to.
@@ -110,10 +131,11 @@ impl ReadOnlyNet {
         engine: &ContainerEngine,
         config: &SandboxConfig,
         request_id: &str,
+        hosts: &[String],
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<ReadOnlyNet, SandboxError> {
         let (name, gateway) = create_internal(engine, config, "readonly", request_id).await?;
-        match Self::with_proxy(config, &name, gateway, events).await {
+        match Self::with_proxy(config, &name, gateway, hosts, events).await {
             Ok(net) => Ok(net),
             Err(error) => {
                 remove(engine, &name).await;
@@ -126,12 +148,19 @@ impl ReadOnlyNet {
         config: &SandboxConfig,
         name: &str,
         gateway: IpAddr,
+        hosts: &[String],
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<ReadOnlyNet, SandboxError> {
         let report = move |egress| {
             let _ = events.send(SandboxEvent::Egress(egress));
         };
-        let proxy = ForwardProxy::start(SocketAddr::new(gateway, 0), config.egress.clone(), report).await?;
+        // The proxy allows what the decision signed (checked by `check_hosts` to lie within
+        // this executor's own list), and its CA signs certificates for those hosts only.
+        let egress = airlock_egress::EgressConfig {
+            read_only_hosts: hosts.to_vec(),
+            ..config.egress.clone()
+        };
+        let proxy = ForwardProxy::start(SocketAddr::new(gateway, 0), egress, report).await?;
         // Beside the package cache: a path the Docker host shares with this process, as the
         // package mounts need too. Readable by the container's user (the certificate is public).
         let io = |e: std::io::Error| SandboxError::Internal(format!("writing the run's CA certificate: {e}"));
@@ -191,5 +220,26 @@ impl ReadOnlyNet {
             remove(&engine, &name).await;
             drop(ca_dir);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_only_run_gets_only_hosts_that_were_signed_and_lie_within_the_executors_list() {
+        let allowed: Vec<String> = ["pypi.org", "*.example.org"].map(str::to_owned).into();
+        let hosts = |list: &[&str]| check_hosts(&allowed, &list.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
+        assert!(hosts(&["pypi.org"]).is_ok());
+        assert!(hosts(&["data.example.org", "*.docs.example.org"]).is_ok());
+        for refused in [&[][..], &["evil.test"], &["pypi.org", "example.org"], &["*.org"]] {
+            match hosts(refused) {
+                Err(error @ SandboxError::HostsNotAllowed(_)) => {
+                    assert!(error.is_permanent() && !error.may_have_run(), "{error}")
+                }
+                other => panic!("{refused:?} must be refused: {other:?}"),
+            }
+        }
     }
 }

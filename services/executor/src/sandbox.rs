@@ -35,6 +35,9 @@ pub struct Job {
     pub runtime: Runtime,
     /// The network the decision grants: none, or read-only through a proxy of the run's own.
     pub network: NetworkMode,
+    /// With a read-only network, the hosts the decision grants: the run's proxy allows these,
+    /// provided each lies within `[executor.egress] read_only_hosts`.
+    pub read_only_hosts: Vec<String>,
     /// Which run of the request this is (1, then 2 when an interrupted run is run again).
     pub attempt: u32,
 }
@@ -224,6 +227,9 @@ impl Sandbox {
                 reason: crate::network::READ_ONLY_UNDER_RUNSC.into(),
             });
         }
+        if job.network == NetworkMode::ReadOnly {
+            crate::network::check_hosts(&inner.config.egress.read_only_hosts, &job.read_only_hosts)?;
+        }
         let image = inner.config.image_for(job.language).to_owned();
         let installed = if job.packages.is_empty() {
             None
@@ -240,9 +246,16 @@ impl Sandbox {
         let shape = Shape::of(&image, job.runtime, &limits);
         // A read-only run has a network and a proxy of its own: never a warm container.
         let read_only = match job.network {
-            NetworkMode::ReadOnly => {
-                Some(ReadOnlyNet::open(&inner.engine, &inner.config, &job.request_id, events.sender()).await?)
-            }
+            NetworkMode::ReadOnly => Some(
+                ReadOnlyNet::open(
+                    &inner.engine,
+                    &inner.config,
+                    &job.request_id,
+                    &job.read_only_hosts,
+                    events.sender(),
+                )
+                .await?,
+            ),
             NetworkMode::None => None,
         };
         let (warm, _in_use) = match (&inner.pool, &installed, &read_only) {

@@ -214,6 +214,8 @@ pub struct Authorized {
     pub runtime: airlock_protocol::Runtime,
     /// The network the decision signs.
     pub network: airlock_protocol::NetworkMode,
+    /// With a read-only network, the hosts the decision signs.
+    pub read_only_hosts: Vec<String>,
 }
 
 /// Why a decision is not acted on.
@@ -305,6 +307,7 @@ pub fn authorize(
         limits: grant.limits,
         runtime: grant.runtime,
         network: grant.network,
+        read_only_hosts: grant.read_only_hosts,
     })
 }
 
@@ -597,6 +600,7 @@ mod tests {
             limits: LIMITS,
             runtime: airlock_protocol::Runtime::Runc,
             network: airlock_protocol::NetworkMode::None,
+            read_only_hosts: vec![],
         }
     }
 
@@ -730,6 +734,48 @@ mod tests {
         more.limits.wall_ms *= 10;
         let mut gvisor_signed = grant();
         gvisor_signed.runtime = airlock_protocol::Runtime::Runsc;
+        let read_only = |hosts: &[&str]| airlock_protocol::Grant {
+            network: airlock_protocol::NetworkMode::ReadOnly,
+            read_only_hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+            ..grant()
+        };
+        let online = r.clone().network(airlock_protocol::NetworkMode::ReadOnly);
+        assert!(
+            authorize(
+                &rid,
+                &decided_with(
+                    &gate,
+                    &rid,
+                    &online,
+                    read_only(&["docs.python.org"]),
+                    read_only(&["docs.python.org"]),
+                    online.clone(),
+                    5000
+                ),
+                &keys,
+                2000
+            )
+            .is_ok_and(|a| a.read_only_hosts == ["docs.python.org"]),
+            "the hosts signed are the hosts the run gets"
+        );
+        assert_eq!(
+            refusal(authorize(
+                &rid,
+                &decided_with(
+                    &gate,
+                    &rid,
+                    &online,
+                    read_only(&["docs.python.org"]),
+                    read_only(&["docs.python.org", "evil.test"]),
+                    online.clone(),
+                    5000
+                ),
+                &keys,
+                2000
+            )),
+            RefusalReason::DigestMismatch,
+            "a read-only grant with a host added after signing must be refused"
+        );
         for (what, signed, granted) in [("limits", grant(), more), ("runtime", gvisor_signed, grant())] {
             assert_eq!(
                 refusal(authorize(

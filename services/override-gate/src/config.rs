@@ -91,6 +91,32 @@ impl Config {
         config.chat_approvers = chat_approvers(file)?;
         config.offered_runtimes = offered_runtimes(file)?;
         config.read_only_hosts = read_only_hosts(file)?;
+        // A policy narrows the executor's list per origin, never widens it: an entry outside it
+        // would be shown to approvers and signed, then refused by the executor at every run.
+        for (origin, narrower) in [
+            ("generated_hosts", &config.policy.read_only.generated_hosts),
+            ("external_hosts", &config.policy.read_only.external_hosts),
+        ] {
+            let Some(narrower) = narrower else { continue };
+            let key = format!("gate.policy.read_only.{origin}");
+            let outside = airlock_protocol::hosts::uncovered(&config.read_only_hosts, narrower);
+            if !outside.is_empty() {
+                return Err(file.invalid(
+                    &key,
+                    format!(
+                        "{} not within [executor.egress] read_only_hosts ({}): a policy can only narrow that list",
+                        outside.join(", "),
+                        config.read_only_hosts.join(", ")
+                    ),
+                ));
+            }
+            if narrower.is_empty() {
+                return Err(file.invalid(
+                    &key,
+                    "an empty list: to give this origin no internet, set its ceiling to \"never\"",
+                ));
+            }
+        }
         if file.path().is_file() {
             config.source = Some(file.path().to_owned());
         }
@@ -129,10 +155,11 @@ impl Config {
 
     /// The policy in force with this configuration.
     pub fn effective_policy(&self) -> EffectivePolicy {
-        EffectivePolicy::new(
+        EffectivePolicy::with_read_only_hosts(
             self.policy.clone(),
             self.chat_approvers.clone(),
             self.offered_runtimes.clone(),
+            self.read_only_hosts.clone(),
         )
     }
 }
@@ -215,7 +242,7 @@ impl Default for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock_protocol::TrustLevel;
+    use airlock_protocol::{Origin, TrustLevel};
     use std::path::Path;
 
     #[test]
@@ -250,6 +277,31 @@ mod tests {
         assert!(parse("[executor.egress]\nread_only_hosts = \"docs.rs\"\n").is_err());
         let error = parse("[executor.runtimes]\navailable = [\"kata\"]\n").unwrap_err();
         assert!(airlock_bus::error_text(&error).contains("kata"), "{error}");
+    }
+
+    #[test]
+    fn a_policy_narrows_the_read_only_hosts_and_never_widens_them() {
+        let parse = |text: &str| Config::load(&ConfigFile::parse(Path::new("a.toml"), text).unwrap());
+        let executor = "[executor.egress]\nread_only_hosts = [\"pypi.org\", \"*.example.org\"]\n";
+        let narrowed = parse(&format!(
+            "{executor}[gate.policy.read_only]\nexternal_hosts = [\"data.example.org\"]\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            narrowed.effective_policy().rules.read_only.hosts_for(Origin::External),
+            Some(&["data.example.org".to_owned()][..])
+        );
+        for (wider, named) in [
+            ("external_hosts = [\"evil.test\"]", "evil.test"),
+            ("generated_hosts = [\"pypi.org\", \"*.org\"]", "*.org"),
+            ("external_hosts = [\"example.org\"]", "example.org"),
+        ] {
+            let error = parse(&format!("{executor}[gate.policy.read_only]\n{wider}\n")).unwrap_err();
+            let text = airlock_bus::error_text(&error);
+            assert!(text.contains(named) && text.contains("gate.policy.read_only"), "{text}");
+        }
+        let error = parse(&format!("{executor}[gate.policy.read_only]\nexternal_hosts = []\n")).unwrap_err();
+        assert!(airlock_bus::error_text(&error).contains("never"), "{error}");
     }
 
     #[test]

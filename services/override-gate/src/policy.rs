@@ -7,7 +7,7 @@
 
 use airlock_approvals::{AnswerPolicy, Verdict};
 use airlock_protocol::overrides::{Escalation, EscalationTarget};
-use airlock_protocol::{Assessment, Grant, Level, Limits, NetworkMode, Origin, Quotas, Runtime, TrustLevel};
+use airlock_protocol::{Assessment, Grant, Level, NetworkMode, Origin, Quotas, Runtime, TrustLevel};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -196,6 +196,23 @@ pub struct ReadOnlyRule {
     pub generated: ReadOnlyUpTo,
     /// Fetched or pasted code.
     pub external: ReadOnlyUpTo,
+    /// The hosts Mai's own code may fetch from, when fewer than `[executor.egress]
+    /// read_only_hosts` (every entry must lie within that list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated_hosts: Option<Vec<String>>,
+    /// The same for fetched or pasted code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_hosts: Option<Vec<String>>,
+}
+
+impl ReadOnlyRule {
+    /// The narrower host list the policy gives code of `origin`, if any.
+    pub fn hosts_for(&self, origin: Origin) -> Option<&[String]> {
+        match origin {
+            Origin::Generated => self.generated_hosts.as_deref(),
+            Origin::External => self.external_hosts.as_deref(),
+        }
+    }
 }
 
 impl Default for ReadOnlyRule {
@@ -203,6 +220,8 @@ impl Default for ReadOnlyRule {
         Self {
             generated: ReadOnlyUpTo::Medium,
             external: ReadOnlyUpTo::Never,
+            generated_hosts: None,
+            external_hosts: None,
         }
     }
 }
@@ -229,17 +248,9 @@ impl Default for Policy {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ruling {
-    Approve {
-        quota: TrustLevel,
-        limits: Limits,
-        runtime: Runtime,
-        network: NetworkMode,
-        rule: String,
-    },
+    Approve { grant: Grant, rule: String },
     Ask,
-    Deny {
-        reason: String,
-    },
+    Deny { reason: String },
 }
 
 impl From<Verdict> for Ruling {
@@ -253,30 +264,13 @@ impl From<Verdict> for Ruling {
 
 impl Ruling {
     pub fn approve(grant: Grant, rule: String) -> Self {
-        Ruling::Approve {
-            quota: grant.quota,
-            limits: grant.limits,
-            runtime: grant.runtime,
-            network: grant.network,
-            rule,
-        }
+        Ruling::Approve { grant, rule }
     }
 
     /// What an approval grants.
     pub fn grant(&self) -> Option<Grant> {
-        match *self {
-            Ruling::Approve {
-                quota,
-                limits,
-                runtime,
-                network,
-                ..
-            } => Some(Grant {
-                quota,
-                limits,
-                runtime,
-                network,
-            }),
+        match self {
+            Ruling::Approve { grant, .. } => Some(grant.clone()),
             Ruling::Ask | Ruling::Deny { .. } => None,
         }
     }
@@ -291,6 +285,8 @@ pub struct EffectivePolicy {
     pub chat_approvers: BTreeMap<String, Vec<String>>,
     /// `[executor.runtimes] available`: the only runtimes a decision may name.
     pub offered: BTreeSet<Runtime>,
+    /// `[executor.egress] read_only_hosts`: the most a read-only grant may name.
+    pub read_only_hosts: Vec<String>,
     pub version: String,
 }
 
@@ -301,15 +297,27 @@ impl Default for EffectivePolicy {
 }
 
 impl EffectivePolicy {
+    /// The policy with the executor's default `read_only_hosts`; see [`Self::with_read_only_hosts`].
     pub fn new(rules: Policy, chat_approvers: BTreeMap<String, Vec<String>>, offered: BTreeSet<Runtime>) -> Self {
+        let hosts = airlock_protocol::DEFAULT_READ_ONLY_HOSTS.map(str::to_owned).to_vec();
+        Self::with_read_only_hosts(rules, chat_approvers, offered, hosts)
+    }
+
+    pub fn with_read_only_hosts(
+        rules: Policy,
+        chat_approvers: BTreeMap<String, Vec<String>>,
+        offered: BTreeSet<Runtime>,
+        read_only_hosts: Vec<String>,
+    ) -> Self {
         // serde_json of BTreeMaps and structs is deterministic: the same policy, the same version.
-        let canonical = serde_json::to_vec(&(&rules, &chat_approvers, &offered)).unwrap_or_default();
+        let canonical = serde_json::to_vec(&(&rules, &chat_approvers, &offered, &read_only_hosts)).unwrap_or_default();
         let digest = Sha256::digest(&canonical);
         let version = format!("policy-{}", hex::encode(&digest[..6]));
         Self {
             rules,
             chat_approvers,
             offered,
+            read_only_hosts,
             version,
         }
     }
@@ -433,9 +441,27 @@ impl EffectivePolicy {
         let runtime = self
             .runtime(level, origin)
             .unwrap_or_else(|_| self.offered.last().copied().unwrap_or(Runtime::Runsc));
+        self.with_network(self.grant_under(quotas, quota, runtime), origin, network)
+    }
+
+    /// `grant` with `network`, naming for a read-only network the hosts code of `origin` may
+    /// fetch from: the origin's list in `[gate.policy.read_only]` when it has one (checked to
+    /// lie within the executor's when the configuration is read), else the executor's whole
+    /// `[executor.egress] read_only_hosts`.
+    fn with_network(&self, grant: Grant, origin: Origin, network: NetworkMode) -> Grant {
+        let read_only_hosts = match network {
+            NetworkMode::None => vec![],
+            NetworkMode::ReadOnly => self
+                .rules
+                .read_only
+                .hosts_for(origin)
+                .unwrap_or(&self.read_only_hosts)
+                .to_vec(),
+        };
         Grant {
             network,
-            ..self.grant_under(quotas, quota, runtime)
+            read_only_hosts,
+            ..grant
         }
     }
 
@@ -463,17 +489,8 @@ impl EffectivePolicy {
         }
         match ruling {
             Ruling::Approve { .. } if network == NetworkMode::ReadOnly && !ceiling.allows(level) => Ruling::Ask,
-            Ruling::Approve {
-                quota,
-                limits,
-                runtime,
-                rule,
-                ..
-            } => Ruling::Approve {
-                quota,
-                limits,
-                runtime,
-                network,
+            Ruling::Approve { grant, rule } => Ruling::Approve {
+                grant: self.with_network(grant, origin, network),
                 rule,
             },
             other => other,
@@ -486,6 +503,7 @@ impl EffectivePolicy {
             limits: quotas.for_level(quota),
             runtime,
             network: NetworkMode::None,
+            read_only_hosts: vec![],
         }
     }
 
@@ -595,14 +613,17 @@ mod tests {
         assert!(matches!(
             p.decide(&q, Level::Low, Origin::External, TrustLevel::Trusted),
             Ruling::Approve {
-                quota: TrustLevel::Trusted,
+                grant: Grant {
+                    quota: TrustLevel::Trusted,
+                    ..
+                },
                 ..
             }
         ));
         match p.decide(&q, Level::High, Origin::Generated, TrustLevel::Trusted) {
-            Ruling::Approve { quota, limits, .. } => {
-                assert_eq!(quota, TrustLevel::Untrusted);
-                assert_eq!(limits, q.untrusted);
+            Ruling::Approve { grant, .. } => {
+                assert_eq!(grant.quota, TrustLevel::Untrusted);
+                assert_eq!(grant.limits, q.untrusted);
             }
             other => panic!("HIGH should be approved with the untrusted quota, got {other:?}"),
         }
@@ -699,10 +720,13 @@ mod tests {
             [Runtime::Runc, Runtime::Runsc].into(),
         );
         let approve = Ruling::Approve {
-            quota: TrustLevel::Untrusted,
-            limits: Quotas::default().untrusted,
-            runtime: Runtime::Runsc,
-            network: NetworkMode::None,
+            grant: Grant {
+                quota: TrustLevel::Untrusted,
+                limits: Quotas::default().untrusted,
+                runtime: Runtime::Runsc,
+                network: NetworkMode::None,
+                read_only_hosts: vec![],
+            },
             rule: "test".into(),
         };
         for ruling in [approve.clone(), Ruling::Ask] {
@@ -718,7 +742,10 @@ mod tests {
             matches!(
                 ruled,
                 Ruling::Approve {
-                    network: NetworkMode::ReadOnly,
+                    grant: Grant {
+                        network: NetworkMode::ReadOnly,
+                        ..
+                    },
                     ..
                 }
             ),
@@ -735,7 +762,7 @@ mod tests {
         let network = |p: &EffectivePolicy, level, origin, asked| {
             let ruling = p.decide(&q, level, origin, TrustLevel::Untrusted);
             match p.rule_network(ruling, level, origin, asked) {
-                Ruling::Approve { network, .. } => Some(network),
+                Ruling::Approve { grant, .. } => Some(grant.network),
                 _ => None,
             }
         };
@@ -769,6 +796,59 @@ mod tests {
                 .network,
             ReadOnly
         );
+    }
+
+    #[test]
+    fn a_read_only_grant_names_the_hosts_of_the_codes_origin() {
+        let q = Quotas::default();
+        let executor_hosts: Vec<String> = ["pypi.org", "docs.python.org", "*.example.org"]
+            .map(str::to_owned)
+            .into();
+        let rules: Policy = toml::from_str(
+            "[read_only]\nexternal = \"low\"\nexternal_hosts = [\"docs.python.org\", \"data.example.org\"]",
+        )
+        .expect("policy");
+        let p = EffectivePolicy::with_read_only_hosts(
+            rules,
+            BTreeMap::new(),
+            [Runtime::Runc].into(),
+            executor_hosts.clone(),
+        );
+        let hosts = |origin, network| {
+            let ruling = p.decide(&q, Level::Low, origin, TrustLevel::Untrusted);
+            match p.rule_network(ruling, Level::Low, origin, network) {
+                Ruling::Approve { grant, .. } => grant.read_only_hosts,
+                other => panic!("approved by policy, got {other:?}"),
+            }
+        };
+        // External code gets the policy's narrower list, Mai's own the executor's whole list.
+        assert_eq!(
+            hosts(Origin::External, NetworkMode::ReadOnly),
+            ["docs.python.org", "data.example.org"]
+        );
+        assert_eq!(hosts(Origin::Generated, NetworkMode::ReadOnly), executor_hosts);
+        // Without network, no hosts: the grant (and its digest) is that of before hosts existed.
+        assert!(hosts(Origin::External, NetworkMode::None).is_empty());
+        // What a human approves names the same list as what the policy approves.
+        assert_eq!(
+            p.approval_grant(
+                &q,
+                TrustLevel::Trusted,
+                Level::High,
+                Origin::External,
+                NetworkMode::ReadOnly
+            )
+            .read_only_hosts,
+            ["docs.python.org", "data.example.org"]
+        );
+        // The hosts are part of the policy's version.
+        let wider = EffectivePolicy::with_read_only_hosts(
+            p.rules.clone(),
+            BTreeMap::new(),
+            [Runtime::Runc].into(),
+            vec!["pypi.org".into()],
+        );
+        assert_ne!(p.version, wider.version);
     }
 
     #[test]
@@ -872,7 +952,10 @@ mod tests {
         assert!(matches!(
             p.decide(&q, Level::Medium, Origin::Generated, TrustLevel::Trusted),
             Ruling::Approve {
-                quota: TrustLevel::Unknown,
+                grant: Grant {
+                    quota: TrustLevel::Unknown,
+                    ..
+                },
                 ..
             }
         ));
@@ -884,7 +967,10 @@ mod tests {
         assert!(matches!(
             p.decide(&q, Level::Medium, Origin::Generated, TrustLevel::Untrusted),
             Ruling::Approve {
-                quota: TrustLevel::Untrusted,
+                grant: Grant {
+                    quota: TrustLevel::Untrusted,
+                    ..
+                },
                 ..
             }
         ));

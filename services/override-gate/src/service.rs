@@ -23,8 +23,8 @@ use airlock_protocol::roles;
 use airlock_protocol::subjects::{GATE_PENDING_ENDPOINT, GATE_REMEMBERED_ENDPOINT, GATE_REVOKE_ENDPOINT};
 use airlock_protocol::{
     Approver, Assessment, Decided, Decision, DecisionOutcome, DecisionSummary, Event, ExecutionRequest, Grant,
-    MessageId, NetworkMode, Outcome, OverrideAsked, Producer, Progress, RefusalReason, RequestId, Signed, SigningKey,
-    Terminal, now_ms,
+    MessageId, Outcome, OverrideAsked, Producer, Progress, RefusalReason, RequestId, Signed, SigningKey, Terminal,
+    now_ms,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -336,7 +336,7 @@ impl Gate {
         tracing::info!(who = %remembered.who(), approved_request = %remembered.approved_request, "approved again: this exact execution was approved earlier");
         let first = remembered.approvers.first();
         let ruling = Ruling::approve(
-            grant,
+            grant.clone(),
             format!(
                 "approved again: {} approved this exact execution earlier",
                 remembered.who()
@@ -400,7 +400,7 @@ impl Gate {
             explanation: explain::explain(&request, &assessment),
             findings: assessment.findings.clone(),
             execution_digest: execution_digest(&request.request_digest(rid, &assessment.packages), &grant),
-            grant: Some(grant),
+            grant: Some(grant.clone()),
             client: rid.client().map(str::to_owned),
             code_digest: request.code_digest(),
             language: request.language,
@@ -419,10 +419,7 @@ impl Gate {
             approvals_needed: policy.approvals_needed(assessment.level),
             escalation: policy.escalation_plan(now, deadline_ms),
             approve_again_max_ms: policy.approve_again_max_ms(),
-            read_only_hosts: match grant.network {
-                NetworkMode::ReadOnly => config.read_only_hosts.clone(),
-                NetworkMode::None => vec![],
-            },
+            read_only_hosts: grant.read_only_hosts.clone(),
             earlier,
         };
         let record = Record::Pending {
@@ -481,9 +478,10 @@ impl Gate {
         let now = now_ms();
         let decision_ttl = self.current.get().1.decision_ttl;
         let ttl_end = now + i64::try_from(decision_ttl.as_millis()).unwrap_or(i64::MAX / 2);
-        let grant = ruling.grant();
+        // A denial is signed for what an approval would have granted.
+        let grant = ruling.grant().unwrap_or(shown);
         let outcome = match &ruling {
-            Ruling::Approve { .. } => DecisionOutcome::approved(grant.unwrap_or(shown)),
+            Ruling::Approve { .. } => DecisionOutcome::approved(grant.clone()),
             Ruling::Deny { reason } => DecisionOutcome::Denied { reason: reason.clone() },
             // Asking is not a decision; callers resolve it first.
             Ruling::Ask => DecisionOutcome::Denied {
@@ -493,10 +491,7 @@ impl Gate {
         let decision = Decision {
             decision_id: MessageId::new(),
             request_id: rid.clone(),
-            execution_digest: execution_digest(
-                &request.request_digest(rid, &assessment.packages),
-                &grant.unwrap_or(shown),
-            ),
+            execution_digest: execution_digest(&request.request_digest(rid, &assessment.packages), &grant),
             code_digest: request.code_digest(),
             level: assessment.level,
             outcome,

@@ -254,7 +254,7 @@ async fn blocked_waits_for_a_human_and_runs_only_after_a_signed_approval() {
         let Event::OverrideAsked(asked) = &asked.event else {
             unreachable!()
         };
-        asked.grant.expect("the grant is shown")
+        asked.grant.clone().expect("the grant is shown")
     };
     assert_eq!(
         shown,

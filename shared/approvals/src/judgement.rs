@@ -104,7 +104,7 @@ pub struct Asked<'a> {
     /// What the human was shown and an answer must sign: the request run with `grant`.
     pub execution_digest: &'a CodeDigest,
     /// What an approval grants (shown to the human).
-    pub grant: Grant,
+    pub grant: &'a Grant,
     pub deadline_ms: i64,
     /// When the answer is judged.
     pub now_ms: i64,
@@ -348,7 +348,7 @@ impl<P: AnswerPolicy + ?Sized> Judge<'_, P> {
         let names: Vec<&str> = approvals.iter().map(|a| a.who.as_str()).collect();
         // The human approved what they were shown: exactly this grant.
         let verdict = Verdict::Approve {
-            grant: asked.grant,
+            grant: asked.grant.clone(),
             rule: format!("override approved by {}", names.join(" and ")),
         };
         let first = &approvals[0];
@@ -451,17 +451,19 @@ mod tests {
         }
     }
 
+    static GRANT: std::sync::LazyLock<Grant> = std::sync::LazyLock::new(|| Grant {
+        quota: TrustLevel::Untrusted,
+        limits: Quotas::default().untrusted,
+        runtime: Runtime::Runc,
+        network: NetworkMode::None,
+        read_only_hosts: vec![],
+    });
+
     fn asked(level: Level, digest: &CodeDigest) -> Asked<'_> {
-        let quotas = Quotas::default();
         Asked {
             level,
             execution_digest: digest,
-            grant: Grant {
-                quota: TrustLevel::Untrusted,
-                limits: quotas.untrusted,
-                runtime: Runtime::Runc,
-                network: NetworkMode::None,
-            },
+            grant: &GRANT,
             deadline_ms: now_ms() + 60_000,
             now_ms: now_ms(),
         }
@@ -523,14 +525,18 @@ mod tests {
     fn an_approval_grants_exactly_what_the_human_was_shown() {
         let p = policy("", &[("matrix", &["@alice:x"])]);
         let digest = CodeDigest::of(b"code");
+        let mut shown = GRANT.clone();
+        shown.runtime = Runtime::Runsc;
+        shown.limits.wall_ms = 1234;
+        shown.network = NetworkMode::ReadOnly;
+        shown.read_only_hosts = vec!["docs.python.org".into()];
         let mut a = asked(Level::Blocked, &digest);
-        a.grant.runtime = Runtime::Runsc;
-        a.grant.limits.wall_ms = 1234;
+        a.grant = &shown;
         match judge(&p, a, &[], &answer("@alice:x", true, "matrix", &digest)) {
             Judgement::Decide {
                 verdict: Verdict::Approve { grant, .. },
                 ..
-            } => assert_eq!(grant, a.grant),
+            } => assert_eq!(&grant, a.grant),
             other => panic!("{other:?}"),
         }
     }

@@ -360,6 +360,7 @@ mod tests {
                     },
                     runtime: Default::default(),
                     network: Default::default(),
+                    read_only_hosts: vec![],
                 })
             } else {
                 DecisionOutcome::Denied { reason: "no".into() }

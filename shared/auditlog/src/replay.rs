@@ -357,12 +357,18 @@ fn describe_decision(decision: &Decision) -> String {
             limits,
             runtime,
             network,
+            read_only_hosts,
         } => format!(
-            "approved {who}; quota {} ({}), runtime {}, network {}, valid until {}; execution {}",
+            "approved {who}; quota {} ({}), runtime {}, network {}{}, valid until {}; execution {}",
             quota.as_str(),
             describe_limits(limits),
             runtime.as_str(),
             network.as_str(),
+            if read_only_hosts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", read_only_hosts.join(", "))
+            },
             humantime_ms(decision.expires_at_ms),
             decision.execution_digest
         ),
@@ -593,6 +599,7 @@ mod tests {
                 limits,
                 runtime: Runtime::Runc,
                 network: NetworkMode::None,
+                read_only_hosts: vec![],
             },
             approver: Approver::Human {
                 who: "@alice:localhost".into(),

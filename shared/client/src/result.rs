@@ -97,6 +97,9 @@ impl RunResult {
             "decision": decision,
             "approver": t.decision.as_ref().map(|d| &d.approver),
             "quota": t.decision.as_ref().and_then(|d| d.quota),
+            "runtime": t.decision.as_ref().and_then(|d| d.runtime),
+            "network": t.decision.as_ref().and_then(|d| d.network),
+            "read_only_hosts": t.decision.as_ref().map(|d| d.read_only_hosts.clone()).unwrap_or_default(),
             "exit_code": t.exit_code,
             "stdout": String::from_utf8_lossy(&t.stdout),
             "stderr": String::from_utf8_lossy(&t.stderr),
@@ -282,6 +285,7 @@ impl RunResult {
             limits,
             runtime: summary.runtime.unwrap_or_default(),
             network: summary.network.unwrap_or_default(),
+            read_only_hosts: summary.read_only_hosts.clone(),
         };
         if &execution_digest(request_digest, &grant) != approved {
             return Err(ReceiptError::Code);

@@ -175,6 +175,10 @@ pub enum DecisionOutcome {
         runtime: Runtime,
         #[serde(default)]
         network: NetworkMode,
+        /// With `network = "read-only"`, exactly the hosts the program may fetch from, as
+        /// signed (see `Grant::read_only_hosts`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        read_only_hosts: Vec<String>,
     },
     Denied {
         reason: String,
@@ -188,22 +192,25 @@ impl DecisionOutcome {
             limits: grant.limits,
             runtime: grant.runtime,
             network: grant.network,
+            read_only_hosts: grant.read_only_hosts,
         }
     }
 
     /// What an approval grants; `None` for a denial.
     pub fn grant(&self) -> Option<Grant> {
-        match *self {
+        match self {
             DecisionOutcome::Approved {
                 quota,
                 limits,
                 runtime,
                 network,
+                read_only_hosts,
             } => Some(Grant {
-                quota,
-                limits,
-                runtime,
-                network,
+                quota: *quota,
+                limits: *limits,
+                runtime: *runtime,
+                network: *network,
+                read_only_hosts: read_only_hosts.clone(),
             }),
             DecisionOutcome::Denied { .. } => None,
         }
@@ -264,6 +271,9 @@ pub struct DecisionSummary {
     pub runtime: Option<Runtime>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkMode>,
+    /// With a read-only network, the hosts the program could fetch from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only_hosts: Vec<String>,
     /// The version of the gate's policy that decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_version: Option<String>,
@@ -278,10 +288,11 @@ impl DecisionSummary {
         Self {
             decision: if grant.is_some() { "approved" } else { "denied" }.into(),
             approver: decision.approver.clone(),
-            quota: grant.map(|g| g.quota),
-            limits: grant.map(|g| g.limits),
-            runtime: grant.map(|g| g.runtime),
-            network: grant.map(|g| g.network),
+            quota: grant.as_ref().map(|g| g.quota),
+            limits: grant.as_ref().map(|g| g.limits),
+            runtime: grant.as_ref().map(|g| g.runtime),
+            network: grant.as_ref().map(|g| g.network),
+            read_only_hosts: grant.map(|g| g.read_only_hosts).unwrap_or_default(),
             policy_version: decision.policy_version.clone(),
             execution_digest: Some(decision.execution_digest.clone()),
         }

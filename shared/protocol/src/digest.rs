@@ -56,11 +56,6 @@ impl std::str::FromStr for Runtime {
     }
 }
 
-/// The hosts a read-only run may fetch from when the operator names none
-/// (`[executor.egress] read_only_hosts`): the package index and the Python documentation. One
-/// home for the egress proxy's default and the gate's display of it.
-pub const DEFAULT_READ_ONLY_HOSTS: [&str; 3] = ["pypi.org", "files.pythonhosted.org", "docs.python.org"];
-
 /// What network a program may reach.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -97,7 +92,7 @@ impl std::str::FromStr for NetworkMode {
 }
 
 /// What an approval grants besides the right to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Grant {
     pub quota: TrustLevel,
     pub limits: Limits,
@@ -105,6 +100,14 @@ pub struct Grant {
     pub runtime: Runtime,
     #[serde(default)]
     pub network: NetworkMode,
+    /// With `network = "read-only"`, exactly the hosts the program may fetch from (entries as
+    /// in `[executor.egress] read_only_hosts`, which they must stay within): the list the
+    /// approver was shown, narrowed by the policy for the code's origin. Signed with the rest,
+    /// so that what the executor's proxy allows is what was approved. Empty without network
+    /// (and left out of the digest's form then, so grants without network keep their digests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub read_only_hosts: Vec<String>,
 }
 
 /// The interpreter the executor starts for a language: part of what is approved.
@@ -203,6 +206,7 @@ mod tests {
             limits: Quotas::default().untrusted,
             runtime: Runtime::Runc,
             network: NetworkMode::None,
+            read_only_hosts: vec![],
         }
     }
 
@@ -282,6 +286,16 @@ mod tests {
         let mut g = grant();
         g.network = NetworkMode::ReadOnly;
         changes.push(("network granted", digest(&base, Some("mai"), &six, &g)));
+        // The hosts a read-only grant names are bound like the rest: one host more or less is
+        // another execution.
+        let hosts = |list: &[&str]| {
+            let mut g = grant();
+            g.network = NetworkMode::ReadOnly;
+            g.read_only_hosts = list.iter().map(|h| (*h).to_owned()).collect();
+            digest(&base, Some("mai"), &six, &g)
+        };
+        assert_ne!(hosts(&["pypi.org"]), hosts(&["pypi.org", "docs.python.org"]));
+        assert_ne!(hosts(&["pypi.org"]), hosts(&["docs.python.org"]));
         for (what, changed) in &changes {
             assert_ne!(changed, &original, "changing the {what} must change the digest");
         }
@@ -319,6 +333,14 @@ mod tests {
         assert_eq!(
             execution_digest(&request_digest, &grant).as_str(),
             vector["execution_digest"].as_str().expect("execution_digest")
+        );
+        let read_only: Grant = serde_json::from_value(vector["read_only_grant"].clone()).expect("read_only_grant");
+        assert_eq!(read_only.read_only_hosts, ["pypi.org", "*.example.org"]);
+        assert_eq!(
+            execution_digest(&request_digest, &read_only).as_str(),
+            vector["read_only_execution_digest"]
+                .as_str()
+                .expect("read_only_execution_digest")
         );
     }
 }

@@ -14,6 +14,7 @@ pub mod envelope;
 pub mod event;
 pub mod execution;
 pub mod files;
+pub mod hosts;
 pub mod ids;
 pub mod keys;
 pub mod observed;
@@ -33,7 +34,7 @@ pub use assessment::{Assessment, Category, Confidence, Finding, Level, ParseStat
 pub use audit::AuditReceipt;
 pub use cancel::CancelRequest;
 pub use decision::{Approver, Decided, Decision, DecisionOutcome, DecisionSummary, Limits, Quotas};
-pub use digest::{DEFAULT_READ_ONLY_HOSTS, Grant, NetworkMode, Runtime};
+pub use digest::{Grant, NetworkMode, Runtime};
 pub use envelope::{Envelope, MAX_MESSAGE_BYTES, Producer, SCHEMA_VERSION, WireError};
 pub use event::{Event, EventKind};
 pub use execution::{
@@ -41,6 +42,7 @@ pub use execution::{
     ViolationKind,
 };
 pub use files::{InputFile, OutputFile};
+pub use hosts::DEFAULT_READ_ONLY_HOSTS;
 pub use ids::{CodeDigest, IdError, MessageId, RequestId, now_ms};
 pub use keys::{KeyError, SigningKey, VerifierKey, VerifierSet};
 pub use observed::{Observed, ObservedAttempt, ObservedFile, ObservedNetwork, ObservedProcess};

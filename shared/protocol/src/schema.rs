@@ -80,6 +80,7 @@ pub fn vectors() -> Vec<(&'static str, crate::Envelope)> {
             limits: None,
             runtime: Some(Runtime::Runc),
             network: Some(NetworkMode::None),
+            read_only_hosts: vec![],
             policy_version: None,
             execution_digest: None,
         }),

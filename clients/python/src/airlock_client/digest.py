@@ -62,19 +62,16 @@ def request_digest(request: Mapping[str, Any], client: str, wheels: Sequence[Map
 
 def execution_digest(request: str, grant: Mapping[str, Any]) -> str:
     """The execution digest: a request digest with what an approval grants (quota, limits,
-    runtime, network), as the gate signs it."""
+    runtime, network and, for a read-only network, its hosts), as the gate signs it."""
     limits = grant.get("limits") or {}
-    return sha256_digest(
-        pack(
-            {
-                "domain": EXECUTION_DIGEST_DOMAIN,
-                "request": request,
-                "grant": {
-                    "quota": grant.get("quota"),
-                    "limits": {name: limits.get(name) for name in LIMIT_FIELDS},
-                    "runtime": grant.get("runtime") or "runc",
-                    "network": grant.get("network") or "none",
-                },
-            }
-        )
-    )
+    form: dict[str, Any] = {
+        "quota": grant.get("quota"),
+        "limits": {name: limits.get(name) for name in LIMIT_FIELDS},
+        "runtime": grant.get("runtime") or "runc",
+        "network": grant.get("network") or "none",
+    }
+    # Left out when empty, as the gate's form leaves it out (grants without network keep
+    # the digests they had before hosts were part of a grant).
+    if grant.get("read_only_hosts"):
+        form["read_only_hosts"] = list(grant["read_only_hosts"])
+    return sha256_digest(pack({"domain": EXECUTION_DIGEST_DOMAIN, "request": request, "grant": form}))

@@ -272,7 +272,13 @@ def _check_code(logged: dict[str, Any], result: Result) -> bool:
     approved, quota, limits = summary.get("execution_digest"), summary.get("quota"), summary.get("limits")
     if approved is None or quota is None or not isinstance(limits, dict):
         return False
-    grant = {"quota": quota, "limits": limits, "runtime": summary.get("runtime"), "network": summary.get("network")}
+    grant = {
+        "quota": quota,
+        "limits": limits,
+        "runtime": summary.get("runtime"),
+        "network": summary.get("network"),
+        "read_only_hosts": summary.get("read_only_hosts") or [],
+    }
     if execution_digest(result.request_digest, grant) != approved:
         raise ResultMismatchError(
             "code", "the code that was approved and ran is not the code this result was submitted with"

@@ -63,6 +63,7 @@ pub fn asked() -> OverrideAsked {
             limits: airlock_protocol::Quotas::default().untrusted,
             runtime: airlock_protocol::Runtime::Runsc,
             network: airlock_protocol::NetworkMode::None,
+            read_only_hosts: vec![],
         }),
         approvals_needed: 2,
         approve_again_max_ms: 8 * 3_600_000,

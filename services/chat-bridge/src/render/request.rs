@@ -90,7 +90,7 @@ fn bytes(n: u64) -> String {
 
 /// What the sandbox would allow the code if approved.
 pub fn sandbox(asked: &OverrideAsked) -> Option<Line> {
-    let grant = asked.grant?;
+    let grant = asked.grant.as_ref()?;
     let l = grant.limits;
     let network = match grant.network {
         NetworkMode::None => "no network".to_owned(),

@@ -68,6 +68,7 @@ fn asked(hostile: &str) -> OverrideAsked {
             },
             runtime: Runtime::Runc,
             network: NetworkMode::None,
+            read_only_hosts: vec![],
         }),
         requested_quota: Some(TrustLevel::Trusted),
         approval_quota: Some(TrustLevel::Untrusted),
@@ -105,6 +106,7 @@ fn ended_by(reason: &str) -> Ended {
         limits: None,
         runtime: None,
         network: None,
+        read_only_hosts: vec![],
         policy_version: None,
         execution_digest: None,
     });
@@ -417,6 +419,7 @@ fn ended_requests_say_who_decided_and_how_it_ended() {
         limits: None,
         runtime: None,
         network: None,
+        read_only_hosts: vec![],
         policy_version: None,
         execution_digest: None,
     });
@@ -448,6 +451,7 @@ fn ended_requests_say_who_decided_and_how_it_ended() {
             limits: None,
             runtime: None,
             network: None,
+            read_only_hosts: vec![],
             policy_version: None,
             execution_digest: None,
         });

@@ -52,6 +52,7 @@ pub fn job(language: Language, code: &str, limits: Limits) -> Job {
         limits,
         runtime: airlock_protocol::Runtime::Runc,
         network: airlock_protocol::NetworkMode::None,
+        read_only_hosts: vec![],
         attempt: 1,
     }
 }

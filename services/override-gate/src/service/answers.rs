@@ -76,7 +76,7 @@ impl Gate {
         };
         let answer = &checked.answer;
         let source = trust.source_of(&checked.signer, answer.via.as_ref().map(|v| v.system.as_str()), &config);
-        let grant = asked.grant.unwrap_or_else(|| {
+        let grant = asked.grant.clone().unwrap_or_else(|| {
             trust.policy.approval_grant(
                 &self.quotas(&request),
                 request.trust,
@@ -93,7 +93,7 @@ impl Gate {
             Asked {
                 level: asked.level,
                 execution_digest: &asked.execution_digest,
-                grant,
+                grant: &grant,
                 deadline_ms: asked.deadline_ms,
                 now_ms: now_ms(),
             },
