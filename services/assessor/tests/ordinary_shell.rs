@@ -48,6 +48,12 @@ fn a_function_nothing_names_does_not_run() {
     at_least(&format!("{plugin}nginx_restart\n"), Level::High);
     // A script that runs commands it only knows at run time may call any of its functions.
     at_least("payload() {\n  sudo rm -rf /etc/audit\n}\n\"$1\"\n", Level::High);
+    // Code in another language runs outside this shell; a file sourced runs inside it.
+    let unnamed = "refresh() {\n  killall Dock\n}\n";
+    below_high(&format!(
+        "{unnamed}tab() {{\n  osascript <<EOF\ntell application \"Terminal\" to do script \"cd $PWD\"\nEOF\n}}\ntab\n"
+    ));
+    at_least(&format!("{unnamed}source \"$1\"\n"), Level::High);
     // A program named by a path is a file, not a function.
     below_high("helper() {\n  sudo cat /etc/hostname\n}\nrun() {\n  \"$DIR/bin/tool\"\n}\nrun\n");
 }

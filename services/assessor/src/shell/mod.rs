@@ -106,12 +106,18 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     /// A script that runs commands it only knows at run time (`"$@"`, `$cmd`) may call any of
     /// its functions: the bodies nothing names are then visited as written after all.
     fn functions_called_at_run_time(&mut self) {
-        // A program named by a path (`sudo "$FILE"` with FILE=".../sbin/nginx") is a file, not a
-        // function.
-        let dispatches = self.ctx.shell.calls.iter().any(|c| {
-            c.name == "@opaque"
-                && !(c.flags.iter().any(|f| f == "command")
-                    && c.args.first().and_then(|a| a.text()).is_some_and(|t| t.contains('/')))
+        // What can name a function: a command whose program is unknown (not a program named by a
+        // path, `sudo "$FILE"` with FILE=".../sbin/nginx", which is a file), shell code not known
+        // (`eval "$x"`), or a file sourced that is not known. Code in another language
+        // (`osascript <<EOF` with a variable in it) runs outside this shell and its functions.
+        let flagged = |c: &Call, flag: &str| c.flags.iter().any(|f| f == flag);
+        let dispatches = self.ctx.shell.calls.iter().any(|c| match c.name.as_str() {
+            "@opaque" if flagged(c, "command") => {
+                !c.args.first().and_then(|a| a.text()).is_some_and(|t| t.contains('/'))
+            }
+            "@opaque" => flagged(c, "bash") || flagged(c, "sh"),
+            "source" | "." => c.args.first().is_some_and(|a| !a.is_literal()),
+            _ => false,
         });
         if self.never_called.is_empty() || !dispatches {
             return;
