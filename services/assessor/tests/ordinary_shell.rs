@@ -74,6 +74,8 @@ fn a_library_preloaded_is_high_where_the_script_names_it() {
         "FAKEROOT_LIB=$(find /usr/lib -name 'libfakeroot*.so' | head -1)\nLD_PRELOAD=\"$FAKEROOT_LIB\" \"$@\"\n",
         "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libeatmydata.so make\n",
         "export LD_LIBRARY_PATH=/usr/lib/debug\n",
+        // libtool: the value is computed, inside code given to eval.
+        "shlibpath_var=LD_LIBRARY_PATH\nshlibpath=$(pwd)/.libs:\neval \"$shlibpath_var='$shlibpath\\$$shlibpath_var'; export $shlibpath_var\"\n",
     ] {
         let a = assess(tool);
         assert!(a.level < Level::High, "{tool:?}: {:?}", ids(&a));
@@ -87,6 +89,7 @@ fn a_library_preloaded_is_high_where_the_script_names_it() {
         "LD_PRELOAD=/tmp/hook.so ls\n",
         "LD_PRELOAD=$HOME/.cache/.l.so sshd\n",
         "export LD_LIBRARY_PATH=/opt/x/lib\n",
+        "eval \"LD_PRELOAD='$HOME/.cache/.l.so' sshd\"\n",
     ] {
         at_least(hook, Level::High);
     }
