@@ -1,7 +1,8 @@
 //! A burst of override requests through the whole stack into a real Synapse at its default rate
 //! limits (`rc_message`: 0.2 messages a second per user after a burst of 10, which the bot's
 //! account is under like any other): all 20 requests are posted, then, once answered, every
-//! message is edited to its final state; nothing is lost to the homeserver's 429s. Each request
+//! message is edited to its final state; nothing is lost to the homeserver's 429s; requests that
+//! come meanwhile are posted before the edits that wait. Each request
 //! needs at least two of the bot's messages (the post and its final edit), so 20 requests take
 //! at least (40 - 10) / 0.2 = 150 s at those limits, whatever the bridge does; with the bot
 //! exempted by Synapse's admin API (the fix docs/overrides.md gives), the same burst is done in
@@ -22,6 +23,8 @@ use std::time::{Duration, Instant};
 const BOT: &str = "@airlock:localhost";
 const ALICE: &str = "@alice:localhost";
 const BURST: usize = 20;
+/// Requests that come while the burst's edits wait for the homeserver.
+const SECOND_WAVE: usize = 5;
 
 /// External code that downloads and executes a payload: BLOCKED by the assessor. Each request
 /// is a different program (its own comment), so no approval or decision of one covers another.
@@ -161,6 +164,13 @@ async fn burst(exempt_bot: bool) {
         stack.answer("deny", rid, "burst test: not needed");
     }
     let answers_sent = answered.elapsed();
+    // A second wave arrives while those edits wait their turn: new requests go first.
+    let second: Vec<Child> = (0..SECOND_WAVE)
+        .map(|n| {
+            let n = BURST + n;
+            stack.run_in_background(&format!("burst-{n}.py"), &blocked(n), &["--origin", "external"])
+        })
+        .collect();
     // Every message is edited to its final state.
     loop {
         let events = alice.messages(&room).await;
@@ -184,6 +194,37 @@ async fn burst(exempt_bot: bool) {
     }
     let all_final = answered.elapsed();
     let total = start.elapsed();
+    let second_ids = pending(&stack);
+    assert_eq!(second_ids.len(), SECOND_WAVE, "{second_ids:?}");
+    let events = alice.messages(&room).await;
+    let position = |want: &dyn Fn(&Value) -> bool| events.iter().position(|e| e["sender"] == BOT && want(e));
+    let last_second_post = second_ids
+        .iter()
+        .map(|rid| {
+            position(&|e: &Value| {
+                e["content"]["m.relates_to"].is_null() && body(e).contains(&format!("Request `{rid}`"))
+            })
+        })
+        .collect::<Option<Vec<usize>>>()
+        .and_then(|at| at.into_iter().max());
+    let edits_after = posted
+        .values()
+        .filter_map(|post| position(&|e: &Value| edits(e, post) && body(e).contains("DENIED")))
+        .filter(|at| last_second_post.is_some_and(|last| *at > last))
+        .count();
+    if !exempt_bot {
+        // Posted within the first few of the homeserver's slots, before most of the edits.
+        assert!(
+            edits_after >= BURST * 3 / 4,
+            "the second wave was not posted first: posted at {last_second_post:?}, before only {edits_after} of {BURST} final edits"
+        );
+    }
+    for rid in &second_ids {
+        stack.answer("deny", rid, "burst test: the second wave is not needed either");
+    }
+    for child in second {
+        assert_eq!(airlock_tests::finish_run(child).0["decision"], "denied");
+    }
     for child in children {
         let (json, code) = airlock_tests::finish_run(child);
         assert_eq!(json["decision"], "denied", "{json}");
@@ -207,7 +248,7 @@ async fn burst(exempt_bot: bool) {
         .filter(|e| e["sender"] == BOT)
         .count();
     println!(
-        "burst of {BURST} under Synapse's default rc_message (0.2/s, burst 10){}: all pending {:.1} s, all posted {:.1} s after the burst; answers sent in {:.1} s; all edited to their final state {:.1} s after the first answer; {:.1} s in all; {bot_messages} bot messages; 429s waited out {}, other chat failures {}",
+        "burst of {BURST} under Synapse's default rc_message (0.2/s, burst 10){}: all pending {:.1} s, all posted {:.1} s after the burst; answers sent in {:.1} s; all edited to their final state {:.1} s after the first answer (a second wave of {SECOND_WAVE} requests posted in between, before {edits_after} of those edits); {:.1} s in all; {bot_messages} bot messages; 429s waited out {}, other chat failures {}",
         if exempt_bot { ", the bot exempted" } else { "" },
         all_pending.as_secs_f64(),
         all_posted.as_secs_f64(),

@@ -47,6 +47,14 @@ fn txn(rid: &RequestId, what: &str) -> String {
     format!("airlock-{}", crate::txn_id(&[rid.as_str(), what]))
 }
 
+/// A round of the outbox goes over its requests twice: first posting the ones not yet posted,
+/// then doing everything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    Posts,
+    All,
+}
+
 struct Retry {
     at: Instant,
     failures: u32,
@@ -113,17 +121,21 @@ impl Outbox {
             // Requests that are new or changed since the last round.
             self.active.extend(self.core.take_changed());
             let ids: Vec<RequestId> = self.active.iter().cloned().collect();
-            for rid in ids {
-                if shutdown.is_cancelled() {
-                    return;
-                }
-                match self.step(&rid).await {
-                    Ok(true) => {
-                        self.active.remove(&rid);
+            // New requests first: under a chat's rate limit, the next message it takes is a
+            // request nobody has seen yet rather than an edit of one already shown.
+            for pass in [Pass::Posts, Pass::All] {
+                for rid in &ids {
+                    if shutdown.is_cancelled() {
+                        return;
                     }
-                    Ok(false) => {}
-                    Err(e) => {
-                        tracing::warn!(request_id = %rid, error = %airlock_bus::error_text(&e), "bridge records unavailable")
+                    match self.step(rid, pass).await {
+                        Ok(true) if pass == Pass::All => {
+                            self.active.remove(rid);
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!(request_id = %rid, error = %airlock_bus::error_text(&e), "bridge records unavailable")
+                        }
                     }
                 }
             }
@@ -135,9 +147,13 @@ impl Outbox {
         }
     }
 
-    /// Does what is due for one request; true when nothing is left to do for it.
-    async fn step(&mut self, rid: &RequestId) -> Result<bool, airlock_bus::ClaimError> {
+    /// Does what is due for one request (in `Pass::Posts`, only its first posts); true when
+    /// nothing is left to do for it.
+    async fn step(&mut self, rid: &RequestId, pass: Pass) -> Result<bool, airlock_bus::ClaimError> {
         let Some(tracked) = self.core.store.tracked(rid).await? else {
+            if pass == Pass::Posts {
+                return Ok(false);
+            }
             return self.step_ran_again(rid).await;
         };
         let now = now_ms();
@@ -152,7 +168,7 @@ impl Outbox {
             if tracked.refused_in.iter().any(|s| s == system) {
                 continue;
             }
-            match self.step_system(&tracked, adapter.as_ref(), now).await {
+            match self.step_system(&tracked, adapter.as_ref(), now, pass).await {
                 Err(StepError::Chat(e)) if e.is_refusal() => {
                     // Told to the gate (and so the audit log) before it is final here: a
                     // refusal that could not be told is met again on the next try.
@@ -315,7 +331,13 @@ impl Outbox {
     }
 
     /// One chat system's part; true when it has nothing left to do for this request.
-    async fn step_system(&self, tracked: &Tracked, adapter: &dyn Adapter, now: i64) -> Result<bool, StepError> {
+    async fn step_system(
+        &self,
+        tracked: &Tracked,
+        adapter: &dyn Adapter,
+        now: i64,
+        pass: Pass,
+    ) -> Result<bool, StepError> {
         let system = adapter.system();
         let rid = &tracked.request_id;
         let waiting = tracked.ended.is_none() && now <= tracked.asked.deadline_ms;
@@ -335,6 +357,9 @@ impl Outbox {
             self.record_post(rid, system, place, id, false, fingerprint(tracked, system, now))
                 .await?;
             self.core.counters.incr("posted");
+            return Ok(false);
+        }
+        if pass == Pass::Posts {
             return Ok(false);
         }
         // Edit every message of this chat whose content is behind.
