@@ -157,11 +157,6 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         NetworkMode::None => ("none".to_owned(), None, true),
         NetworkMode::Egress { network, gateway } => (network.clone(), Some(vec![gateway.clone()]), false),
     };
-    let ulimit = |name: &str, value: u64| ResourcesUlimits {
-        name: Some(name.to_owned()),
-        soft: Some(as_i64(value)),
-        hard: Some(as_i64(value)),
-    };
     let host_config = HostConfig {
         network_mode: Some(network_mode),
         dns,
@@ -183,12 +178,7 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         tmpfs: Some(HashMap::from([("/tmp".to_owned(), tmpfs_options)])),
         ipc_mode: Some(if spec.shm_bytes == 0 { "none" } else { "private" }.to_owned()),
         shm_size: (spec.shm_bytes > 0).then(|| as_i64(spec.shm_bytes)),
-        ulimits: Some(vec![
-            ulimit("nofile", u64::from(limits.open_files.max(16))),
-            // No single file larger than the writable space; no core dumps at all.
-            ulimit("fsize", limits.disk_bytes.max(4096)),
-            ulimit("core", 0),
-        ]),
+        ulimits: Some(ulimits(spec.runtime, &limits)),
         // Output is read from the attach stream only; no log file can fill the host's disk.
         log_config: Some(HostConfigLogConfig {
             typ: Some("none".to_owned()),
@@ -225,6 +215,34 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         host_config: Some(host_config),
         ..Default::default()
     }
+}
+
+/// The container's resource limits (setrlimit), the same for every process in it.
+fn ulimits(runtime: Runtime, limits: &Limits) -> Vec<ResourcesUlimits> {
+    let ulimit = |name: &str, value: u64| ResourcesUlimits {
+        name: Some(name.to_owned()),
+        soft: Some(i64::try_from(value).unwrap_or(i64::MAX)),
+        hard: Some(i64::try_from(value).unwrap_or(i64::MAX)),
+    };
+    let mut ulimits = vec![
+        ulimit("nofile", u64::from(limits.open_files.max(16))),
+        // No single file larger than the writable space; no core dumps at all.
+        ulimit("fsize", limits.disk_bytes.max(4096)),
+        ulimit("core", 0),
+    ];
+    // Under gVisor the program's processes live in gVisor's kernel, which the host's pids cgroup
+    // sees only through the host threads they use (a zombie uses none, so zombies piled up
+    // unbounded). gVisor's kernel counts them itself against RLIMIT_NPROC: set at twice the
+    // pids limit, it bounds what the host cannot see, while processes that run still meet the
+    // host's limit first (about 6 host threads each, see `host_pids_limit`), which ends the
+    // sandbox at once and is reported as a pids violation; a refusal inside gVisor is not
+    // visible from the host, and the run would go on to its wall time. Not under runc, where
+    // RLIMIT_NPROC counts every process of the sandbox user on the host (every other
+    // sandbox's too) and the pids cgroup already counts this container's alone.
+    if runtime == Runtime::Runsc {
+        ulimits.push(ulimit("nproc", u64::from(limits.pids.max(1)).saturating_mul(2)));
+    }
+    ulimits
 }
 
 /// Host threads a gVisor sandbox uses at rest (39 measured on the ptrace platform; more under
