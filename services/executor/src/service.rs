@@ -740,39 +740,24 @@ mod tests {
             ..grant()
         };
         let online = r.clone().network(airlock_protocol::NetworkMode::ReadOnly);
-        assert!(
-            authorize(
+        let signed_docs_run_with = |granted: &[&str]| {
+            let delivered = decided_with(
+                &gate,
                 &rid,
-                &decided_with(
-                    &gate,
-                    &rid,
-                    &online,
-                    read_only(&["docs.python.org"]),
-                    read_only(&["docs.python.org"]),
-                    online.clone(),
-                    5000
-                ),
-                &keys,
-                2000
-            )
-            .is_ok_and(|a| a.read_only_hosts == ["docs.python.org"]),
+                &online,
+                read_only(&["docs.python.org"]),
+                read_only(granted),
+                online.clone(),
+                5000,
+            );
+            authorize(&rid, &delivered, &keys, 2000)
+        };
+        assert!(
+            signed_docs_run_with(&["docs.python.org"]).is_ok_and(|a| a.read_only_hosts == ["docs.python.org"]),
             "the hosts signed are the hosts the run gets"
         );
         assert_eq!(
-            refusal(authorize(
-                &rid,
-                &decided_with(
-                    &gate,
-                    &rid,
-                    &online,
-                    read_only(&["docs.python.org"]),
-                    read_only(&["docs.python.org", "evil.test"]),
-                    online.clone(),
-                    5000
-                ),
-                &keys,
-                2000
-            )),
+            refusal(signed_docs_run_with(&["docs.python.org", "evil.test"])),
             RefusalReason::DigestMismatch,
             "a read-only grant with a host added after signing must be refused"
         );
