@@ -165,8 +165,14 @@ impl Slack {
                     "text": why,
                     "thread_ts": message_ts,
                 });
-                if let Err(e) = self.api("chat.postEphemeral", refusal).await {
-                    tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not tell a click's refusal");
+                // Bounded: Slack wants the click answered within three seconds.
+                let told = tokio::time::timeout(Duration::from_millis(1500), self.api("chat.postEphemeral", refusal));
+                match told.await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %airlock_protocol::error_chain(&e), "could not tell a click's refusal")
+                    }
+                    Err(_) => tracing::warn!("telling a click's refusal timed out"),
                 }
                 return Response::ok_empty();
             }
