@@ -82,8 +82,8 @@ def test_the_result_has_the_fields_and_values_of_airlock_run_json(stack: Stack, 
     # checks it on request, with verify_receipt.
     assert expected["receipt_verified"] is True, expected
     assert set(mine) == set(expected) - {"receipt_verified"}
-    for field in ("outcome", "verdict", "findings", "decision", "approver", "quota", "exit_code", "stdout", "stderr",
-                  "violation", "reason"):
+    for field in ("outcome", "verdict", "findings", "decision", "approver", "quota", "runtime", "network",
+                  "read_only_hosts", "exit_code", "stdout", "stderr", "violation", "reason"):
         assert mine[field] == expected[field], field
     # The same code, inputs and client: the same request digest, computed by each client.
     assert mine["request_digest"] is not None and mine["request_digest"] == expected["request_digest"]

@@ -338,6 +338,12 @@ class Result:
     observed: dict[str, Any] | None = None
     #: The files the program left under `out/` (`images` are those that are pictures).
     files: tuple[OutputFile, ...] = ()
+    #: What the approval granted besides the quota: the container runtime (`runc` or `runsc`),
+    #: the network (`none` or `read-only`) and, for read-only, the hosts the program could
+    #: fetch from, as the gate signed them. None (and no hosts) without an approval.
+    runtime: str | None = None
+    network: str | None = None
+    read_only_hosts: tuple[str, ...] = ()
     #: Why files under `out/` were not looked for (a run killed for a violation, a sandbox the
     #: executor cannot look into); None when they were.
     files_unavailable: str | None = None
@@ -405,6 +411,7 @@ class Result:
         usage = _usage(usage_data) if isinstance(usage_data, dict) else None
         approver = summary.get("approver") if summary is not None else None
         quota = summary.get("quota") if summary is not None else None
+        granted = _granted(summary or {}, "decision summary")
         level = data.get("level")
         files = data.get("files") or []
         if not isinstance(files, list):
@@ -435,6 +442,7 @@ class Result:
             request_digest=request_digest,
             files=tuple(OutputFile.from_wire(f) for f in files),
             files_unavailable=_opt_str(data, "files_unavailable"),
+            **granted,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -469,6 +477,9 @@ class Result:
             "observed": self.observed,
             "files": [f.to_json() for f in self.files],
             "files_unavailable": self.files_unavailable,
+            "runtime": self.runtime,
+            "network": self.network,
+            "read_only_hosts": list(self.read_only_hosts),
         }
         for name, raw in (("stdout", self.raw_stdout), ("stderr", self.raw_stderr)):
             try:
@@ -527,7 +538,20 @@ class Result:
             observed=_map(data["observed"], "observed") if data.get("observed") is not None else None,
             files=tuple(OutputFile.from_json(f) for f in _list(data, "files")),
             files_unavailable=_opt_str(data, "files_unavailable"),
+            **_granted(data, "result"),
         )
+
+
+def _granted(data: dict[str, Any], what: str) -> dict[str, Any]:
+    """The runtime, network and read-only hosts an approval granted, as `Result` fields."""
+    hosts = data.get("read_only_hosts") or []
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise WireError(f"{what}: read_only_hosts is not a list of host names")
+    return {
+        "runtime": _opt_str(data, "runtime"),
+        "network": _opt_str(data, "network"),
+        "read_only_hosts": tuple(hosts),
+    }
 
 
 @dataclass(frozen=True)
