@@ -267,7 +267,7 @@ impl Matrix {
         }
     }
 
-    async fn sync_once(&self, core: &Core) -> Result<(), SyncError> {
+    async fn sync_once(self: &Arc<Self>, core: &Core) -> Result<(), SyncError> {
         let since = core.store.position(SYSTEM).await?;
         let Some(since) = since else {
             // First start: begin from now, not from the room's history.
@@ -353,7 +353,7 @@ impl Matrix {
         }
     }
 
-    async fn handle_event(&self, core: &Core, room: &str, event: &Value) -> Result<(), SyncError> {
+    async fn handle_event(self: &Arc<Self>, core: &Core, room: &str, event: &Value) -> Result<(), SyncError> {
         let (Some(event_id), Some(sender)) = (event["event_id"].as_str(), event["sender"].as_str()) else {
             return Ok(());
         };
@@ -416,17 +416,12 @@ impl Matrix {
     /// homeserver rate-limits the bot, and the reply waits its turn (the time each 429 names)
     /// instead of being dropped or holding up the answers after it. The transaction id makes a
     /// retry post it once.
-    fn reply_later(&self, room: &str, txn: &str, content: Value) {
-        let path = format!("/rooms/{}/send/m.room.message/{}", segment(room), segment(txn));
-        let (url, http, token) = (self.url(&path), self.http.clone(), self.token.clone());
+    fn reply_later(self: &Arc<Self>, room: &str, txn: &str, content: Value) {
+        let (matrix, room, txn) = (self.clone(), room.to_owned(), txn.to_owned());
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             loop {
-                let sent = match http.put(&url).bearer_auth(&token).json(&content).send().await {
-                    Ok(response) => json_reply(SYSTEM, response).await,
-                    Err(source) => Err(err(source)),
-                };
-                match sent {
+                match matrix.send(&room, &txn, content.clone()).await {
                     Ok(_) => return,
                     Err(ChatError::RateLimited { retry_after, .. }) if started.elapsed() < REPLY_PATIENCE => {
                         tokio::time::sleep(retry_after).await;
