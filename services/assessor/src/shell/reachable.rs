@@ -22,18 +22,32 @@ pub(super) fn runnable_functions(body: &[Stmt], source: &str) -> HashSet<String>
         return HashSet::default();
     }
     let defined: HashSet<&str> = definitions.iter().map(|d| d.name).collect();
+    let name_starts: HashSet<u32> = definitions.iter().map(|d| d.name_start).collect();
+    // Bodies nest (they are syntax), so one sweep in source order finds each occurrence's
+    // innermost enclosing body: the top of a stack of the bodies open at that point. Linear in
+    // the words and definitions, where a search of every definition per word was quadratic in
+    // a file of many small functions (this runs before the walk and its time budget).
+    let mut by_start: Vec<&Definition<'_>> = definitions.iter().collect();
+    by_start.sort_by_key(|d| (d.body.start, std::cmp::Reverse(d.body.end)));
+    let mut next = by_start.iter().peekable();
+    let mut open: Vec<&Definition<'_>> = Vec::new();
     let mut roots: Vec<&str> = Vec::new();
     let mut named_in: HashMap<&str, Vec<&str>> = HashMap::default();
     for (start, word) in words(source) {
-        if !defined.contains(word) || definitions.iter().any(|d| d.name_start as usize == start) {
+        let at = start as u32;
+        while let Some(d) = next.next_if(|d| d.body.start <= at) {
+            while open.last().is_some_and(|o| o.body.end <= d.body.start) {
+                open.pop();
+            }
+            open.push(d);
+        }
+        while open.last().is_some_and(|o| o.body.end <= at) {
+            open.pop();
+        }
+        if !defined.contains(word) || name_starts.contains(&at) {
             continue;
         }
-        // The innermost function whose body holds this occurrence names it.
-        let container = definitions
-            .iter()
-            .filter(|d| d.body.start as usize <= start && start < d.body.end as usize)
-            .min_by_key(|d| d.body.end - d.body.start);
-        match container {
+        match open.last() {
             Some(container) => named_in.entry(container.name).or_default().push(word),
             None => roots.push(word),
         }
