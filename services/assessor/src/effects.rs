@@ -366,7 +366,7 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
             code_next = true;
         } else if text.starts_with("$(") || text.starts_with('`') || text.starts_with("<(") || text.starts_with(">(") {
             // A command's output given as an argument: data, not a place.
-        } else if text.contains("://") || text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/") {
+        } else if names_a_url(&text) || text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/") {
             urls.push(word.clone());
         } else if let Some(path) = file_operand(word, '@').filter(|p| p.text().is_some_and(|t| looks_like_path(&t))) {
             paths.push(path);
@@ -399,6 +399,14 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
         }
     }
     found
+}
+
+/// A word that is a URL: a scheme (or an expansion holding one, `$proto://$host`) before its
+/// `://`. A path whose text holds `://` further on (`../$(echo "$V" | sed 's/^[0-9]*://')-x.diff`,
+/// a sed expression inside a substitution) is a path.
+fn names_a_url(text: &str) -> bool {
+    text.split_once("://")
+        .is_some_and(|(scheme, _)| !scheme.is_empty() && !scheme.contains(['/', ' ', '(', ')', '"', '\'', '|', ';']))
 }
 
 /// `host:path`, `user@host:path` or a URL: a place on another machine.

@@ -70,6 +70,9 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
         lines: std::cell::OnceCell::new(),
         python_calls: CallsByName::of(input.python),
         shell_calls: CallsByName::of(input.shell),
+        rules,
+        python_strings: std::cell::OnceCell::new(),
+        shell_strings: std::cell::OnceCell::new(),
     };
     let mut hits = Vec::new();
     let mut seen: HashSet<(usize, u32)> = HashSet::default();
@@ -142,6 +145,11 @@ struct Finder<'a> {
     lines: std::cell::OnceCell<LineIndex>,
     python_calls: CallsByName<'a>,
     shell_calls: CallsByName<'a>,
+    rules: &'a RuleSet,
+    /// Per slot of `RuleSet::nested_strings`, the strings of the language that match it: made
+    /// when a combination first asks, in one scan of each string for every slot.
+    python_strings: std::cell::OnceCell<Vec<Vec<usize>>>,
+    shell_strings: std::cell::OnceCell<Vec<Vec<usize>>>,
 }
 
 /// The calls of one language grouped by name: a call pattern looks up its few exact names, and
@@ -188,6 +196,26 @@ impl<'a> CallsByName<'a> {
 }
 
 impl Finder<'_> {
+    fn nested_strings(&self, language: Language) -> &[Vec<usize>] {
+        let cell = match language {
+            Language::Python => &self.python_strings,
+            Language::Bash => &self.shell_strings,
+        };
+        cell.get_or_init(|| {
+            let mut found = vec![Vec::new(); self.rules.nested_string_slots];
+            if let Some(index) = self.rules.nested_strings.get(&LanguageKey::from(language)) {
+                for (i, lit) in self.input.facts(language).strings.iter().enumerate() {
+                    for slot in index.matching(&lit.text) {
+                        if let Some(strings) = found.get_mut(slot) {
+                            strings.push(i);
+                        }
+                    }
+                }
+            }
+            found
+        })
+    }
+
     fn find(&self, pattern: &Pattern, language: Language, is_file_language: bool) -> Vec<Place> {
         let facts = self.input.facts(language);
         match pattern {
@@ -210,7 +238,20 @@ impl Finder<'_> {
                 .filter(|i| names.contains(&i.name))
                 .map(|i| Place::at(i.span))
                 .collect(),
-            Pattern::String { regex, formatted } => facts
+            Pattern::String {
+                slot: Some(slot),
+                formatted,
+                ..
+            } => self
+                .nested_strings(language)
+                .get(*slot)
+                .into_iter()
+                .flatten()
+                .filter_map(|&i| facts.strings.get(i))
+                .filter(|s| formatted.is_none_or(|f| f == s.formatted))
+                .map(|s| Place::at(s.span))
+                .collect(),
+            Pattern::String { regex, formatted, .. } => facts
                 .strings
                 .iter()
                 .filter(|s| formatted.is_none_or(|f| f == s.formatted) && regex.is_match(&s.text))

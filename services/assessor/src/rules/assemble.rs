@@ -38,6 +38,7 @@ impl RuleSet {
         }
         let queries = compiler.combined_queries()?;
         let (call_index, string_index) = index_rules(&parts.rules);
+        let (nested_strings, nested_string_slots) = index_nested_strings(&mut parts.rules);
         Ok(RuleSet {
             source_index: index_sources(&parts.sources),
             rules: parts.rules,
@@ -50,6 +51,8 @@ impl RuleSet {
             queries,
             call_index,
             string_index,
+            nested_strings,
+            nested_string_slots,
         })
     }
 }
@@ -99,6 +102,55 @@ fn index_rules(rules: &[Rule]) -> (HashMap<LanguageKey, CallIndex>, HashMap<Lang
         .map(|(language, (patterns, rule_indices))| (language, StringIndex::new(patterns, rule_indices)))
         .collect();
     (call_index, string_index)
+}
+
+/// The string patterns inside combinations, given slots (one per distinct expression: the same
+/// expression in two rules is tested once) and gathered per language into one set each, so a
+/// file's strings are each scanned once for all of them instead of once per pattern.
+fn index_nested_strings(rules: &mut [Rule]) -> (HashMap<LanguageKey, StringIndex>, usize) {
+    fn visit(
+        pattern: &mut Pattern,
+        top: bool,
+        languages: &[airlock_protocol::request::Language],
+        slots: &mut HashMap<String, usize>,
+        per_language: &mut HashMap<LanguageKey, (Vec<String>, Vec<usize>)>,
+    ) {
+        match pattern {
+            Pattern::String { regex, slot, .. } if !top => {
+                let next = slots.len();
+                let id = *slots.entry(regex.as_str().to_string()).or_insert(next);
+                *slot = Some(id);
+                for language in languages {
+                    let entry = per_language.entry((*language).into()).or_default();
+                    if !entry.1.contains(&id) {
+                        entry.0.push(regex.as_str().to_string());
+                        entry.1.push(id);
+                    }
+                }
+            }
+            Pattern::All { all, none } => {
+                for part in all.iter_mut().chain(none.iter_mut()) {
+                    visit(part, false, languages, slots, per_language);
+                }
+            }
+            Pattern::Any(parts) => {
+                for part in parts {
+                    visit(part, false, languages, slots, per_language);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut slots: HashMap<String, usize> = HashMap::default();
+    let mut per_language: HashMap<LanguageKey, (Vec<String>, Vec<usize>)> = HashMap::default();
+    for rule in rules.iter_mut() {
+        visit(&mut rule.pattern, true, &rule.languages, &mut slots, &mut per_language);
+    }
+    let index = per_language
+        .into_iter()
+        .map(|(language, (patterns, ids))| (language, StringIndex::new(patterns, ids)))
+        .collect();
+    (index, slots.len())
 }
 
 /// The sources by called name, as `index_rules` does for rules.

@@ -252,6 +252,7 @@ impl Compiler<'_> {
             return Ok(Pattern::String {
                 regex: self.regex(regex)?,
                 formatted: spec.formatted,
+                slot: None,
             });
         }
         if let Some(binding) = &spec.binding {

@@ -125,6 +125,9 @@ pub enum Pattern {
     String {
         regex: LazyRegex,
         formatted: Option<bool>,
+        /// For a string pattern inside a combination: its place among those tested together
+        /// (`RuleSet::nested_strings`), one per distinct expression.
+        slot: Option<usize>,
     },
     Binding {
         kinds: Vec<BindingKind>,
@@ -222,6 +225,11 @@ pub struct RuleSet {
     pub call_index: HashMap<LanguageKey, crate::values::CallIndex>,
     /// Top-level string rules of each language, tested together.
     pub string_index: HashMap<LanguageKey, StringIndex>,
+    /// The string patterns inside combinations (`any`, `all`), per language, tested together
+    /// once per string; `StringIndex::rules` holds their slots.
+    pub nested_strings: HashMap<LanguageKey, StringIndex>,
+    /// How many slots there are.
+    pub nested_string_slots: usize,
 }
 
 impl RuleSet {

@@ -512,6 +512,35 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             && matches!(&first.value, Value::Formatted(text) if words::only_positional_holes(text))
     }
 
+    /// `eval "$(pyenv init - bash)"`, `eval "$(kubectl completion bash)"`, `eval $(apt-config
+    /// shell KEY Opt::Key)`: the code run is what a program the script names, given literal
+    /// words only, prints to set itself up in this shell (completion, init, hook, aliases). That
+    /// program is chosen by the script and, for these words, reads, fetches and runs nothing the
+    /// tool table or the fallback can see (`cat`, `curl`, `base64 -d` print data from elsewhere):
+    /// its output is its own, as a file the script sources by a literal name is. A program or a
+    /// word known only at run time (`"$1" completion bash`) is still not followed.
+    fn prints_its_shell_integration(&self, first: &Expr) -> bool {
+        let Some(words) = first.text().as_deref().and_then(words::integration_command) else {
+            return false;
+        };
+        let name = program_name(&words[0]);
+        let exprs: Vec<Expr> = words.iter().map(|w| Expr::new(Value::Str(w.clone()))).collect();
+        let call = Call::new(name.clone(), Span::default());
+        let effects = if self.ctx.rules.effects.tool(&name).is_some() {
+            self.ctx.rules.effects.shell_effects(&name, &exprs, &call)
+        } else {
+            crate::effects::unknown_program_effects(&name, &exprs, &call)
+        };
+        !self.functions.contains_key(&name)
+            && self.ctx.rules.wrapper(&name).is_none()
+            && effects.iter().all(|f| {
+                !matches!(
+                    f.call.name.as_str(),
+                    "@read" | "@fetch" | "@send" | "@connect" | "@exec" | "@run" | "@shell" | "@load"
+                )
+            })
+    }
+
     fn record_string(&mut self, word: &Expr, span: Span) {
         let (text, formatted) = match &word.value {
             Value::Str(s) => (s.clone(), false),
@@ -534,7 +563,11 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         // A program known only when the script runs (`$cmd`, `"$@"`, `$(cat f)`, a word read
         // from input): what it does cannot be followed.
-        if !matches!(first.value, Value::Str(_)) && name != "python3" && !self.runs_its_callers_command(first) {
+        if !matches!(first.value, Value::Str(_))
+            && name != "python3"
+            && !self.runs_its_callers_command(first)
+            && !self.prints_its_shell_integration(first)
+        {
             let mut opaque = Call::new("@opaque".into(), span);
             opaque.flags.push("command".into());
             opaque.taints = first.taints;
@@ -650,6 +683,15 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                 && f.call.args.first().is_some_and(|a| self.runs_its_callers_command(a))
         };
         found.retain(|f| !runs_callers_file(f));
+        // `source <(helm completion bash)`: the program's own set-up code, as with `eval`.
+        found.retain(|f| {
+            !(matches!(name.as_str(), "source" | ".")
+                && f.call.name == "@run"
+                && f.call
+                    .args
+                    .first()
+                    .is_some_and(|a| self.prints_its_shell_integration(a)))
+        });
         program_run.retain(|f| !runs_callers_file(f));
         // ... and `set_var() { eval "$1=\"\$2\""; }` evaluates what a caller passes.
         for item in &mut found {

@@ -39,6 +39,60 @@ fn looked_up_program(substitution: &str) -> Option<&str> {
         .then(|| names[0])
 }
 
+/// The words of a substitution that asks a program, by literal words only, for its shell
+/// integration (`$(pyenv init - bash)`, `` `thefuck --alias` ``, `$(_PIPENV_COMPLETE=bash_source
+/// pipenv)`, `$(register-python-argcomplete pipx)`): the program and its arguments, environment
+/// assignments in front left out. One simple command, nothing expanded, piped or redirected.
+pub(super) fn integration_command(substitution: &str) -> Option<Vec<String>> {
+    let inner = substitution
+        .strip_prefix("$(")
+        .or_else(|| substitution.strip_prefix("<("))
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| substitution.strip_prefix('`').and_then(|t| t.strip_suffix('`')))?;
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._+-=:/,@".contains(&b))
+    };
+    let mut words = inner.split_whitespace().peekable();
+    let mut integration = false;
+    while let Some(word) = words.peek() {
+        let Some((name, value)) = word.split_once('=') else {
+            break;
+        };
+        if name.is_empty()
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            || !plain(value) && !value.is_empty()
+        {
+            return None;
+        }
+        integration |= name.to_ascii_uppercase().contains("COMPLETE");
+        words.next();
+    }
+    let words: Vec<String> = words.map(str::to_string).collect();
+    let program = words.first()?;
+    if program.starts_with('-') || !words.iter().all(|w| plain(w)) {
+        return None;
+    }
+    integration |= words.iter().any(|w| {
+        let w = w.trim_start_matches('-').to_ascii_lowercase();
+        w.contains("complet")
+            || matches!(
+                w.as_str(),
+                "init"
+                    | "hook"
+                    | "shellenv"
+                    | "shell"
+                    | "activate"
+                    | "sh-activate"
+                    | "sh-deactivate"
+                    | "alias"
+                    | "aliases"
+            )
+    });
+    integration.then_some(words)
+}
+
 /// Every expansion left in a word's text is a positional parameter (`$1=\"$2\"`, `"$@"`):
 /// what it holds is whatever a caller of the function passes.
 pub(super) fn only_positional_holes(text: &str) -> bool {
@@ -263,6 +317,16 @@ impl<'s> Walker<'_, '_, 's> {
                 let value = self.ctx.inputs?.env.get(name)?;
                 Some(Expr::new(Value::Str(value.clone())).step(String::new, || format!("environment variable {name}")))
             });
+        // `${POSIXLY_CORRECT+break}`, `${PATH_SEPARATOR+false}`: the literal word, or nothing
+        // (then the next word is the command): the word is what can run.
+        if matches!(param.op, Some(ParamOp::Alternative))
+            && !param.length
+            && !param.indirect
+            && let Some(word) = &argument
+            && matches!(&word.value, Value::Str(w) if !w.is_empty() && !w.contains(char::is_whitespace))
+        {
+            return word.clone().with_taints(taints);
+        }
         // `${X:-default}`, `${1-default}`: with X unknown, the default is the value it can take.
         if known.is_none()
             && matches!(param.op, Some(ParamOp::Default | ParamOp::Assign))
