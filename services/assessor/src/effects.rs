@@ -449,14 +449,25 @@ impl EffectTables {
         let Some(tool) = self.tools.get(name) else {
             return Vec::new();
         };
+        // Most commands are of tools that do nothing of note (`echo`, `[`, `printf`): with no
+        // option taking a value, only `--name=value` could name a file (read below).
+        if tool.effects.is_empty()
+            && tool.value_options.is_empty()
+            && !words
+                .iter()
+                .skip(1)
+                .any(|w| w.text().is_some_and(|t| t.starts_with("--") && t.contains('=')))
+        {
+            return Vec::new();
+        }
         let parsed = parse_words(tool, words);
-        let present: HashSet<&str> = parsed.options.iter().map(|(n, _)| n.as_str()).collect();
+        let present: Vec<&str> = parsed.options.iter().map(|(n, _)| n.as_str()).collect();
         let mut found = Vec::new();
         for effect in &tool.effects {
-            if !effect.when.is_empty() && !effect.when.iter().any(|w| present.contains(w.as_str())) {
+            if !effect.when.is_empty() && !effect.when.iter().any(|w| present.contains(&w.as_str())) {
                 continue;
             }
-            if effect.unless.iter().any(|w| present.contains(w.as_str())) {
+            if effect.unless.iter().any(|w| present.contains(&w.as_str())) {
                 continue;
             }
             let mut positionals: Vec<&Expr> = parsed.positionals.clone();

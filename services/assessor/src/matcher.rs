@@ -5,6 +5,7 @@ use crate::facts::{Facts, LineIndex, Span};
 use crate::rules::{LanguageKey, Pattern, RuleSet};
 use airlock_protocol::request::Language;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::OnceCell;
 use std::ops::ControlFlow;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{QueryCursor, QueryCursorOptions};
@@ -70,9 +71,9 @@ pub fn run(rules: &RuleSet, input: &MatchInput<'_>, budget: &mut Budget) -> Vec<
         lines: std::cell::OnceCell::new(),
         python_calls: CallsByName::of(input.python),
         shell_calls: CallsByName::of(input.shell),
+        python_strings: (0..rules.nested_strings.len()).map(|_| OnceCell::new()).collect(),
+        shell_strings: (0..rules.nested_strings.len()).map(|_| OnceCell::new()).collect(),
         rules,
-        python_strings: std::cell::OnceCell::new(),
-        shell_strings: std::cell::OnceCell::new(),
     };
     let mut hits = Vec::new();
     let mut seen: HashSet<(usize, u32)> = HashSet::default();
@@ -146,10 +147,10 @@ struct Finder<'a> {
     python_calls: CallsByName<'a>,
     shell_calls: CallsByName<'a>,
     rules: &'a RuleSet,
-    /// Per slot of `RuleSet::nested_strings`, the strings of the language that match it: made
-    /// when a combination first asks, in one scan of each string for every slot.
-    python_strings: std::cell::OnceCell<Vec<Vec<usize>>>,
-    shell_strings: std::cell::OnceCell<Vec<Vec<usize>>>,
+    /// Per slot of `RuleSet::nested_strings`, the strings of the language that match it,
+    /// found when a combination first asks.
+    python_strings: Vec<OnceCell<Vec<usize>>>,
+    shell_strings: Vec<OnceCell<Vec<usize>>>,
 }
 
 /// The calls of one language grouped by name: a call pattern looks up its few exact names, and
@@ -196,23 +197,19 @@ impl<'a> CallsByName<'a> {
 }
 
 impl Finder<'_> {
-    fn nested_strings(&self, language: Language) -> &[Vec<usize>] {
-        let cell = match language {
+    fn nested_strings(&self, language: Language, slot: usize) -> &[usize] {
+        let cells = match language {
             Language::Python => &self.python_strings,
             Language::Bash => &self.shell_strings,
         };
+        let (Some(cell), Some(regex)) = (cells.get(slot), self.rules.nested_strings.get(slot)) else {
+            return &[];
+        };
         cell.get_or_init(|| {
-            let mut found = vec![Vec::new(); self.rules.nested_string_slots];
-            if let Some(index) = self.rules.nested_strings.get(&LanguageKey::from(language)) {
-                for (i, lit) in self.input.facts(language).strings.iter().enumerate() {
-                    for slot in index.matching(&lit.text) {
-                        if let Some(strings) = found.get_mut(slot) {
-                            strings.push(i);
-                        }
-                    }
-                }
-            }
-            found
+            let strings = &self.input.facts(language).strings;
+            (0..strings.len())
+                .filter(|&i| regex.is_match(&strings[i].text))
+                .collect()
         })
     }
 
@@ -243,10 +240,8 @@ impl Finder<'_> {
                 formatted,
                 ..
             } => self
-                .nested_strings(language)
-                .get(*slot)
-                .into_iter()
-                .flatten()
+                .nested_strings(language, *slot)
+                .iter()
                 .filter_map(|&i| facts.strings.get(i))
                 .filter(|s| formatted.is_none_or(|f| f == s.formatted))
                 .map(|s| Place::at(s.span))

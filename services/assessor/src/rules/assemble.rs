@@ -37,10 +37,11 @@ impl RuleSet {
             return Err(EngineError::NoRules);
         }
         let queries = compiler.combined_queries()?;
+        let mut source_sets = HashMap::default();
         let (call_index, string_index) = index_rules(&parts.rules);
-        let (nested_strings, nested_string_slots) = index_nested_strings(&mut parts.rules);
+        let nested_strings = index_nested_strings(&mut parts.rules);
         Ok(RuleSet {
-            source_index: index_sources(&parts.sources),
+            source_index: index_sources(&parts.sources, &mut source_sets),
             rules: parts.rules,
             version,
             labels,
@@ -52,7 +53,7 @@ impl RuleSet {
             call_index,
             string_index,
             nested_strings,
-            nested_string_slots,
+            source_sets,
         })
     }
 }
@@ -104,64 +105,115 @@ fn index_rules(rules: &[Rule]) -> (HashMap<LanguageKey, CallIndex>, HashMap<Lang
     (call_index, string_index)
 }
 
-/// The string patterns inside combinations, given slots (one per distinct expression: the same
-/// expression in two rules is tested once) and gathered per language into one set each, so a
-/// file's strings are each scanned once for all of them instead of once per pattern.
-fn index_nested_strings(rules: &mut [Rule]) -> (HashMap<LanguageKey, StringIndex>, usize) {
-    fn visit(
-        pattern: &mut Pattern,
-        top: bool,
-        languages: &[airlock_protocol::request::Language],
-        slots: &mut HashMap<String, usize>,
-        per_language: &mut HashMap<LanguageKey, (Vec<String>, Vec<usize>)>,
-    ) {
+/// The string patterns inside combinations, given slots: one per distinct expression (the same
+/// expression in two rules is tested once per string, as the matcher remembers each slot's
+/// strings).
+fn index_nested_strings(rules: &mut [Rule]) -> Vec<LazyRegex> {
+    fn visit(pattern: &mut Pattern, top: bool, slots: &mut HashMap<String, usize>, regexes: &mut Vec<LazyRegex>) {
         match pattern {
             Pattern::String { regex, slot, .. } if !top => {
-                let next = slots.len();
-                let id = *slots.entry(regex.as_str().to_string()).or_insert(next);
+                let id = *slots.entry(regex.as_str().to_string()).or_insert_with(|| {
+                    regexes.push(regex.clone());
+                    regexes.len() - 1
+                });
                 *slot = Some(id);
-                for language in languages {
-                    let entry = per_language.entry((*language).into()).or_default();
-                    if !entry.1.contains(&id) {
-                        entry.0.push(regex.as_str().to_string());
-                        entry.1.push(id);
-                    }
-                }
             }
             Pattern::All { all, none } => {
                 for part in all.iter_mut().chain(none.iter_mut()) {
-                    visit(part, false, languages, slots, per_language);
+                    visit(part, false, slots, regexes);
                 }
             }
             Pattern::Any(parts) => {
                 for part in parts {
-                    visit(part, false, languages, slots, per_language);
+                    visit(part, false, slots, regexes);
                 }
             }
             _ => {}
         }
     }
     let mut slots: HashMap<String, usize> = HashMap::default();
-    let mut per_language: HashMap<LanguageKey, (Vec<String>, Vec<usize>)> = HashMap::default();
+    let mut regexes = Vec::new();
     for rule in rules.iter_mut() {
-        visit(&mut rule.pattern, true, &rule.languages, &mut slots, &mut per_language);
+        visit(&mut rule.pattern, true, &mut slots, &mut regexes);
     }
-    let index = per_language
-        .into_iter()
-        .map(|(language, (patterns, ids))| (language, StringIndex::new(patterns, ids)))
-        .collect();
-    (index, slots.len())
+    regexes
 }
 
-/// The sources by called name, as `index_rules` does for rules.
-fn index_sources(sources: &[Source]) -> CallIndex {
-    let mut source_index = CallIndex::default();
+/// The sources by called name, as `index_rules` does for rules. Those that only test their
+/// first argument against an expression (`@read` of a credential store, of `/proc`, of the
+/// working directory, ...) are gathered per language and name into one set each instead
+/// (`source_sets`): a file read is tested once for all of them.
+fn index_sources(
+    sources: &[Source],
+    sets: &mut HashMap<LanguageKey, HashMap<String, StringIndex>>,
+) -> HashMap<LanguageKey, CallIndex> {
+    // Per language: a shell command is not tried against Python's globbed sources
+    // (`subprocess.*`, `pwd.*`, ...), nor a Python call against the shell's.
+    let mut source_index: HashMap<LanguageKey, CallIndex> = HashMap::default();
+    let mut grouped: HashMap<(LanguageKey, String), (Vec<String>, Vec<usize>)> = HashMap::default();
     for (i, source) in sources.iter().enumerate() {
         if let Pattern::Call(call) = &source.pattern {
-            source_index.add(&call.names, i);
+            match first_argument_expression(call) {
+                Some(pattern) => {
+                    for language in &source.languages {
+                        for name in &call.names.exact {
+                            let entry = grouped.entry(((*language).into(), name.clone())).or_default();
+                            entry.0.push(pattern.to_string());
+                            entry.1.push(i);
+                        }
+                    }
+                }
+                None => {
+                    for language in &source.languages {
+                        source_index.entry((*language).into()).or_default().add(&call.names, i);
+                    }
+                }
+            }
         }
     }
+    for ((language, name), (patterns, ids)) in grouped {
+        sets.entry(language)
+            .or_default()
+            .insert(name, StringIndex::new(patterns, ids));
+    }
     source_index
+}
+
+/// The expression of a call pattern made of exact names and `args.0 = { regex = ... }` alone.
+fn first_argument_expression(call: &CallPattern) -> Option<&str> {
+    let [(0, matcher)] = call.args.as_slice() else {
+        return None;
+    };
+    let only_regex = matcher.present.is_none()
+        && matcher.equals.is_none()
+        && matcher.kind.is_none()
+        && matcher.truthy.is_none()
+        && matcher.int_lt.is_none()
+        && matcher.int_ge.is_none()
+        && matcher.int_bits.is_none()
+        && matcher.name.is_none()
+        && matcher.tainted.is_none()
+        && matcher.element.is_none()
+        && matcher.first.is_none()
+        && matcher.not.is_none()
+        && matcher.any_of.is_none();
+    let alone = !call.names.has_globs()
+        && call.not_names.exact.is_empty()
+        && !call.not_names.has_globs()
+        && call.kwargs.is_empty()
+        && call.any_arg.is_empty()
+        && call.receiver.is_none()
+        && call.flags.is_empty()
+        && call.any_flag.is_empty()
+        && call.no_flag.is_empty()
+        && call.tainted.is_none()
+        && call.pipe_from.is_none()
+        && call.pipe_to.is_none()
+        && call.via.is_none()
+        && call.not_via.is_none();
+    (only_regex && alone)
+        .then(|| matcher.regex.as_ref().map(|r| r.as_str()))
+        .flatten()
 }
 
 /// What the rule files compile to, gathered file by file.

@@ -125,8 +125,7 @@ pub enum Pattern {
     String {
         regex: LazyRegex,
         formatted: Option<bool>,
-        /// For a string pattern inside a combination: its place among those tested together
-        /// (`RuleSet::nested_strings`), one per distinct expression.
+        /// For a string pattern inside a combination: its slot in `RuleSet::nested_strings`.
         slot: Option<usize>,
     },
     Binding {
@@ -215,7 +214,10 @@ pub struct RuleSet {
     pub labels: Vec<String>,
     pub(crate) sources: Vec<Source>,
     /// Call sources by exact callee name, and those with globs.
-    pub(crate) source_index: crate::values::CallIndex,
+    pub(crate) source_index: HashMap<LanguageKey, crate::values::CallIndex>,
+    /// Sources that only test a call's first argument against an expression, per language
+    /// and callee name, tested together (`StringIndex::rules` are indices in `sources`).
+    pub(crate) source_sets: HashMap<LanguageKey, HashMap<String, StringIndex>>,
     pub(crate) embeds: Vec<Embed>,
     pub(crate) wrappers: HashMap<String, WrapperSpec>,
     /// The tool table and the Python call table: what commands and calls do.
@@ -225,11 +227,10 @@ pub struct RuleSet {
     pub call_index: HashMap<LanguageKey, crate::values::CallIndex>,
     /// Top-level string rules of each language, tested together.
     pub string_index: HashMap<LanguageKey, StringIndex>,
-    /// The string patterns inside combinations (`any`, `all`), per language, tested together
-    /// once per string; `StringIndex::rules` holds their slots.
-    pub nested_strings: HashMap<LanguageKey, StringIndex>,
-    /// How many slots there are.
-    pub nested_string_slots: usize,
+    /// The expression of each slot of the string patterns inside combinations (`any`, `all`):
+    /// one per distinct expression, so one used by several rules is tested once per string,
+    /// and only when a combination gets that far.
+    pub nested_strings: Vec<LazyRegex>,
 }
 
 impl RuleSet {
@@ -305,12 +306,36 @@ impl RuleSet {
     /// Data-flow labels a call's result carries.
     pub fn call_labels(&self, language: Language, call: &Call) -> crate::facts::Taints {
         let mut labels = crate::facts::Taints::NONE;
-        for source in self.source_index.candidates(&call.name).map(|i| &self.sources[i]) {
+        let index = self.source_index.get(&LanguageKey::from(language));
+        for source in index
+            .into_iter()
+            .flat_map(|index| index.candidates(&call.name))
+            .map(|i| &self.sources[i])
+        {
             if let Pattern::Call(pattern) = &source.pattern
                 && source.languages.contains(&language)
                 && pattern.matches(call)
             {
                 labels = labels.union(source.label);
+            }
+        }
+        // As `ValueMatcher` reads a value for a regex: a string, a path, formatted text or a
+        // sequence, by its text.
+        if let Some(set) = self
+            .source_sets
+            .get(&LanguageKey::from(language))
+            .and_then(|by_name| by_name.get(call.name.as_str()))
+            && let Some(first) = call.args.first()
+            && matches!(
+                first.value,
+                Value::Str(_) | Value::Path(_) | Value::Formatted(_) | Value::Seq(_)
+            )
+            && let Some(text) = first.text()
+        {
+            for i in set.matching(&text) {
+                if let Some(source) = self.sources.get(i) {
+                    labels = labels.union(source.label);
+                }
             }
         }
         labels
