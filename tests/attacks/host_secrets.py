@@ -11,7 +11,7 @@ def attempt(label, fn):
 # environment, the bootstrap's source and idle time, and Docker's HOSTNAME): under gVisor (2022-12-19), which does not
 # hide a non-dumpable process's /proc/<pid>/environ, PID 1's can be read, and that is all it
 # may hold. Anything else in it is a secret that escaped.
-SANDBOX_VARIABLES = {"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "AIRLOCK_BOOT", "AIRLOCK_IDLE_S", "HOSTNAME"}
+SANDBOX_VARIABLES = {"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "AIRLOCK_BOOT", "AIRLOCK_IDLE_S", "AIRLOCK_RUN_AS", "HOSTNAME"}
 try:
     names = sorted(v.split(b"=", 1)[0].decode() for v in open("/proc/1/environ", "rb").read().split(b"\0") if v)
     if set(names) <= SANDBOX_VARIABLES:

@@ -37,9 +37,12 @@
 # cannot print the marker, and the exit status comes from PID 1's name (or, when the executor
 # cannot see the host, from the engine). The program's network attempts, seen by an audit hook
 # inside its own interpreter, go to a memfd at fd 9 that the executor reads as an untrusted
-# report. Everything here runs as the same unprivileged user as the program; its one defence of
-# its own is being non-dumpable (the program cannot ptrace it or read its /proc files) and being
-# init (the program cannot kill it).
+# report. Under runc everything here runs as the same unprivileged user as the program; its one
+# defence of its own is being non-dumpable (the program cannot ptrace it or read its /proc files)
+# and being init (Linux lets no process inside kill it). gVisor does not shield init, so there
+# PID 1 runs as root inside gVisor's kernel, with only CAP_SETUID, CAP_SETGID, CAP_SETPCAP and
+# CAP_KILL, and the program's process becomes the unprivileged user (AIRLOCK_RUN_AS) before
+# anything of the program runs: a process of another user without capabilities cannot signal it.
 
 import os, sys, signal, json, select, time
 # What running a program needs, imported while the container is still idle rather than after
@@ -178,15 +181,20 @@ def _park(code, token, seconds):
     return True
 
 
-def _place_files(files, deadline):
+def _read_files(files, deadline):
+    """The request's files, read from the frame: (name, bytes) in the order of `files`."""
+    return [(entry["name"], _read_exact(entry["len"], deadline) if entry["len"] else b"") for entry in files]
+
+
+def _place_files(files):
     """Writes the request's files into the working directory, read-only, and makes out/.
 
-    Names were checked by the executor (relative paths of plain components); O_EXCL and
-    O_NOFOLLOW keep this from writing anywhere else even so. The program runs as the same user
-    and could change its copies; the audit log keeps the originals by digest."""
-    for entry in files:
-        data = _read_exact(entry["len"], deadline) if entry["len"] else b""
-        parts = entry["name"].split("/")
+    Runs in the program's process, as the program's user, so that what it finds is its own (as
+    out/ must be). Names were checked by the executor (relative paths of plain components);
+    O_EXCL and O_NOFOLLOW keep this from writing anywhere else even so. The program could change
+    its copies; the audit log keeps the originals by digest."""
+    for name, data in files:
+        parts = name.split("/")
         directory = "."
         for part in parts[:-1]:
             directory = os.path.join(directory, part)
@@ -204,6 +212,42 @@ def _place_files(files, deadline):
         os.mkdir(OUTPUT_DIR, 0o755)
     except FileExistsError:
         pass
+
+
+def _become_program_user():
+    """Under gVisor, PID 1 runs as root in gVisor's own kernel (with only the capabilities to
+    change identity and to signal) so that the program, another user, cannot signal it:
+    gVisor does not shield init from a SIGKILL sent inside its pid namespace as Linux does.
+    The program's process gives all of that up before anything of the program runs: every
+    capability out of the bounding set, then groups, group and user (which clears the rest).
+    Nothing here may fail quietly: a program that could run with any of it is not started."""
+    run_as = os.environ.get("AIRLOCK_RUN_AS")
+    if not run_as:
+        return
+    try:
+        uid, gid = (int(part) for part in run_as.split(":"))
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        cap = 0
+        while libc.prctl(24, cap, 0, 0, 0) == 0:  # PR_CAPBSET_DROP, until past the last one
+            cap += 1
+        if ctypes.get_errno() != 22 or cap < 32:  # EINVAL past the last capability
+            raise OSError(ctypes.get_errno(), "dropping capability %d from the bounding set" % cap)
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+            raise OSError("identity is %r %r" % (os.getresuid(), os.getresgid()))
+        try:
+            os.setuid(0)
+        except PermissionError:
+            return
+        raise OSError("root could be regained")
+    except Exception as error:
+        try:
+            os.write(2, b"airlock: could not become the program's user: %s\n" % str(error).encode())
+        finally:
+            os._exit(126)
 
 
 def _save_open_figures():
@@ -234,7 +278,7 @@ def _main():
     frame_deadline = time.monotonic() + 30.0
     header = json.loads(_read_exact(int.from_bytes(magic[len(MAGIC):], "big"), frame_deadline))
     code = _read_exact(header["code_len"], frame_deadline) if header["code_len"] else b""
-    _place_files(header.get("files", ()), frame_deadline)
+    files = _read_files(header.get("files", ()), frame_deadline)
     try:
         os.write(1, START_MARKER)
     except OSError:
@@ -245,7 +289,10 @@ def _main():
         os.close(activity)
     child = os.fork()
     if child == 0:
+        _become_program_user()
+        _place_files(files)
         return header, code
+    del files
     _supervise(child, header)
 
 

@@ -157,11 +157,16 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         NetworkMode::None => ("none".to_owned(), None, true),
         NetworkMode::Egress { network, gateway } => (network.clone(), Some(vec![gateway.clone()]), false),
     };
+    let identity = Identity::of(spec.runtime);
+    let mut env = spec.env;
+    env.extend(identity.env());
     let host_config = HostConfig {
         network_mode: Some(network_mode),
         dns,
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".to_owned()]),
+        cap_add: (!identity.init_capabilities.is_empty())
+            .then(|| identity.init_capabilities.iter().map(|c| (*c).to_owned()).collect()),
         // Airlock's own seccomp profile (src/seccomp.rs), never the engine's default.
         security_opt: Some(vec![
             "no-new-privileges".to_owned(),
@@ -199,9 +204,9 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
     ContainerCreateBody {
         image: Some(spec.image),
         hostname: Some("sandbox".to_owned()),
-        user: Some("1000:1000".to_owned()),
+        user: Some(identity.init_user.to_owned()),
         working_dir: Some(WORKING_DIR.to_owned()),
-        env: Some(spec.env),
+        env: Some(env),
         cmd: Some(spec.cmd),
         entrypoint: Some(vec![]),
         labels: Some(spec.labels),
@@ -214,6 +219,46 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         tty: Some(false),
         host_config: Some(host_config),
         ..Default::default()
+    }
+}
+
+/// The unprivileged user every sandboxed program runs as.
+pub const PROGRAM_USER: &str = "1000:1000";
+
+/// Who PID 1 (the bootstrap) runs as, and how the program becomes [`PROGRAM_USER`].
+struct Identity {
+    init_user: &'static str,
+    /// Added to an otherwise empty set; the program's process gives them up before it runs.
+    init_capabilities: &'static [&'static str],
+    /// Whether the bootstrap changes the program's user (`AIRLOCK_RUN_AS`).
+    switches: bool,
+}
+
+impl Identity {
+    /// Under runc PID 1 is the program's user already: Linux ignores a signal sent to init
+    /// from inside its namespace unless init handles it. gVisor (2022-12-19) does not, so a
+    /// program could SIGKILL PID 1 and end its own sandbox before the end marker; there PID 1
+    /// is root inside gVisor's kernel (never the host's: gVisor's users are its own) with only
+    /// what it needs to start the program as another user (SETUID, SETGID, SETPCAP to empty the
+    /// bounding set) and to end every process it leaves (KILL), and a process of another user
+    /// without capabilities cannot signal it.
+    fn of(runtime: Runtime) -> Self {
+        match runtime {
+            Runtime::Runc => Self {
+                init_user: PROGRAM_USER,
+                init_capabilities: &[],
+                switches: false,
+            },
+            Runtime::Runsc => Self {
+                init_user: "0:0",
+                init_capabilities: &["SETUID", "SETGID", "SETPCAP", "KILL"],
+                switches: true,
+            },
+        }
+    }
+
+    fn env(&self) -> Option<String> {
+        self.switches.then(|| format!("AIRLOCK_RUN_AS={PROGRAM_USER}"))
     }
 }
 
@@ -231,16 +276,15 @@ fn ulimits(runtime: Runtime, limits: &Limits) -> Vec<ResourcesUlimits> {
         ulimit("core", 0),
     ];
     // Under gVisor the program's processes live in gVisor's kernel, which the host's pids cgroup
-    // sees only through the host threads they use (a zombie uses none, so zombies piled up
-    // unbounded). gVisor's kernel counts them itself against RLIMIT_NPROC: set at twice the
-    // pids limit, it bounds what the host cannot see, while processes that run still meet the
-    // host's limit first (about 6 host threads each, see `host_pids_limit`), which ends the
-    // sandbox at once and is reported as a pids violation; a refusal inside gVisor is not
-    // visible from the host, and the run would go on to its wall time. Not under runc, where
-    // RLIMIT_NPROC counts every process of the sandbox user on the host (every other
-    // sandbox's too) and the pids cgroup already counts this container's alone.
+    // sees only through the host threads they use (a zombie uses few, so zombies piled up far
+    // past the limit). gVisor's kernel counts them itself against RLIMIT_NPROC, zombies
+    // included; the executor asks it for that count once a second (`inside.rs`) and ends the
+    // run as a pids violation past `pids`. Set at twice the pids limit, RLIMIT_NPROC bounds
+    // what a second may hold. Not under runc, where RLIMIT_NPROC counts every process of the
+    // sandbox user on the host (every other sandbox's too) and the pids cgroup already counts
+    // this container's alone.
     if runtime == Runtime::Runsc {
-        ulimits.push(ulimit("nproc", u64::from(limits.pids.max(1)).saturating_mul(2)));
+        ulimits.push(ulimit("nproc", u64::from(runsc_process_bound(limits.pids))));
     }
     ulimits
 }
@@ -252,17 +296,24 @@ const RUNSC_HOST_THREADS_AT_REST: u32 = 128;
 /// 63 with 4 subprocesses, 136 with 16, 332 with 50), with room to spare.
 const RUNSC_HOST_THREADS_PER_PROCESS: u32 = 8;
 
+/// The most processes gVisor's kernel lets the program hold (`RLIMIT_NPROC` there, zombies
+/// included): twice its pids limit, for the second between two looks inside.
+fn runsc_process_bound(pids: u32) -> u32 {
+    pids.max(1).saturating_mul(2)
+}
+
 /// The engine's pids limit (the host's pids cgroup) for a program allowed `pids` processes.
 /// Under runc the host's cgroup holds the program's own processes and threads. Under runsc it
-/// holds gVisor's threads instead, and a limit of `pids` there left a program room for about
-/// four processes: past it the host refuses gVisor a thread and the whole sandbox dies (Go's
-/// exit status 2, before PID 1's end marker). The limit there is scaled to what gVisor needs
-/// for `pids` processes, which still bounds the program's processes on the host.
+/// holds gVisor's threads instead, and past it the host refuses gVisor a thread and the whole
+/// sandbox dies (Go's exit status 2, before PID 1's end marker), or, with a `docker exec` in
+/// flight (a look inside), stalls for about 30 s first. The limit there is scaled to what gVisor
+/// needs for as many processes as its own kernel allows ([`runsc_process_bound`]), so that its
+/// own refusal comes first and the host's is a backstop that still bounds the sandbox.
 fn host_pids_limit(runtime: Runtime, pids: u32) -> i64 {
     let pids = pids.max(1);
     let limit = match runtime {
         Runtime::Runc => pids,
-        Runtime::Runsc => pids
+        Runtime::Runsc => runsc_process_bound(pids)
             .saturating_mul(RUNSC_HOST_THREADS_PER_PROCESS)
             .saturating_add(RUNSC_HOST_THREADS_AT_REST),
     };

@@ -33,6 +33,7 @@ mod events;
 mod execute;
 pub mod host;
 pub mod image;
+mod inside;
 pub mod launch;
 mod lease;
 pub mod monitor;

@@ -6,10 +6,12 @@
 //! None of it passes through the container, so the program cannot forge it. An executor without
 //! the host's /proc and /sys, or a container under gVisor (whose processes the host cannot see),
 //! falls back to the Docker stats API (coarser: no fork refusals, no disk fill, no process list,
-//! and one sample a second).
+//! and one sample a second). Under gVisor, gVisor's own kernel is also asked once a second
+//! for the fill of `/tmp` and the number of processes (`inside.rs`).
 
 use crate::config::{HostConfig, Observe};
 use crate::docker::ContainerEngine;
+use crate::inside::Inside;
 use bollard::query_parameters::StatsOptionsBuilder;
 use futures::StreamExt;
 use std::collections::BTreeSet;
@@ -30,6 +32,9 @@ pub struct Reading {
     pub oom_kills: u64,
     /// Bytes used and size of the writable tmpfs.
     pub disk: Option<(u64, u64)>,
+    /// Under gVisor, the program's processes as gVisor's kernel counts them (zombies included;
+    /// `pids` is then the host's threads of the sandbox), when it was asked.
+    pub sandbox_processes: Option<u32>,
 }
 
 pub enum Observer {
@@ -48,17 +53,23 @@ pub struct ApiObserver {
     /// Under gVisor, the host's pids cgroup of the sandbox, where the kernel counts the threads
     /// it refused gVisor at the pids limit (each process of the program needs some).
     sandbox_pids: Option<PathBuf>,
+    /// Under gVisor, what its own kernel says of `/tmp` and the processes (see `inside.rs`).
+    inside: Option<(tokio::sync::watch::Receiver<Option<Inside>>, tokio::task::AbortHandle)>,
 }
 
 impl Drop for ApiObserver {
     fn drop(&mut self) {
         self.follower.abort();
+        if let Some((_, task)) = &self.inside {
+            task.abort();
+        }
     }
 }
 
 impl ApiObserver {
     /// Starts following the container's stats (needs a Tokio runtime).
-    fn follow(engine: &ContainerEngine, id: &str, sandbox_pids: Option<PathBuf>) -> ApiObserver {
+    fn follow(engine: &ContainerEngine, id: &str, sandbox_pids: Option<PathBuf>, look_inside: bool) -> ApiObserver {
+        let inside = look_inside.then(|| crate::inside::follow(engine, id, sandbox_pids.clone()));
         let (send, latest) = tokio::sync::watch::channel(None);
         let (engine, id) = (engine.clone(), id.to_owned());
         let follower = tokio::spawn(async move {
@@ -77,25 +88,34 @@ impl ApiObserver {
             latest,
             follower,
             sandbox_pids,
+            inside,
         }
     }
 
     /// The latest sample, with the kernel's count of refused forks read now: a refusal ends a
     /// gVisor sandbox at once, often before the engine sampled it at all.
     fn read(&self) -> Option<Reading> {
-        let latest = *self.latest.borrow();
+        let mut latest = *self.latest.borrow();
         let refused = self
             .sandbox_pids
             .as_ref()
             .and_then(|pids| read_keyed(&pids.join("pids.events"), "max"))
             .unwrap_or(0);
-        if refused == 0 {
-            return latest;
+        if refused > 0 {
+            latest = Some(Reading {
+                fork_failures: refused,
+                ..latest.unwrap_or_default()
+            });
         }
-        Some(Reading {
-            fork_failures: refused,
-            ..latest.unwrap_or_default()
-        })
+        let inside = self.inside.as_ref().and_then(|(answer, _)| *answer.borrow());
+        match inside {
+            Some(inside) => Some(Reading {
+                disk: Some(inside.disk),
+                sandbox_processes: Some(inside.processes),
+                ..latest.unwrap_or_default()
+            }),
+            None => latest,
+        }
     }
 }
 
@@ -118,6 +138,7 @@ fn reading_of(stats: bollard::models::ContainerStatsResponse) -> Option<Reading>
         fork_failures: 0,
         oom_kills: 0,
         disk: None,
+        sandbox_processes: None,
     })
 }
 
@@ -172,7 +193,7 @@ impl Observer {
                 None => tracing::debug!(container = %id, "cgroup files not found; using the stats API"),
             }
         }
-        Observer::Api(ApiObserver::follow(engine, id, None))
+        Observer::Api(ApiObserver::follow(engine, id, None, false))
     }
 
     /// A container under gVisor, whose host processes are gVisor's own: the engine's stats,
@@ -183,7 +204,7 @@ impl Observer {
             .filter(|_| host.observe == Observe::Auto)
             .and_then(|pid| CgroupObserver::find(host, pid))
             .map(|cgroup| cgroup.pids);
-        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids))
+        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids, true))
     }
 
     pub fn is_host(&self) -> bool {
@@ -369,6 +390,7 @@ impl CgroupObserver {
             fork_failures,
             oom_kills,
             disk: statvfs_used(&self.root.join("tmp")),
+            sandbox_processes: None,
         })
     }
 }

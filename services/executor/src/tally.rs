@@ -231,6 +231,21 @@ pub(crate) fn check(limits: &Limits, reading: &Reading) -> Option<Violation> {
             measured: Some(u64::from(reading.peak_pids.max(reading.pids))),
         });
     }
+    // gVisor's own count (zombies included): its RLIMIT_NPROC lets a program pass the limit,
+    // up to twice it, where the host cannot count (see `docker::ulimits`).
+    if let Some(processes) = reading.sandbox_processes
+        && processes > limits.pids
+    {
+        return Some(Violation {
+            kind: ViolationKind::Pids,
+            detail: format!(
+                "gVisor's kernel counted {processes} processes (zombies included), over the pids limit of {}",
+                limits.pids
+            ),
+            limit: Some(u64::from(limits.pids)),
+            measured: Some(u64::from(processes)),
+        });
+    }
     if let Some((used, size)) = reading.disk
         && size > 0
         && size.saturating_sub(used) < 4096
@@ -378,5 +393,24 @@ mod tests {
             ..Default::default()
         };
         assert!(check(&limits, &half).is_none());
+        // gVisor's own count: at the limit is allowed, past it (zombies pile up there) is not.
+        let at = Reading {
+            sandbox_processes: Some(limits.pids),
+            pids: 300,
+            ..Default::default()
+        };
+        assert!(
+            check(&limits, &at).is_none(),
+            "host threads under gVisor are not processes"
+        );
+        let past = Reading {
+            sandbox_processes: Some(limits.pids + 1),
+            ..Default::default()
+        };
+        let violation = check(&limits, &past).unwrap();
+        assert_eq!(
+            (violation.kind, violation.measured),
+            (ViolationKind::Pids, Some(u64::from(limits.pids) + 1))
+        );
     }
 }

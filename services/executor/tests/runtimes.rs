@@ -264,9 +264,9 @@ async fn memory_cpu_and_tmp_limits_hold_under_runsc() {
     assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
     common::assert_cpu_capped(&report.usage, 500);
 
-    // /tmp: gVisor's own tmpfs enforces the size the engine was given. The executor cannot read
-    // that tmpfs from the host, so filling it is not reported as a disk violation under runsc
-    // (docs/sandbox.md, the attack suite); what holds is that writing stops at the limit.
+    // /tmp: gVisor's own tmpfs enforces the size the engine was given, and writing stops at
+    // the limit. A program that fills it and exits within its first second ends as it chose
+    // (the executor asks gVisor's kernel about /tmp once a second, from the first second on).
     let mut limits = quota();
     limits.disk_bytes = 8 * 1024 * 1024;
     let (report, _) = run_ok(&sandbox, under_runsc(Language::Python, FILL_TMP, limits)).await;
@@ -283,6 +283,49 @@ async fn memory_cpu_and_tmp_limits_hold_under_runsc() {
         limits.disk_bytes
     );
     assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
+
+    // One that fills it and stays is stopped as a disk violation, with gVisor's own figures
+    // (the host cannot read that tmpfs), well before its wall time.
+    let fill_and_stay = format!("{FILL_TMP}\nimport time\ntime.sleep(60)\n");
+    let (report, _) = run_ok(&sandbox, under_runsc(Language::Python, &fill_and_stay, limits)).await;
+    let v = report.violation.expect("a disk violation under runsc");
+    assert_eq!(
+        (v.kind, v.limit),
+        (ViolationKind::Disk, Some(limits.disk_bytes)),
+        "{v:?}"
+    );
+    assert!(
+        v.measured.is_some_and(|used| used + 4096 > limits.disk_bytes / 2),
+        "{v:?}"
+    );
+    assert!(
+        report.usage.wall_ms < limits.wall_ms,
+        "ended at {} ms",
+        report.usage.wall_ms
+    );
+
+    // Zombies, which the host cannot count under gVisor: gVisor's kernel counts them, and past
+    // the pids limit the run ends as a pids violation with that count.
+    let mut limits = quota();
+    limits.pids = 16;
+    let zombies = "import os, time\nfor _ in range(24):\n    if os.fork() == 0:\n        os._exit(0)\nprint('made zombies', flush=True)\ntime.sleep(60)\n";
+    let (report, _) = run_ok(&sandbox, under_runsc(Language::Python, zombies, limits)).await;
+    let v = report.violation.expect("a pids violation under runsc");
+    assert_eq!((v.kind, v.limit), (ViolationKind::Pids, Some(16)), "{v:?}");
+    assert!(v.measured.is_some_and(|n| n > 16), "{v:?}");
+
+    // PID 1 cannot be killed from inside, as under runc: it is another user there.
+    let (report, _) = run_ok(
+        &sandbox,
+        under_runsc(Language::Bash, "kill -9 1; kill -9 -1; echo still here\n", quota()),
+    )
+    .await;
+    assert_eq!(
+        (report.exit_code, text(&report.stdout).trim()),
+        (Some(0), "still here"),
+        "{}",
+        text(&report.stderr)
+    );
 
     // Cleanup: nothing of these runs is left with the engine.
     sandbox.shutdown().await;
