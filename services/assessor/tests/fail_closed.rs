@@ -137,3 +137,17 @@ fn a_literal_alternative_word_is_the_program_that_can_run() {
     // An alternative that is itself a value from outside is not known.
     assert!(asks("${TASK+$TASK} --run\n"));
 }
+
+#[test]
+fn a_substitution_that_prints_nothing_runs_nothing() {
+    // xdg-utils: the exit status of a D-Bus query decides the branch; its output is discarded.
+    assert!(!asks(
+        "if `dbus-send --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.GetNameOwner string:org.gnome.SessionManager > /dev/null 2>&1` ; then DE=gnome; fi\n"
+    ));
+    assert!(!asks(
+        "if $(expr match \"$CLOSES\" \".* \" > /dev/null); then echo many; fi\n"
+    ));
+    // Output that is kept (only its errors discarded), or a later command's, is run.
+    assert!(asks("$(cat \"$1\" 2>/dev/null)\n"));
+    assert!(asks("`true > /dev/null; cat \"$1\"`\n"));
+}

@@ -567,6 +567,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             && name != "python3"
             && !self.runs_its_callers_command(first)
             && !self.prints_its_shell_integration(first)
+            && !first.text().as_deref().is_some_and(words::prints_nothing)
         {
             let mut opaque = Call::new("@opaque".into(), span);
             opaque.flags.push("command".into());

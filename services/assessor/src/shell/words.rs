@@ -93,6 +93,43 @@ pub(super) fn integration_command(substitution: &str) -> Option<Vec<String>> {
     integration.then_some(words)
 }
 
+/// A substitution whose one command sends its output to /dev/null (`` `dbus-send ... >
+/// /dev/null 2>&1` ``, `$(expr match "$x" '.* ' > /dev/null)` used as a test): it prints
+/// nothing, so as a command it runs nothing; only its exit status is used.
+pub(super) fn prints_nothing(substitution: &str) -> bool {
+    let Some(inner) = substitution
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| substitution.strip_prefix('`').and_then(|t| t.strip_suffix('`')))
+    else {
+        return false;
+    };
+    // One command or pipeline: what a later one printed would be run.
+    if inner.contains([';', '\n', '`']) || inner.contains("&&") || inner.contains("||") || inner.contains("$(") {
+        return false;
+    }
+    let mut rest = inner.trim_end();
+    for stderr in ["2>&1", "2> /dev/null", "2>/dev/null"] {
+        if let Some(before) = rest.strip_suffix(stderr) {
+            rest = before.trim_end();
+            break;
+        }
+    }
+    [
+        ">/dev/null",
+        "> /dev/null",
+        "1>/dev/null",
+        "1> /dev/null",
+        "&>/dev/null",
+        "&> /dev/null",
+    ]
+    .iter()
+    .any(|discarded| {
+        rest.strip_suffix(discarded)
+            .is_some_and(|before| before.ends_with(' ') && !before.trim().is_empty())
+    })
+}
+
 /// Every expansion left in a word's text is a positional parameter (`$1=\"$2\"`, `"$@"`):
 /// what it holds is whatever a caller of the function passes.
 pub(super) fn only_positional_holes(text: &str) -> bool {
