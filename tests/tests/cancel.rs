@@ -169,12 +169,13 @@ async fn a_request_waiting_for_its_turn_ends_without_running() {
     // the audit log on a busy machine): its stage says so.
     let start = Instant::now();
     let queued = loop {
-        if let Some(rid) = waiting_requests(&stack, &running).await.into_iter().next() {
-            break rid;
+        let looked = waiting_requests(&stack, &running).await;
+        if let Ok(Some(rid)) = looked.as_ref().map(|found| found.first()) {
+            break rid.clone();
         }
         assert!(
             start.elapsed() < Duration::from_secs(60),
-            "nothing queued:\n{}",
+            "nothing queued (last look: {looked:?}):\n{}",
             stack.diagnostics()
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -200,39 +201,47 @@ async fn a_request_waiting_for_its_turn_ends_without_running() {
     assert_eq!((status, json["outcome"].as_str()), (6, Some("cancelled")), "{json}");
 }
 
-/// Requests other than `except` whose last stage says they are approved and wait to run.
-async fn waiting_requests(stack: &Stack, except: &str) -> Vec<String> {
+/// Requests other than `except` whose last stage says they are approved and wait to run, or
+/// why they could not be read (said in the test's failure rather than taken for "none").
+async fn waiting_requests(stack: &Stack, except: &str) -> Result<Vec<String>, String> {
     let admin = stack.connect("admin").await;
     let js = async_nats::jetstream::new(admin);
-    let Ok(stream) = js.get_stream(airlock_protocol::subjects::EVENTS_STREAM).await else {
-        return vec![];
-    };
-    let Ok(mut listed) = stream
+    let stream = js
+        .get_stream(airlock_protocol::subjects::EVENTS_STREAM)
+        .await
+        .map_err(|e| format!("events stream: {e}"))?;
+    let mut listed = stream
         .info_with_subjects(format!("{}.>", EventKind::Progress.subject_prefix()))
         .await
-    else {
-        return vec![];
-    };
+        .map_err(|e| format!("progress subjects: {e}"))?;
     let mut subjects = vec![];
-    while let Some(Ok((subject, _))) = listed.next().await {
-        subjects.push(subject);
+    while let Some(item) = listed.next().await {
+        subjects.push(item.map_err(|e| format!("progress subjects: {e}"))?.0);
     }
     let mut queued = vec![];
+    let mut stages = vec![];
     for subject in subjects {
-        let Ok(message) = stream.direct_get_last_for_subject(subject.clone()).await else {
+        let message = stream
+            .direct_get_last_for_subject(subject.clone())
+            .await
+            .map_err(|e| format!("last of {subject}: {e}"))?;
+        let envelope = airlock_protocol::Envelope::decode_on(&subject, &message.payload)
+            .map_err(|e| format!("last of {subject}: {e}"))?;
+        if envelope.request_id.as_str() == except {
             continue;
-        };
-        if let Ok(envelope) = airlock_protocol::Envelope::decode_on(&subject, &message.payload)
-            && envelope.request_id.as_str() != except
-            && let Event::Progress(
+        }
+        match envelope.event {
+            Event::Progress(
                 airlock_protocol::Progress::Approved { .. }
                 | airlock_protocol::Progress::Queued { .. }
                 | airlock_protocol::Progress::WaitingForAuditLog { .. }
                 | airlock_protocol::Progress::WaitingForEngine { .. },
-            ) = envelope.event
-        {
-            queued.push(envelope.request_id.to_string());
+            ) => queued.push(envelope.request_id.to_string()),
+            other => stages.push(format!("{}: {other:?}", envelope.request_id)),
         }
     }
-    queued
+    if queued.is_empty() && !stages.is_empty() {
+        return Err(format!("none waiting; other requests' last stages: {stages:?}"));
+    }
+    Ok(queued)
 }

@@ -445,11 +445,12 @@ impl DeliveryStream {
             }
             Err(_) => stream.create_consumer(self.spec.config()).await?,
         };
+        tracing::debug!(consumer = %self.spec.durable, batch = self.spec.batch, "pulling");
         Ok(consumer
             .stream()
             .max_messages_per_batch(self.spec.batch)
-            .heartbeat(Duration::from_secs(5))
-            .expires(Duration::from_secs(30))
+            .heartbeat(PULL_HEARTBEAT)
+            .expires(PULL_EXPIRES)
             .messages()
             .await?)
     }
@@ -484,6 +485,17 @@ impl DeliveryStream {
         }
     }
 }
+
+/// How long one pull request waits on the server. The client counts the messages it asked for
+/// and asks again once half have come or the server says the request ended; a request the
+/// server ends without saying so (seen once in CI: a decision reached an executor just started
+/// 30 s late, this bound's old value) is renewed only when this passes. Short, so that such a
+/// stall is short; each idle subscriber then sends a pull request every few seconds, which
+/// costs the server nothing worth counting.
+pub const PULL_EXPIRES: Duration = Duration::from_secs(8);
+/// The server's sign of life while a pull request waits; two missed end the stream, which is
+/// reopened.
+pub const PULL_HEARTBEAT: Duration = Duration::from_secs(3);
 
 /// How often a consumer's queue depth is read from the server for the metrics.
 pub const DEPTH_INTERVAL: Duration = Duration::from_secs(5);
