@@ -142,6 +142,9 @@ pub struct ContainerSpec {
     pub shm_bytes: u64,
     /// The runtime it runs under (its seccomp profile follows).
     pub runtime: Runtime,
+    /// Whether PID 1 is the bootstrap, which starts the program as [`PROGRAM_USER`] itself
+    /// where the runtime needs it (see [`Identity`]); any other container runs as that user.
+    pub bootstrap: bool,
 }
 
 /// The container definition, API 1.41 fields only. Each line is one of the limits the kernel or
@@ -157,7 +160,11 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         NetworkMode::None => ("none".to_owned(), None, true),
         NetworkMode::Egress { network, gateway } => (network.clone(), Some(vec![gateway.clone()]), false),
     };
-    let identity = Identity::of(spec.runtime);
+    let identity = if spec.bootstrap {
+        Identity::for_bootstrap(spec.runtime)
+    } else {
+        Identity::PROGRAM
+    };
     let mut env = spec.env;
     env.extend(identity.env());
     let host_config = HostConfig {
@@ -235,6 +242,13 @@ struct Identity {
 }
 
 impl Identity {
+    /// Everything runs as the program's user, without capabilities.
+    const PROGRAM: Self = Self {
+        init_user: PROGRAM_USER,
+        init_capabilities: &[],
+        switches: false,
+    };
+
     /// Under runc PID 1 is the program's user already: Linux ignores a signal sent to init
     /// from inside its namespace unless init handles it. gVisor (2022-12-19) does not, so a
     /// program could SIGKILL PID 1 and end its own sandbox before the end marker; there PID 1
@@ -242,13 +256,9 @@ impl Identity {
     /// what it needs to start the program as another user (SETUID, SETGID, SETPCAP to empty the
     /// bounding set) and to end every process it leaves (KILL), and a process of another user
     /// without capabilities cannot signal it.
-    fn of(runtime: Runtime) -> Self {
+    fn for_bootstrap(runtime: Runtime) -> Self {
         match runtime {
-            Runtime::Runc => Self {
-                init_user: PROGRAM_USER,
-                init_capabilities: &[],
-                switches: false,
-            },
+            Runtime::Runc => Self::PROGRAM,
             Runtime::Runsc => Self {
                 init_user: "0:0",
                 init_capabilities: &["SETUID", "SETGID", "SETPCAP", "KILL"],
@@ -481,5 +491,63 @@ pub async fn is_running(engine: &ContainerEngine, id: &str) -> bool {
         Ok(inspect) => inspect.state.and_then(|s| s.running).unwrap_or(false),
         Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => false,
         Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(runtime: Runtime, bootstrap: bool) -> ContainerCreateBody {
+        container_body(ContainerSpec {
+            image: "airlock-sandbox:latest".to_owned(),
+            limits: crate::SandboxConfig::default().quotas.untrusted,
+            labels: HashMap::new(),
+            env: vec!["PATH=/usr/bin".to_owned()],
+            cmd: vec!["true".to_owned()],
+            network: NetworkMode::None,
+            read_only_binds: vec![],
+            tmpfs_noexec: true,
+            shm_bytes: 0,
+            runtime,
+            bootstrap,
+        })
+    }
+
+    #[test]
+    fn only_a_bootstrap_under_gvisor_starts_as_root_and_only_with_what_it_gives_up() {
+        let gvisor = body(Runtime::Runsc, true);
+        let host = gvisor.host_config.as_ref().unwrap();
+        assert_eq!(gvisor.user.as_deref(), Some("0:0"));
+        assert_eq!(host.cap_drop.as_deref(), Some(&["ALL".to_owned()][..]));
+        assert_eq!(
+            host.cap_add.as_deref(),
+            Some(&["SETUID", "SETGID", "SETPCAP", "KILL"].map(str::to_owned)[..])
+        );
+        assert!(
+            gvisor
+                .env
+                .as_ref()
+                .unwrap()
+                .contains(&format!("AIRLOCK_RUN_AS={PROGRAM_USER}"))
+        );
+        // Everything else runs as the program's user with nothing added: runc's bootstrap
+        // (Linux shields init), and any container that is not the bootstrap (an install).
+        for other in [
+            body(Runtime::Runc, true),
+            body(Runtime::Runsc, false),
+            body(Runtime::Runc, false),
+        ] {
+            assert_eq!(other.user.as_deref(), Some(PROGRAM_USER));
+            assert_eq!(other.host_config.as_ref().unwrap().cap_add, None);
+            assert!(
+                !other
+                    .env
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .any(|v| v.starts_with("AIRLOCK_RUN_AS="))
+            );
+        }
     }
 }

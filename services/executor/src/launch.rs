@@ -98,6 +98,7 @@ pub async fn launch(
         tmpfs_noexec: config.limits.tmpfs_noexec,
         shm_bytes: config.limits.shm_bytes,
         runtime: request.runtime,
+        bootstrap: true,
     });
     let created = engine
         .docker

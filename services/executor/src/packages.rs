@@ -394,6 +394,7 @@ impl Installer {
             tmpfs_noexec: true,
             shm_bytes: 0,
             runtime: airlock_protocol::Runtime::Runc,
+            bootstrap: false,
         });
         let created = self
             .engine
