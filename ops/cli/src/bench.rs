@@ -72,6 +72,12 @@ pub struct PipelineArgs {
     /// What the second stack differs in, for the report.
     #[arg(long, default_value = "second stack")]
     pub compare_label: String,
+    /// Also measure `airlock run` under this runtime (repeatable), interleaved with the default
+    /// contender: `runsc` submits the script as external code, which the default policy runs
+    /// under gVisor where the stack offers it (`[executor.runtimes] available`), `runc` as Mai's
+    /// own. Each result must say it ran there, or the bench stops and says what the policy chose.
+    #[arg(long, value_parser = ["runc", "runsc"])]
+    pub runtime: Vec<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -153,11 +159,31 @@ async fn one_pipeline_run(client: airlock_client::Client) -> Result<(), String> 
 /// `airlock run --json` as a new process, as Mai's shell tools call it: start-up, connecting,
 /// submitting, the result and its audit receipt.
 async fn one_cli_run(home: std::path::PathBuf, script: std::path::PathBuf) -> Result<(), String> {
+    one_cli_run_under(home, script, None).await
+}
+
+/// The origin a script is submitted as so that the default policy runs it under `runtime`.
+fn origin_for(runtime: &str) -> &'static str {
+    match runtime {
+        "runsc" => "external",
+        _ => "generated",
+    }
+}
+
+/// One `airlock run` as a new process, with its receipt; with `runtime`, submitted as the origin
+/// the default policy sends there, and the result must say it ran there.
+async fn one_cli_run_under(
+    home: std::path::PathBuf,
+    script: std::path::PathBuf,
+    runtime: Option<&'static str>,
+) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let output = tokio::process::Command::new(exe)
-        .arg("--home")
-        .arg(&home)
-        .args(["run", "--json"])
+    let mut command = tokio::process::Command::new(exe);
+    command.arg("--home").arg(&home).args(["run", "--json"]);
+    if let Some(runtime) = runtime {
+        command.args(["--origin", origin_for(runtime)]);
+    }
+    let output = command
         .arg(&script)
         .stdin(std::process::Stdio::null())
         .output()
@@ -165,6 +191,17 @@ async fn one_cli_run(home: std::path::PathBuf, script: std::path::PathBuf) -> Re
         .map_err(|e| format!("airlock run: {e}"))?;
     let result: serde_json::Value =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("airlock run printed no JSON ({e}): {output:?}"))?;
+    if let Some(wanted) = runtime
+        && result["runtime"] != wanted
+    {
+        return Err(format!(
+            "asked to measure {wanted}, but the stack's policy ran this {} request under {} \
+             (runsc needs [executor.runtimes] available = [\"runc\", \"runsc\"] and the default \
+             [gate.policy.runtimes]): {result}",
+            origin_for(wanted),
+            result["runtime"]
+        ));
+    }
     let receipt = result["audit"].as_array().is_some_and(|a| !a.is_empty());
     if output.status.success() && result["stdout"] == "hello\n" && receipt {
         Ok(())
@@ -395,6 +432,14 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
         contenders.push((
             format!("airlock run, {}", args.compare_label),
             harness::run_one(move || one_cli_run(other.clone(), script.clone())),
+        ));
+    }
+    for runtime in &args.runtime {
+        let runtime: &'static str = if runtime == "runsc" { "runsc" } else { "runc" };
+        let (home, script) = (home.root().to_owned(), script.path().to_owned());
+        contenders.push((
+            format!("airlock run, under {runtime} ({} code)", origin_for(runtime)),
+            harness::run_one(move || one_cli_run_under(home.clone(), script.clone(), Some(runtime))),
         ));
     }
     let python_client = match &args.python_client {
