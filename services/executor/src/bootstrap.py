@@ -59,6 +59,9 @@ START_MARKER = b"\x00airlock-start\x00"
 # Ends each output stream once the program is over, followed by the token (never known to the
 # program). The executor's twin is END_PREFIX in services/executor/src/tally.rs.
 END_PREFIX = b"\x00airlock-end-"
+# Follows the start marker when the frame asks for a sealed run (under gVisor), then the seal's
+# token. The executor's twin is SEAL_PREFIX in services/executor/src/tally.rs.
+SEAL_PREFIX = b"\x00airlock-seal-"
 
 
 def _prctl(option, value):
@@ -105,7 +108,7 @@ def _read_exact(n, deadline):
     return bytes(buf)
 
 
-def _supervise(child, header):
+def _supervise(child, header, seal):
     os.close(0)
     deadline = time.monotonic() + (header["wall_ms"] + header["grace_ms"]) / 1000.0
     status = None
@@ -149,18 +152,27 @@ def _supervise(child, header):
     # An executor that is still there kills at wall_ms, long before this safety net: nobody is
     # left to look at the final state, so there is no reason to park, nor to mark the end.
     if not overran:
-        token = "".join("abcdefghijklmnopqrstuvwxyz234567"[b % 32] for b in os.urandom(11)).encode()
-        if header["park_ms"] <= 0 or not _park(code, token, header["park_ms"] / 1000.0):
-            _end_streams(token)
+        if seal is not None:
+            # Sealed: the executor knows this token from the head of stdout, and the program never
+            # did, so this marker (and the status behind it) can only be PID 1's.
+            _end_streams(seal, b"%03d" % code)
+        else:
+            token = _draw_token()
+            if header["park_ms"] <= 0 or not _park(code, token, header["park_ms"] / 1000.0):
+                _end_streams(token)
     os._exit(code)
 
 
-def _end_streams(token):
-    for fd in (1, 2):
+def _end_streams(token, status=b""):
+    for fd, tail in ((1, status), (2, b"")):
         try:
-            os.write(fd, END_PREFIX + token)
+            os.write(fd, END_PREFIX + token + tail)
         except OSError:
             pass
+
+
+def _draw_token():
+    return "".join("abcdefghijklmnopqrstuvwxyz234567"[b % 32] for b in os.urandom(11)).encode()
 
 
 def _park(code, token, seconds):
@@ -287,13 +299,35 @@ def _main():
     if activity != ACTIVITY_FD:
         os.dup2(activity, ACTIVITY_FD)
         os.close(activity)
+    # A sealed run (the executor asks for it under gVisor, where PID 1 is another user than the
+    # program) ends without waiting for the engine: its token is drawn after the fork, so it is
+    # never in the program's memory, and written on stdout before the program may start, which
+    # the program can write but not read back. Only PID 1 can then write its end marker.
+    sealed = bool(header.get("seal")) and bool(os.environ.get("AIRLOCK_RUN_AS"))
+    if sealed:
+        go_read, go_write = os.pipe()
     child = os.fork()
     if child == 0:
         _become_program_user()
+        if sealed:
+            os.close(go_write)
+            if os.read(go_read, 1) != b"g":
+                os._exit(254)
+            os.close(go_read)
         _place_files(files)
         return header, code
     del files
-    _supervise(child, header)
+    seal = None
+    if sealed:
+        os.close(go_read)
+        seal = _draw_token()
+        try:
+            os.write(1, SEAL_PREFIX + seal)
+            os.write(go_write, b"g")
+        except OSError:
+            os._exit(254)
+        os.close(go_write)
+    _supervise(child, header, seal)
 
 
 def _child_environment(header):

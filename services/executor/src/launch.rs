@@ -208,6 +208,9 @@ pub struct Frame {
     pub code: Vec<u8>,
     /// Files placed in the working directory before the program starts (checked names).
     pub files: Vec<InputFile>,
+    /// Whether PID 1 seals the run (see `StartWatch` in `tally.rs`): only where it runs as
+    /// another user than the program (gVisor), which the bootstrap checks too.
+    pub seal: bool,
 }
 
 /// A file's place in the frame: its bytes follow the code, in this order.
@@ -231,6 +234,8 @@ struct FrameHeader {
     path: Vec<String>,
     #[serde(default)]
     files: Vec<FrameFile>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    seal: bool,
 }
 
 /// Why bytes are not a frame (only a decoder's concern: the executor builds frames itself).
@@ -279,6 +284,7 @@ impl Frame {
             park_ms: millis(config.limits.park),
             code: code.to_vec(),
             files: inputs.files.clone(),
+            seal: false,
         }
     }
 
@@ -301,6 +307,7 @@ impl Frame {
                     len: f.content.len(),
                 })
                 .collect(),
+            seal: self.seal,
         };
         let header = serde_json::to_vec(&header).map_err(|source| SandboxError::Frame { source })?;
         let header_len = u32::try_from(header.len())
@@ -350,6 +357,7 @@ impl Frame {
             park_ms: header.park_ms,
             code: code.to_vec(),
             files,
+            seal: header.seal,
         };
         Ok((frame, &bytes[at..]))
     }

@@ -137,6 +137,13 @@ async fn supervise(
     if !run.observer.is_host() {
         frame.park_ms = 0;
     }
+    // Under gVisor PID 1 is another user than the program, so it can seal the run: the end is
+    // then read from the stream itself, without waiting for the engine to record the exit
+    // (which it does only after gVisor's teardown, about 150 ms).
+    if exec.runtime == airlock_protocol::Runtime::Runsc {
+        frame.seal = true;
+        run.start = StartWatch::sealed();
+    }
     let writer = feed(input, frame.encode()?, exec.stdin.clone());
     let ending = run.watch(&mut output).await;
     if run.wall.is_zero() {
@@ -165,6 +172,10 @@ async fn supervise(
             Ok(Ended::over(exit_code, found))
         }
         Ending::ContainerStopped => run.stopped().await,
+        Ending::Sealed(exit_code) => {
+            shown = Some(exit_code);
+            run.sealed_end(exit_code).await
+        }
         Ending::Violation(violation) => {
             // What the program wrote before a violation the kernel's counters showed (memory,
             // disk, pids, time) is its output, and may still be in the stream: read what comes
@@ -230,6 +241,10 @@ enum Ending {
     /// The engine ended the attach stream: the container stopped (PID 1 exited or was killed),
     /// or the stream was lost; [`Run::stopped`] tells which.
     ContainerStopped,
+    /// A sealed run's stdout and stderr ended with PID 1's marker of the seal, and stdout gave
+    /// the program's exit status behind it: all of the program's output was read, and the
+    /// program is over (see `StartWatch`).
+    Sealed(i64),
     /// A limit was crossed; the container must be killed.
     Violation(Violation),
     /// The run can no longer be followed (the engine's stream failed, the end PID 1 showed
@@ -302,6 +317,8 @@ struct Run<'a> {
     start: StartWatch,
     /// Where stdout and stderr end.
     ends: [StreamEnd; 2],
+    /// Whether the ends are the seal's (read from the head of stdout).
+    sealed: bool,
     processes: activity::Processes,
     started: Instant,
     wall: Duration,
@@ -358,6 +375,7 @@ impl<'a> Run<'a> {
             out: Output::new(exec.limits.output_bytes),
             start: StartWatch::default(),
             ends: Default::default(),
+            sealed: false,
             processes,
             started: Instant::now(),
             wall: Duration::ZERO,
@@ -430,6 +448,13 @@ impl<'a> Run<'a> {
             {
                 return Ending::ProgramOver(exit_code);
             }
+            if self.sealed
+                && self.ends.iter().all(StreamEnd::complete)
+                && let Some(exit_code) = self.ends[0].status()
+            {
+                self.wall = self.started.elapsed();
+                return Ending::Sealed(exit_code);
+            }
         }
     }
 
@@ -481,6 +506,11 @@ impl<'a> Run<'a> {
         let data = match stream {
             OutputStream::Stdout => {
                 let program = self.start.feed(&data);
+                if let Some(seal) = self.start.seal.take() {
+                    self.ends[0].expect_with_status(&seal);
+                    self.ends[1].expect(&seal);
+                    self.sealed = true;
+                }
                 self.ends[0].feed(&program)
             }
             OutputStream::Stderr => self.ends[1].feed(&data),
@@ -661,6 +691,37 @@ impl<'a> Run<'a> {
         Ok(Ended {
             exit_code: violation.is_none().then_some(status),
             violation,
+            outside: Some(Activity {
+                processes,
+                processes_omitted,
+                ..Activity::default()
+            }),
+            inside: None,
+            files: Err(FILES_NOT_SEEN.to_owned()),
+        })
+    }
+
+    /// A sealed run's end: the status PID 1 wrote behind its marker, and a last look at the
+    /// counters (a violation they show stands). A status of 137 (SIGKILL) may be an OOM kill
+    /// only the engine can tell: that one waits for the engine as an unsealed run does.
+    async fn sealed_end(&mut self, exit_code: i64) -> Result<Ended, SandboxError> {
+        if exit_code == 137 {
+            return self.stopped().await;
+        }
+        if let Some(reading) = self.observer.read().await
+            && let Some(violation) = check(&self.exec.limits, &reading)
+        {
+            return Ok(Ended::killed(violation));
+        }
+        tracing::debug!(
+            exit_code,
+            sealed_us = self.started.elapsed().as_micros() as u64,
+            "a sealed run ended"
+        );
+        let (processes, processes_omitted) = self.processes.seen();
+        Ok(Ended {
+            exit_code: Some(exit_code),
+            violation: None,
             outside: Some(Activity {
                 processes,
                 processes_omitted,

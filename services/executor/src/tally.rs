@@ -62,8 +62,13 @@ pub(crate) const START_MARKER: &[u8] = b"\0airlock-start\0";
 /// What PID 1 writes at the end of each output stream, before the token (`END_PREFIX` in
 /// `bootstrap.py`).
 pub(crate) const END_PREFIX: &[u8] = b"\0airlock-end-";
-/// The token's length and alphabet (`_park` in `bootstrap.py`).
+/// What PID 1 writes right behind the start marker in a sealed run, before the seal's token
+/// (`SEAL_PREFIX` in `bootstrap.py`).
+pub(crate) const SEAL_PREFIX: &[u8] = b"\0airlock-seal-";
+/// The token's length and alphabet (`_draw_token` in `bootstrap.py`).
 const TOKEN_LEN: usize = 11;
+/// The program's exit status behind a sealed run's end marker on stdout: three digits.
+const STATUS_LEN: usize = 3;
 
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)
@@ -72,31 +77,66 @@ fn is_token_byte(b: u8) -> bool {
 /// Finds the start marker at the head of stdout and keeps it out of the program's output. It is
 /// PID 1's acknowledgement that the job reached the container: without it nothing the stream
 /// or the engine says is the program's.
+///
+/// A sealed run's stdout carries the seal right behind it: [`SEAL_PREFIX`] and a token PID 1
+/// drew after the program's process was forked and wrote before letting it start. Nothing else
+/// can write in between, and the program never holds the token, so a marker of that token later
+/// is PID 1's.
 #[derive(Default)]
 pub(crate) struct StartWatch {
     got: Vec<u8>,
     pub(crate) seen: bool,
     /// Stdout began with something else: the stream is not what PID 1 writes.
     pub(crate) broken: bool,
+    sealed: bool,
+    /// The seal's token, once read.
+    pub(crate) seal: Option<String>,
 }
 
 impl StartWatch {
+    /// A watch for a sealed run's head: the start marker, then the seal.
+    pub(crate) fn sealed() -> StartWatch {
+        StartWatch {
+            sealed: true,
+            ..StartWatch::default()
+        }
+    }
+
+    fn head_len(&self) -> usize {
+        START_MARKER.len() + if self.sealed { SEAL_PREFIX.len() + TOKEN_LEN } else { 0 }
+    }
+
+    /// Whether `got` can still become this watch's head.
+    fn could_be_head(&self) -> bool {
+        let marker = &self.got[..self.got.len().min(START_MARKER.len())];
+        if !START_MARKER.starts_with(marker) {
+            return false;
+        }
+        let seal = &self.got[marker.len()..];
+        let prefix = &seal[..seal.len().min(SEAL_PREFIX.len())];
+        SEAL_PREFIX.starts_with(prefix) && seal[prefix.len()..].iter().all(|b| is_token_byte(*b))
+    }
+
     /// The program's bytes in `data` (stdout).
     pub(crate) fn feed(&mut self, data: &[u8]) -> Vec<u8> {
         if self.seen || self.broken {
             return data.to_vec();
         }
-        let wanted = START_MARKER.len() - self.got.len();
+        let wanted = self.head_len() - self.got.len();
         let (head, rest) = data.split_at(data.len().min(wanted));
         self.got.extend_from_slice(head);
-        if !START_MARKER.starts_with(&self.got) {
+        if !self.could_be_head() {
             self.broken = true;
             let mut all = std::mem::take(&mut self.got);
             all.extend_from_slice(rest);
             return all;
         }
-        if self.got.len() == START_MARKER.len() {
+        if self.got.len() == self.head_len() {
             self.seen = true;
+            if self.sealed {
+                let token = &self.got[START_MARKER.len() + SEAL_PREFIX.len()..];
+                self.seal = Some(String::from_utf8_lossy(token).into_owned());
+            }
         }
         rest.to_vec()
     }
@@ -118,12 +158,44 @@ pub(crate) struct StreamEnd {
     /// The tail of what was read that could be the start of a marker.
     held: Vec<u8>,
     pub(crate) seen: bool,
+    /// In a sealed run's stdout, the exit status PID 1 writes behind its marker: `Some` once
+    /// the marker was seen, with the digits read so far.
+    behind: Option<Vec<u8>>,
+    wants_status: bool,
 }
 
 impl StreamEnd {
     /// From now on, the end is this token's marker.
     pub(crate) fn expect(&mut self, token: &str) {
         self.exact = Some([END_PREFIX, token.as_bytes()].concat());
+    }
+
+    /// The end is this seal's marker, followed by the program's exit status (stdout of a
+    /// sealed run: PID 1 holds the only copy of the token, and the program is gone when it
+    /// writes both).
+    pub(crate) fn expect_with_status(&mut self, token: &str) {
+        self.expect(token);
+        self.wants_status = true;
+    }
+
+    /// The exit status behind the marker, once all of it came; `None` before, or when what
+    /// came is not a status.
+    pub(crate) fn status(&self) -> Option<i64> {
+        let digits = self.behind.as_ref().filter(|d| d.len() == STATUS_LEN)?;
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    }
+
+    /// Whether this stream's end is all in: its marker, and the status behind it where one
+    /// is wanted.
+    pub(crate) fn complete(&self) -> bool {
+        self.seen && (!self.wants_status || self.behind.as_ref().is_some_and(|d| d.len() >= STATUS_LEN))
+    }
+
+    fn take_behind(&mut self, bytes: &[u8]) {
+        if let Some(behind) = self.behind.as_mut() {
+            let room = STATUS_LEN.saturating_sub(behind.len());
+            behind.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
     }
 
     /// Whether `bytes` could begin a marker (of PID 1's exact token, or of any token).
@@ -143,6 +215,7 @@ impl StreamEnd {
     /// may be a marker's beginning.
     pub(crate) fn feed(&mut self, data: &[u8]) -> Vec<u8> {
         if self.seen {
+            self.take_behind(data);
             return Vec::new();
         }
         let mut buf = std::mem::take(&mut self.held);
@@ -151,6 +224,11 @@ impl StreamEnd {
             && let Some(at) = buf.windows(exact.len()).position(|w| w == exact.as_slice())
         {
             self.seen = true;
+            if self.wants_status {
+                self.behind = Some(Vec::new());
+                let after = buf[at + exact.len()..].to_vec();
+                self.take_behind(&after);
+            }
             buf.truncate(at);
             return buf;
         }
@@ -366,6 +444,47 @@ mod tests {
         let mut start = StartWatch::default();
         assert_eq!(start.feed(b"\0airlock-stop"), b"\0airlock-stop");
         assert!(start.broken && !start.seen);
+    }
+
+    #[test]
+    fn a_sealed_head_gives_the_token_and_a_sealed_end_the_status() {
+        let token = "abcdefgh234";
+        let head = [START_MARKER, SEAL_PREFIX, token.as_bytes(), b"hi\n"].concat();
+        let mut start = StartWatch::sealed();
+        let mut program = Vec::new();
+        for chunk in head.chunks(5) {
+            program.extend(start.feed(chunk));
+        }
+        assert_eq!(
+            (start.seen, start.broken, start.seal.as_deref()),
+            (true, false, Some(token))
+        );
+        assert_eq!(program, b"hi\n");
+
+        // Program output where the seal should be: not PID 1's stream.
+        let mut start = StartWatch::sealed();
+        let got = start.feed(&[START_MARKER, b"hello world, not a seal"].concat());
+        assert!(start.broken && !start.seen && start.seal.is_none());
+        assert!(got.ends_with(b"not a seal"));
+
+        // The end: a marker of another token is the program's output; the seal's, then the
+        // status (arriving in pieces), ends it.
+        let mut end = StreamEnd::default();
+        end.expect_with_status(token);
+        let forged = [END_PREFIX, b"zzzzzzzzzzz", b"000"].concat();
+        let mut got = end.feed(&forged);
+        got.extend(end.feed(b"more\n"));
+        got.extend(end.feed(&[END_PREFIX, token.as_bytes(), b"0"].concat()));
+        assert!(end.seen && !end.complete() && end.status().is_none());
+        got.extend(end.feed(b"42trailing"));
+        assert!(end.complete());
+        assert_eq!(end.status(), Some(42));
+        assert_eq!(got, [forged.as_slice(), b"more\n"].concat());
+        // Without a status wanted (stderr), the marker alone completes it.
+        let mut end = StreamEnd::default();
+        end.expect(token);
+        end.feed(&[END_PREFIX, token.as_bytes()].concat());
+        assert!(end.complete());
     }
 
     #[test]

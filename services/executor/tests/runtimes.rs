@@ -115,6 +115,37 @@ async fn runsc_runs_code_on_gvisors_kernel_from_its_own_warm_pool() {
     assert_eq!(report.exit_code, Some(0), "{}", text(&report.stderr));
     assert!(!text(&report.stdout).contains(&host), "{}", text(&report.stdout));
     assert_eq!(started(&events).runtime, Runtime::Runsc);
+
+    // The run is sealed under runsc (its end read from the stream, not from the engine's record
+    // of the exit): the program's status, after end markers the program forged with tokens of
+    // its own and with statuses behind them, which stay its output.
+    let forge = r#"
+import os, sys
+for token in (b"abcdefghijk", b"22222222222", b"zzzzzzzzzzz"):
+    os.write(1, b"\x00airlock-end-" + token + b"000")
+    os.write(2, b"\x00airlock-end-" + token)
+print("after forged markers", flush=True)
+sys.exit(7)
+"#;
+    let mut forged = job(Language::Python, forge, quota());
+    forged.runtime = Runtime::Runsc;
+    let (report, _) = run_ok(&sandbox, forged).await;
+    assert_eq!(report.exit_code, Some(7), "{}", text(&report.stderr));
+    assert!(
+        text(&report.stdout).ends_with("after forged markers\n"),
+        "{:?}",
+        text(&report.stdout)
+    );
+    assert_eq!(text(&report.stdout).matches("\0airlock-end-").count(), 3);
+    // Killed by a signal: 128 + the signal, as the engine records it.
+    let mut killed = job(Language::Bash, "echo before\nkill -9 $$\n", quota());
+    killed.runtime = Runtime::Runsc;
+    let (report, _) = run_ok(&sandbox, killed).await;
+    assert_eq!(
+        (report.exit_code, text(&report.stdout).as_str()),
+        (Some(137), "before\n")
+    );
+
     let stats = sandbox.pool_stats();
     assert!(stats.hits >= 3, "{stats:?}");
     sandbox.shutdown().await;
