@@ -26,7 +26,10 @@
 #    then writes the end marker (END_PREFIX + token) on stdout and stderr, behind everything the
 #    program wrote, and waits for SIGUSR1 while the executor looks at what the program left.
 #    Each wait lasts at most park_ms. When park_ms is 0 (the executor cannot see the host), it
-#    writes the end marker with a fresh token on both streams at once. Then it exits with the
+#    writes the end marker with a fresh token on both streams at once, or, in a sealed run
+#    (under gVisor, where PID 1 is another user than the program), the marker of the seal's
+#    token (drawn after the fork and written behind the start marker before the program may
+#    start) with the exit status behind it on stdout. Then it exits with the
 #    program's status (128 + signal when it was killed by a signal), which the engine records.
 #    Without its end marker behind the output, the executor takes no status for the program's:
 #    an output stream the engine cut short ends the run as interrupted.
