@@ -86,7 +86,10 @@ impl Observation {
         };
         if runtime != Runtime::Runc {
             return RunObservation::Unavailable(format!(
-                "runtime {}: the program's syscalls are served by gVisor's kernel, which the host's tracepoints do not see",
+                "runtime {}: the program's syscalls are served by gVisor's kernel, which the host's tracepoints do not see; \
+                 what was observed is the engine's view (usage samples, the exit) and gVisor's own kernel's answers once a \
+                 second (the fill of /tmp, the number of processes), in the run's usage and limits; gVisor's own trace \
+                 sessions (`runsc trace`, to a remote sink) are not read by Airlock yet",
                 runtime.as_str()
             ));
         }
