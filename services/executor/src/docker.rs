@@ -323,11 +323,18 @@ fn host_pids_limit(runtime: Runtime, pids: u32) -> i64 {
     let pids = pids.max(1);
     let limit = match runtime {
         Runtime::Runc => pids,
-        Runtime::Runsc => runsc_process_bound(pids)
-            .saturating_mul(RUNSC_HOST_THREADS_PER_PROCESS)
-            .saturating_add(RUNSC_HOST_THREADS_AT_REST),
+        Runtime::Runsc => runsc_host_threads_for(runsc_process_bound(pids)),
     };
     i64::from(limit)
+}
+
+/// The host threads gVisor needs for a program of `pids` processes, with room to spare. Past it
+/// (under the engine's higher limit) the program holds more processes than its limit: the
+/// executor reads the sandbox's host pids cgroup and ends the run as a pids violation there.
+pub(crate) fn runsc_host_threads_for(pids: u32) -> u32 {
+    pids.max(1)
+        .saturating_mul(RUNSC_HOST_THREADS_PER_PROCESS)
+        .saturating_add(RUNSC_HOST_THREADS_AT_REST)
 }
 
 /// The environment every sandbox process starts from (a job's own variables are added on top).

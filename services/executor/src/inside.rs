@@ -42,11 +42,13 @@ pub struct Inside {
 
 /// Asks gVisor's kernel about container `id` every [`LOOK_EVERY`] until aborted; the latest
 /// answer is in the receiver (`None` until one came). `host_pids` is the sandbox's pids cgroup
-/// on the host, when visible: no look is started while it is more than half full.
+/// on the host, when visible, and the threads it may hold for a look to start: past them the
+/// program already holds more processes than its limit (a pids violation the executor reads
+/// from that cgroup), and the engine's own limit is near.
 pub fn follow(
     engine: &ContainerEngine,
     id: &str,
-    host_pids: Option<PathBuf>,
+    host_pids: Option<(PathBuf, u64)>,
 ) -> (tokio::sync::watch::Receiver<Option<Inside>>, tokio::task::AbortHandle) {
     let (send, latest) = tokio::sync::watch::channel(None);
     let (engine, id) = (engine.clone(), id.to_owned());
@@ -58,7 +60,11 @@ pub fn follow(
             // A look is a new process in the sandbox, and so new host threads of gVisor's. Once
             // the host refuses gVisor a thread the sandbox dies at once (a pids violation), but
             // not while a `docker exec` is being set up there: it stalls for about 30 s first.
-            if host_pids.as_deref().is_some_and(more_than_half_full) {
+            // Looks stop where the threads pass what the program's limit needs,
+            // well below the engine's limit, and are themselves a pids violation.
+            if let Some((cgroup, allowed)) = &host_pids
+                && holds_more_than(cgroup, *allowed)
+            {
                 continue;
             }
             match tokio::time::timeout(LOOK_TIMEOUT, look(&engine, &id)).await {
@@ -73,19 +79,12 @@ pub fn follow(
     (latest, task.abort_handle())
 }
 
-/// Whether a pids cgroup holds more than half of what it may.
-fn more_than_half_full(cgroup: &Path) -> bool {
-    let read = |file: &str| {
-        std::fs::read_to_string(cgroup.join(file))
-            .ok()?
-            .trim()
-            .parse::<u64>()
-            .ok()
-    };
-    match (read("pids.current"), read("pids.max")) {
-        (Some(current), Some(max)) => current.saturating_mul(2) > max,
-        _ => false,
-    }
+/// Whether a pids cgroup holds more than `allowed` tasks.
+fn holds_more_than(cgroup: &Path, allowed: u64) -> bool {
+    std::fs::read_to_string(cgroup.join("pids.current"))
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .is_some_and(|current| current > allowed)
 }
 
 /// One look through `docker exec`.

@@ -35,6 +35,8 @@ pub struct Reading {
     /// Under gVisor, the program's processes as gVisor's kernel counts them (zombies included;
     /// `pids` is then the host's threads of the sandbox), when it was asked.
     pub sandbox_processes: Option<u32>,
+    /// Under gVisor, the host threads in the sandbox's pids cgroup now, when visible.
+    pub sandbox_threads: Option<u64>,
 }
 
 pub enum Observer {
@@ -68,8 +70,18 @@ impl Drop for ApiObserver {
 
 impl ApiObserver {
     /// Starts following the container's stats (needs a Tokio runtime).
-    fn follow(engine: &ContainerEngine, id: &str, sandbox_pids: Option<PathBuf>, look_inside: bool) -> ApiObserver {
-        let inside = look_inside.then(|| crate::inside::follow(engine, id, sandbox_pids.clone()));
+    /// `look_inside`: under gVisor, the program's pids limit, for the looks inside (no look while
+    /// the host threads are past what that many processes need).
+    fn follow(
+        engine: &ContainerEngine,
+        id: &str,
+        sandbox_pids: Option<PathBuf>,
+        look_inside: Option<u32>,
+    ) -> ApiObserver {
+        let inside = look_inside.map(|pids| {
+            let threads_allowed = u64::from(crate::docker::runsc_host_threads_for(pids));
+            crate::inside::follow(engine, id, sandbox_pids.clone().map(|cgroup| (cgroup, threads_allowed)))
+        });
         let (send, latest) = tokio::sync::watch::channel(None);
         let (engine, id) = (engine.clone(), id.to_owned());
         let follower = tokio::spawn(async move {
@@ -107,6 +119,13 @@ impl ApiObserver {
                 ..latest.unwrap_or_default()
             });
         }
+        let threads = self
+            .sandbox_pids
+            .as_ref()
+            .and_then(|pids| read_u64(&pids.join("pids.current")));
+        if let (Some(reading), Some(threads)) = (latest.as_mut(), threads) {
+            reading.sandbox_threads = Some(threads);
+        }
         let inside = self.inside.as_ref().and_then(|(answer, _)| *answer.borrow());
         match inside {
             Some(inside) => Some(Reading {
@@ -139,6 +158,7 @@ fn reading_of(stats: bollard::models::ContainerStatsResponse) -> Option<Reading>
         oom_kills: 0,
         disk: None,
         sandbox_processes: None,
+        sandbox_threads: None,
     })
 }
 
@@ -193,18 +213,25 @@ impl Observer {
                 None => tracing::debug!(container = %id, "cgroup files not found; using the stats API"),
             }
         }
-        Observer::Api(ApiObserver::follow(engine, id, None, false))
+        Observer::Api(ApiObserver::follow(engine, id, None, None))
     }
 
     /// A container under gVisor, whose host processes are gVisor's own: the engine's stats,
-    /// and the fork refusals the host's pids cgroup counts for the sandbox (`sandbox_pid`, when
-    /// the host's files are visible).
-    pub fn for_gvisor(host: &HostConfig, engine: &ContainerEngine, id: &str, sandbox_pid: Option<u32>) -> Observer {
+    /// the fork refusals and threads the host's pids cgroup counts for the sandbox
+    /// (`sandbox_pid`, when the host's files are visible), and gVisor's own answers about a
+    /// program allowed `pids` processes (`inside.rs`).
+    pub fn for_gvisor(
+        host: &HostConfig,
+        engine: &ContainerEngine,
+        id: &str,
+        sandbox_pid: Option<u32>,
+        pids: u32,
+    ) -> Observer {
         let sandbox_pids = sandbox_pid
             .filter(|_| host.observe == Observe::Auto)
             .and_then(|pid| CgroupObserver::find(host, pid))
             .map(|cgroup| cgroup.pids);
-        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids, true))
+        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids, Some(pids)))
     }
 
     pub fn is_host(&self) -> bool {
@@ -391,6 +418,7 @@ impl CgroupObserver {
             oom_kills,
             disk: statvfs_used(&self.root.join("tmp")),
             sandbox_processes: None,
+            sandbox_threads: None,
         })
     }
 }

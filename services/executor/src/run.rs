@@ -350,7 +350,9 @@ impl<'a> Run<'a> {
         // the run is watched through the engine (and the host's count of refused forks).
         let observer = match exec.runtime {
             airlock_protocol::Runtime::Runc => Observer::for_container(&exec.config.host, exec.engine, id, host_pid),
-            airlock_protocol::Runtime::Runsc => Observer::for_gvisor(&exec.config.host, exec.engine, id, host_pid),
+            airlock_protocol::Runtime::Runsc => {
+                Observer::for_gvisor(&exec.config.host, exec.engine, id, host_pid, exec.limits.pids)
+            }
         };
         // A warm container's idle interpreter does not count towards the job's peak.
         observer.reset_peak();

@@ -309,6 +309,22 @@ pub(crate) fn check(limits: &Limits, reading: &Reading) -> Option<Violation> {
             measured: Some(u64::from(reading.peak_pids.max(reading.pids))),
         });
     }
+    // Under gVisor, the host threads of the sandbox past what `pids` processes need: more
+    // processes than the limit, seen from the host at once (running ones use host threads).
+    if let Some(threads) = reading.sandbox_threads {
+        let allowed = crate::docker::runsc_host_threads_for(limits.pids);
+        if threads > u64::from(allowed) {
+            return Some(Violation {
+                kind: ViolationKind::Pids,
+                detail: format!(
+                    "gVisor used {threads} host threads, past the {allowed} that {} processes need: more processes than the pids limit",
+                    limits.pids
+                ),
+                limit: Some(u64::from(limits.pids)),
+                measured: None,
+            });
+        }
+    }
     // gVisor's own count (zombies included): its RLIMIT_NPROC lets a program pass the limit,
     // up to twice it, where the host cannot count (see `docker::ulimits`).
     if let Some(processes) = reading.sandbox_processes
@@ -531,5 +547,13 @@ mod tests {
             (violation.kind, violation.measured),
             (ViolationKind::Pids, Some(u64::from(limits.pids) + 1))
         );
+        // The sandbox's host threads: up to what `pids` processes need is allowed.
+        let allowed = u64::from(crate::docker::runsc_host_threads_for(limits.pids));
+        let threads = |n| Reading {
+            sandbox_threads: Some(n),
+            ..Default::default()
+        };
+        assert!(check(&limits, &threads(allowed)).is_none());
+        assert_eq!(check(&limits, &threads(allowed + 1)).unwrap().kind, ViolationKind::Pids);
     }
 }
