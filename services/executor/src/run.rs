@@ -689,9 +689,15 @@ impl<'a> Run<'a> {
                 "the container stopped (status {status}), but its output did not end with PID 1's end marker: the engine's stream lost its end"
             )));
         }
+        Ok(self.ended_unseen(violation.is_none().then_some(status), violation))
+    }
+
+    /// How a run ended that the executor could not look into afterwards (not from the host):
+    /// the processes seen while it ran, and no files.
+    fn ended_unseen(&self, exit_code: Option<i64>, violation: Option<Violation>) -> Ended {
         let (processes, processes_omitted) = self.processes.seen();
-        Ok(Ended {
-            exit_code: violation.is_none().then_some(status),
+        Ended {
+            exit_code,
             violation,
             outside: Some(Activity {
                 processes,
@@ -700,7 +706,7 @@ impl<'a> Run<'a> {
             }),
             inside: None,
             files: Err(FILES_NOT_SEEN.to_owned()),
-        })
+        }
     }
 
     /// A sealed run's end: the status PID 1 wrote behind its marker, and a last look at the
@@ -720,18 +726,7 @@ impl<'a> Run<'a> {
             sealed_us = self.started.elapsed().as_micros() as u64,
             "a sealed run ended"
         );
-        let (processes, processes_omitted) = self.processes.seen();
-        Ok(Ended {
-            exit_code: Some(exit_code),
-            violation: None,
-            outside: Some(Activity {
-                processes,
-                processes_omitted,
-                ..Activity::default()
-            }),
-            inside: None,
-            files: Err(FILES_NOT_SEEN.to_owned()),
-        })
+        Ok(self.ended_unseen(Some(exit_code), None))
     }
 
     /// Phase 4: the activity events, after all of the output, and the report.
