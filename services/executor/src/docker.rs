@@ -288,9 +288,9 @@ fn ulimits(runtime: Runtime, limits: &Limits) -> Vec<ResourcesUlimits> {
     // Under gVisor the program's processes live in gVisor's kernel, which the host's pids cgroup
     // sees only through the host threads they use (a zombie uses few, so zombies piled up far
     // past the limit). gVisor's kernel counts them itself against RLIMIT_NPROC, zombies
-    // included; the executor asks it for that count once a second (`inside.rs`) and ends the
+    // included; the executor asks it for that count every 3 s (`inside.rs`) and ends the
     // run as a pids violation past `pids`. Set at twice the pids limit, RLIMIT_NPROC bounds
-    // what a second may hold. Not under runc, where RLIMIT_NPROC counts every process of the
+    // what the time between two looks may hold. Not under runc, where RLIMIT_NPROC counts every process of the
     // sandbox user on the host (every other sandbox's too) and the pids cgroup already counts
     // this container's alone.
     if runtime == Runtime::Runsc {
@@ -307,7 +307,7 @@ const RUNSC_HOST_THREADS_AT_REST: u32 = 128;
 const RUNSC_HOST_THREADS_PER_PROCESS: u32 = 8;
 
 /// The most processes gVisor's kernel lets the program hold (`RLIMIT_NPROC` there, zombies
-/// included): twice its pids limit, for the second between two looks inside.
+/// included): twice its pids limit, for the time between two looks inside.
 fn runsc_process_bound(pids: u32) -> u32 {
     pids.max(1).saturating_mul(2)
 }

@@ -6,7 +6,7 @@
 //! `RLIMIT_NPROC`). Without a look inside, a full `/tmp` or a pile of zombies would run on to
 //! the wall time and be reported as a timeout: a false result.
 //!
-//! So once a second, from the first second of a run on (a trivial run never pays for it), the
+//! So every 3 s, from the third second of a run on (a short run never pays for it), the
 //! executor asks gVisor's kernel through `docker exec`: `statfs` of `/tmp` and the number of
 //! processes in `/proc`. The look runs as root inside gVisor (PID 1's user there), which the
 //! program, another user without capabilities, can neither signal nor trace; what it prints
@@ -21,8 +21,10 @@ use futures::StreamExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How often gVisor's kernel is asked, and how long after the start it is asked first.
-pub const LOOK_EVERY: Duration = Duration::from_secs(1);
+/// How often gVisor's kernel is asked, and how long after the start it is asked first. A look
+/// is a `runsc exec` beside the engine's own `runsc events` for its statistics, and under load
+/// a look a second was seen to hold those back for seconds: every 3 s leaves them room.
+pub const LOOK_EVERY: Duration = Duration::from_secs(3);
 /// A look that takes longer is given up (the next one is due anyway).
 const LOOK_TIMEOUT: Duration = Duration::from_secs(3);
 /// The look: the tmpfs's size and free space in blocks, its block size, then the number of

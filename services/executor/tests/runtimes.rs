@@ -296,8 +296,8 @@ async fn memory_cpu_and_tmp_limits_hold_under_runsc() {
     common::assert_cpu_capped(&report.usage, 500);
 
     // /tmp: gVisor's own tmpfs enforces the size the engine was given, and writing stops at
-    // the limit. A program that fills it and exits within its first second ends as it chose
-    // (the executor asks gVisor's kernel about /tmp once a second, from the first second on).
+    // the limit. A program that fills it and exits before the first look ends as it chose
+    // (the executor asks gVisor's kernel about /tmp every 3 s, from the third second on).
     let mut limits = quota();
     limits.disk_bytes = 8 * 1024 * 1024;
     let (report, _) = run_ok(&sandbox, under_runsc(Language::Python, FILL_TMP, limits)).await;
