@@ -203,6 +203,11 @@ pub struct PoolConfig {
     pub trim_after: Duration,
     /// Containers started at once when refilling (start-up costs CPU that running jobs want).
     pub warmup_parallelism: usize,
+    /// How long after a run ends starting, releasing and removing containers wait (at most a
+    /// bound), so that the engine's work does not share the CPU with the run's end and receipt
+    /// (`quiet.rs`); zero starts them at once.
+    #[serde(with = "humantime_serde")]
+    pub upkeep_settle: Duration,
     #[doc(hidden)]
     #[serde(default, skip_serializing)]
     pub max_age_secs: Option<u64>,
@@ -221,6 +226,7 @@ impl Default for PoolConfig {
             max_age: Duration::from_secs(60),
             trim_after: Duration::from_secs(30),
             warmup_parallelism: 2,
+            upkeep_settle: crate::quiet::SETTLE,
             max_age_secs: None,
             trim_after_secs: None,
         }

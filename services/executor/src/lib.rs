@@ -45,6 +45,7 @@ pub mod package_rating;
 pub mod packages;
 pub mod pool;
 mod queue;
+pub mod quiet;
 pub mod resolve;
 pub mod run;
 pub mod sandbox;

@@ -6,11 +6,16 @@
 //! measured start time), between `min_idle` and `max_idle`. A class unused for `trim_after`
 //! shrinks back to `min_idle`; containers older than `max_age` are replaced; nothing is
 //! started when free memory runs low, and the idle ones are dropped when it runs out.
+//!
+//! Starting and removing containers is upkeep: while a class still has a ready container, it
+//! waits for a quiet moment between runs (`quiet.rs`), at most [`START_BOUND`], so that the
+//! engine's work does not share the CPU with a run's end and its receipt.
 
 use crate::config::SandboxConfig;
 use crate::docker::{self, ContainerEngine};
 use crate::host;
 use crate::launch::{self, LaunchRequest, Launched};
+use crate::quiet::Quiet;
 use airlock_protocol::Limits;
 use airlock_protocol::Runtime;
 use futures::FutureExt;
@@ -53,6 +58,8 @@ impl Shape {
 const WARM_COST_BYTES: u64 = 32 * 1024 * 1024;
 /// Window over which demand is measured.
 const WINDOW: Duration = Duration::from_secs(10);
+/// The longest a start waits for quiet while its class still has a ready container.
+pub const START_BOUND: Duration = Duration::from_secs(1);
 
 struct Class {
     limits: Limits,
@@ -65,6 +72,8 @@ struct Class {
     last_take: Option<Instant>,
     failures: u32,
     backoff_until: Option<Instant>,
+    /// Since when a start this class wants has waited for quiet.
+    deferred_since: Option<Instant>,
 }
 
 struct State {
@@ -90,6 +99,7 @@ pub struct Pool {
     state: Mutex<State>,
     wake: Notify,
     warmups: Arc<Semaphore>,
+    quiet: Arc<Quiet>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
 }
@@ -116,6 +126,7 @@ impl Pool {
         engine: ContainerEngine,
         config: Arc<SandboxConfig>,
         classes: Vec<(String, Runtime, Limits)>,
+        quiet: Arc<Quiet>,
     ) -> Arc<Pool> {
         let now = Instant::now();
         let classes = classes
@@ -134,6 +145,7 @@ impl Pool {
                         last_take: None,
                         failures: 0,
                         backoff_until: None,
+                        deferred_since: None,
                     },
                 )
             })
@@ -149,6 +161,7 @@ impl Pool {
                 misses: 0,
             }),
             wake: Notify::new(),
+            quiet,
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
         })
@@ -283,7 +296,12 @@ impl Pool {
 
     fn remove_later(&self, id: String) {
         let engine = self.engine.clone();
+        let (quiet, shutdown) = (self.quiet.clone(), self.shutdown.clone());
         self.tasks.spawn(async move {
+            tokio::select! {
+                _ = quiet.settled(crate::quiet::UPKEEP_BOUND) => {}
+                _ = shutdown.cancelled() => {}
+            }
             if let Err(error) = docker::remove_container(&engine, &id).await {
                 tracing::warn!(container = %id, %error, "removing a warm container");
             }
@@ -292,19 +310,24 @@ impl Pool {
 
     async fn maintain(self: Arc<Self>) {
         loop {
-            self.refill();
+            let quiet_changed = self.quiet.changed();
+            let next = self
+                .refill()
+                .unwrap_or_else(|| Instant::now() + Duration::from_millis(500));
             tokio::select! {
                 _ = self.shutdown.cancelled() => break,
                 _ = self.wake.notified() => {}
-                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                _ = quiet_changed => {}
+                _ = tokio::time::sleep_until(next.into()) => {}
             }
         }
     }
 
-    /// One pass: expire, trim, decide targets, start what is missing.
-    fn refill(self: &Arc<Self>) {
+    /// One pass: expire, trim, decide targets, start what is missing. Returns when a start it
+    /// put off for quiet should be looked at again.
+    fn refill(self: &Arc<Self>) -> Option<Instant> {
         if self.shutdown.is_cancelled() {
-            return;
+            return None;
         }
         let pool = &self.config.pool;
         let max_age = pool.max_age;
@@ -313,10 +336,12 @@ impl Pool {
             .unwrap_or(0)
             .saturating_sub(self.config.host.reserve_memory_bytes);
         let now = Instant::now();
+        let quiet_at = self.quiet.quiet_at(now.into()).map(Instant::from);
+        let mut again: Option<Instant> = None;
         let mut remove = Vec::new();
         let mut start = Vec::new();
         {
-            let Ok(mut state) = self.state.lock() else { return };
+            let Ok(mut state) = self.state.lock() else { return None };
             let launch_secs = state.launch_secs;
             let mut total: usize = state.classes.values().map(|c| c.idle.len() + c.starting).sum();
             let memory_short = free < WARM_COST_BYTES;
@@ -373,10 +398,26 @@ impl Pool {
                 // The ones being replaced do not count against `max_total`: they leave as
                 // their replacements arrive.
                 let counted = total.saturating_sub(refreshing);
-                let want = target
+                let mut want = target
                     .saturating_sub(have)
                     .min(pool.max_total.saturating_sub(counted))
                     .min(affordable.saturating_sub(total));
+                // A class with a ready container can wait for quiet; one without cannot (the
+                // next request would start cold).
+                let ready = class.idle.len() - expiring(class);
+                match quiet_at {
+                    Some(quiet) if want > 0 && ready > 0 => {
+                        let since = *class.deferred_since.get_or_insert(now);
+                        if now.duration_since(since) < START_BOUND {
+                            let at = quiet.min(since + START_BOUND);
+                            again = Some(again.map_or(at, |a| a.min(at)));
+                            want = 0;
+                        } else {
+                            class.deferred_since = None;
+                        }
+                    }
+                    _ => class.deferred_since = None,
+                }
                 for _ in 0..want {
                     class.starting += 1;
                     total += 1;
@@ -391,6 +432,7 @@ impl Pool {
             let pool = self.clone();
             self.tasks.spawn(async move { pool.warm_one(shape, limits).await });
         }
+        again
     }
 
     async fn warm_one(self: Arc<Self>, shape: Shape, limits: Limits) {

@@ -5,10 +5,14 @@
 //!    program is over and its output complete, a limit is crossed, or the container stops;
 //! 2. [`Run::post_mortem`]: while PID 1 waits parked, read the final counters and what the
 //!    program left (files, processes, and the untrusted inside report);
-//! 3. [`Run::release`] lets PID 1 exit, or [`Run::stopped`] takes the exit status of a
-//!    container that stopped by itself from the engine (`docker wait`), or the container is
-//!    killed on a violation;
+//! 3. [`Run::stopped`] takes the exit status of a container that stopped by itself from the
+//!    engine (`docker wait`), or the container is killed on a violation; a parked PID 1 is let
+//!    go later, as upkeep (below);
 //! 4. [`Run::report`]: the activity events, usage and violation, into a [`RunReport`].
+//!
+//! What follows a run (releasing a parked PID 1, which tears the container down, checking the
+//! engine's exit status, removing the container) waits for a quiet moment (`quiet.rs`), so that
+//! the engine's work does not share the CPU with the run's result and receipt.
 //!
 //! Nothing the program can write decides anything here, and nothing is taken on trust from a
 //! stream that may have been cut. Stdout opens with PID 1's start marker, written once the whole
@@ -31,6 +35,7 @@ use crate::events::EventSink;
 use crate::launch::{Frame, Launched};
 use crate::monitor::{Finished, Observer};
 use crate::outputs;
+use crate::quiet::Quiet;
 use crate::tally::{Output, StartWatch, StreamEnd, Tally, check, output_violation};
 use crate::{RunReport, SandboxError, SandboxEvent};
 use airlock_protocol::{
@@ -43,6 +48,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 /// The container's output as the engine streams it.
@@ -70,6 +76,10 @@ pub struct Execution<'a> {
     pub memory_used: Arc<AtomicU64>,
     /// Background removals, awaited at shutdown.
     pub cleanup: &'a TaskTracker,
+    /// Runs in flight: upkeep after this run waits for quiet.
+    pub quiet: &'a Arc<Quiet>,
+    /// Cancelled at shutdown, when upkeep no longer waits.
+    pub stop: &'a CancellationToken,
 }
 
 /// Runs the job; the container is always removed (in the background, tracked by `cleanup`).
@@ -84,18 +94,37 @@ pub async fn execute(exec: Execution<'_>, launched: Launched, events: &EventSink
     let result = supervise(&exec, &id, &image, attach, host_pid, events).await;
     let engine = exec.engine.clone();
     // The status PID 1 showed, to be checked against the engine's once the container stopped.
-    let shown = match &result {
-        Ok((_, Some(shown))) => Some(*shown),
-        _ => None,
+    let (shown, parked) = match &result {
+        Ok((_, end)) => (end.shown, end.parked),
+        _ => (None, false),
     };
     let stop_bound = exec.config.limits.park + STOP_GRACE;
+    let (quiet, stop) = (exec.quiet.clone(), exec.stop.clone());
     exec.cleanup.spawn(async move {
+        tokio::select! {
+            _ = quiet.settled(crate::quiet::UPKEEP_BOUND) => {}
+            _ = stop.cancelled() => {}
+        }
+        // The program is over and its result known; a parked PID 1 that cannot be released
+        // exits by itself after `park`.
+        if parked && let Err(error) = docker::signal(&engine, &id, "SIGUSR1").await {
+            tracing::warn!(container = %id, %error, "releasing PID 1; it exits by itself");
+        }
         if let Some(shown) = shown {
             check_engine_status(&engine, &id, shown, stop_bound).await;
         }
         docker::remove_container_eventually(&engine, &id).await;
     });
     result.map(|(report, _)| report)
+}
+
+/// How PID 1 was left at the end of a run.
+#[derive(Clone, Copy, Default)]
+struct LeftBehind {
+    /// The exit status PID 1 showed (in its name, or behind the seal).
+    shown: Option<i64>,
+    /// PID 1 waits, parked, for SIGUSR1.
+    parked: bool,
 }
 
 /// The engine's record of the exit status (`docker wait`) must be the one PID 1 showed in its
@@ -121,8 +150,7 @@ async fn check_engine_status(engine: &ContainerEngine, id: &str, shown: i64, bou
 /// How long the output already written is read after a violation, before the kill.
 const OUTPUT_AFTER_VIOLATION: Duration = Duration::from_millis(100);
 
-/// The four phases, in order. Returns the report and, when the end was read from PID 1's name,
-/// the exit status it showed.
+/// The four phases, in order. Returns the report and how PID 1 was left.
 async fn supervise(
     exec: &Execution<'_>,
     id: &str,
@@ -130,7 +158,7 @@ async fn supervise(
     attach: AttachContainerResults,
     host_pid: Option<u32>,
     events: &EventSink,
-) -> Result<(RunReport, Option<i64>), SandboxError> {
+) -> Result<(RunReport, LeftBehind), SandboxError> {
     let AttachContainerResults { mut output, input } = attach;
     let mut run = Run::start(exec, id, image, host_pid, events).await;
     let mut frame = exec.frame.clone();
@@ -149,10 +177,13 @@ async fn supervise(
     if run.wall.is_zero() {
         run.wall = run.started.elapsed();
     }
-    let mut shown = None;
+    let mut left = LeftBehind::default();
     let ended = match ending {
         Ending::ProgramOver(exit_code) => {
-            shown = Some(exit_code);
+            left = LeftBehind {
+                shown: Some(exit_code),
+                parked: true,
+            };
             // Where a run's time goes, for `RUST_LOG=airlock_executor::run=debug`.
             tracing::debug!(
                 wall_us = run.wall.as_micros() as u64,
@@ -160,20 +191,15 @@ async fn supervise(
                 "program over"
             );
             let found = run.post_mortem().await;
-            // The result is known (the kernel showed it, the output ended with PID 1's token):
-            // a PID 1 that cannot be released exits by itself after `park`.
-            if let Err(error) = run.release().await {
-                tracing::warn!(container = %id, %error, "releasing PID 1; it exits by itself");
-            }
             tracing::debug!(
-                released_us = run.started.elapsed().as_micros() as u64,
+                post_mortem_us = run.started.elapsed().as_micros() as u64,
                 "post-mortem done"
             );
             Ok(Ended::over(exit_code, found))
         }
         Ending::ContainerStopped => run.stopped().await,
         Ending::Sealed(exit_code) => {
-            shown = Some(exit_code);
+            left.shown = Some(exit_code);
             run.sealed_end(exit_code).await
         }
         Ending::Violation(violation) => {
@@ -206,7 +232,7 @@ async fn supervise(
         }
     };
     writer.abort();
-    Ok((run.report(ended?), shown))
+    Ok((run.report(ended?), left))
 }
 
 /// Kills a container whose run ended, as far as the engine can be reached.
@@ -622,15 +648,6 @@ impl<'a> Run<'a> {
             violation,
             files: returned,
         }
-    }
-
-    /// Phase 3 after a post-mortem: lets PID 1 exit (the container is removed in the
-    /// background, after its exit status was checked against the one PID 1 showed).
-    async fn release(&self) -> Result<(), SandboxError> {
-        if !self.observer.signal_init(libc::SIGUSR1) {
-            docker::signal(self.exec.engine, self.id, "SIGUSR1").await?;
-        }
-        Ok(())
     }
 
     /// Phase 3 when the engine's stream ended without the end seen from the host (not watched

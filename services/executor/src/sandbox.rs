@@ -10,6 +10,7 @@ use crate::launch::{self, Frame, LaunchRequest, Launched};
 use crate::network::ReadOnlyNet;
 use crate::packages::Installer;
 use crate::pool::{Pool, PoolStats, Shape};
+use crate::quiet::Quiet;
 use crate::run::{self, Execution};
 use airlock_protocol::{
     Activity, Egress, ExecStarted, Inputs, Language, Limits, NetworkMode, OutputChunk, Runtime, Usage, UsageSample,
@@ -80,6 +81,8 @@ struct Inner {
     pool: Option<Arc<Pool>>,
     installer: Installer,
     cleanup: TaskTracker,
+    /// Runs in flight, so that upkeep waits for a quiet moment (`quiet.rs`).
+    quiet: Arc<Quiet>,
     closing: AtomicBool,
     observation: crate::observation::Observation,
 }
@@ -108,6 +111,7 @@ impl Sandbox {
         let config = Arc::new(config);
         let capacity = Capacity::new(&config);
         let stop = tokio_util::sync::CancellationToken::new();
+        let quiet = Quiet::new(config.pool.upkeep_settle);
         let pool = if config.pool.enabled {
             let mut classes: Vec<(String, Runtime, Limits)> = Vec::new();
             for (_, quota) in config.quotas.all() {
@@ -123,7 +127,7 @@ impl Sandbox {
                     }
                 }
             }
-            let pool = Pool::new(engine.clone(), config.clone(), classes);
+            let pool = Pool::new(engine.clone(), config.clone(), classes, quiet.clone());
             pool.run();
             Some(pool)
         } else {
@@ -147,6 +151,7 @@ impl Sandbox {
                 capacity,
                 pool,
                 cleanup: TaskTracker::new(),
+                quiet,
                 closing: AtomicBool::new(false),
                 observation,
             }),
@@ -258,6 +263,8 @@ impl Sandbox {
             ),
             NetworkMode::None => None,
         };
+        // Before the take: the pool's refill then sees this run in flight.
+        let _running = inner.quiet.begin();
         let (warm, _in_use) = match (&inner.pool, &installed, &read_only) {
             (Some(pool), None, None) => pool.take(&shape),
             _ => (None, None),
@@ -314,6 +321,8 @@ impl Sandbox {
                 attempt: job.attempt,
                 memory_used: admission.used.clone(),
                 cleanup: &inner.cleanup,
+                quiet: &inner.quiet,
+                stop: &inner.stop,
             },
             launched,
             events,
@@ -373,7 +382,12 @@ impl Sandbox {
         let engine = self.inner.engine.clone();
         let id = launched.id.clone();
         let name = docker::object_name(&self.inner.config, "sandbox", request_id);
+        let (quiet, stop) = (self.inner.quiet.clone(), self.inner.stop.clone());
         self.inner.cleanup.spawn(async move {
+            tokio::select! {
+                _ = quiet.settled(crate::quiet::UPKEEP_BOUND) => {}
+                _ = stop.cancelled() => {}
+            }
             let options = bollard::query_parameters::RenameContainerOptionsBuilder::default()
                 .name(&name)
                 .build();

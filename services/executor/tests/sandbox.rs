@@ -4,7 +4,7 @@
 mod common;
 
 use airlock_executor::docker::{LABEL_EXECUTOR, LABEL_REQUEST};
-use airlock_executor::{SandboxConfig, SandboxError, SandboxEvent};
+use airlock_executor::{Job, SandboxConfig, SandboxError, SandboxEvent};
 use airlock_protocol::{Language, Limits, OutputStream, Runtime, ViolationKind};
 use common::{config, job, run_ok, start, started, text};
 use std::time::Duration;
@@ -724,6 +724,70 @@ async fn warm_containers_are_replaced_before_they_age_out() {
     let (report, events) = run_ok(&sandbox, job(Language::Python, "print('still warm')\n", quota())).await;
     assert_eq!(text(&report.stdout), "still warm\n");
     assert!(started(&events).warm);
+    sandbox.shutdown().await;
+    leaks.assert_none();
+}
+
+/// Starting a warm replacement is engine work (dockerd, containerd, runc, an interpreter's
+/// start) that shared the CPU with the end of the run that took the old one, and with its
+/// receipt. While the class still has a ready container, the start waits until no run is in
+/// flight (at most a bound); when a take leaves the class with none, it starts at once.
+#[tokio::test]
+async fn a_replacement_waits_for_the_run_to_end_unless_none_is_left() {
+    let mut config = config("quiet");
+    config.pool.min_idle = 2;
+    config.pool.max_idle = 2;
+    config.pool.max_total = 8;
+    let (sandbox, leaks) = start(config).await;
+    // Every class (one per quota) with its two.
+    let warm_two = || async {
+        assert!(
+            sandbox.wait_warm(Duration::from_secs(60)).await,
+            "the pool did not warm up two containers per class"
+        );
+    };
+    // Samples the pool every 10 ms while `runs` are in flight; the most `starting` seen.
+    let most_starting_while = |runs: Vec<Job>| {
+        let sandbox = sandbox.clone();
+        async move {
+            let runs = futures::future::join_all(runs.into_iter().map(|job| run_ok(&sandbox, job)));
+            tokio::pin!(runs);
+            let mut most = 0;
+            loop {
+                tokio::select! {
+                    done = &mut runs => return (most, done),
+                    _ = tokio::time::sleep(Duration::from_millis(10)) => {
+                        most = most.max(sandbox.pool_stats().starting);
+                    }
+                }
+            }
+        }
+    };
+    // Well within the pool's bound on waiting (`pool::START_BOUND`, 1 s), even on a busy host.
+    let sleeper = || {
+        job(
+            Language::Python,
+            "import time\ntime.sleep(0.3)\nprint('done')\n",
+            quota(),
+        )
+    };
+
+    warm_two().await;
+    let (most, done) = most_starting_while(vec![sleeper()]).await;
+    assert!(started(&done[0].1).warm);
+    assert_eq!(
+        most, 0,
+        "a replacement started while the run was in flight, although one ready container was left"
+    );
+    warm_two().await;
+
+    let (most, done) = most_starting_while(vec![sleeper(), sleeper()]).await;
+    assert!(done.iter().all(|(_, events)| started(events).warm));
+    assert!(
+        most >= 1,
+        "with no ready container left, the replacements waited for the runs to end"
+    );
+    warm_two().await;
     sandbox.shutdown().await;
     leaks.assert_none();
 }
