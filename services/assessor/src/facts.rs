@@ -351,15 +351,25 @@ pub struct Facts {
     pub bindings: Vec<Binding>,
     pub strings: Vec<StringLit>,
     pub names: Vec<NameRef>,
+    /// Loop bodies the walk is inside (`for`, `while`, `until`, both languages): a call made
+    /// there may run again and again, which a rule can ask for (`flags = ["@loop"]`: a
+    /// screenshot taken in a loop is the screen watched; one taken after a countdown is not).
+    pub loop_depth: u32,
 }
+
+/// The flag a call made inside a loop body carries.
+pub const LOOP_FLAG: &str = "@loop";
 
 /// Upper bound on facts of each kind kept for one request: a generated file of a million tiny
 /// calls must not make rule matching quadratic or the findings list unbounded.
 pub const MAX_FACTS_PER_KIND: usize = 50_000;
 
 impl Facts {
-    pub fn push_call(&mut self, call: Call) {
+    pub fn push_call(&mut self, mut call: Call) {
         if self.calls.len() < MAX_FACTS_PER_KIND {
+            if self.loop_depth > 0 {
+                call.flags.push(LOOP_FLAG.into());
+            }
             self.calls.push(call);
         }
     }

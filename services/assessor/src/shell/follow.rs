@@ -15,6 +15,42 @@ const MAX_LOOP_VALUES: usize = 8;
 use super::words::literal_word;
 
 impl<'s> Walker<'_, '_, 's> {
+    /// Commands named by a family of the script's functions (`info=$(__powerline_"$seg"_prompt)`,
+    /// `"cmd_$command" "$@"`): every function of the family may run, so each not yet visited is
+    /// visited as written; a name no function of the script fits is a program known only at run
+    /// time, as any other.
+    pub(super) fn dispatched_functions(&mut self) {
+        while !self.dispatched.is_empty() {
+            let mut family = Vec::new();
+            for dispatch in std::mem::take(&mut self.dispatched) {
+                let fits = |name: &str| {
+                    name.len() > dispatch.prefix.len() + dispatch.suffix.len()
+                        && name.starts_with(&dispatch.prefix)
+                        && name.ends_with(&dispatch.suffix)
+                };
+                if self.functions.keys().any(|name| fits(name)) {
+                    family.extend(
+                        self.never_called
+                            .iter()
+                            .filter(|(name, ..)| fits(name))
+                            .map(|(name, ..)| name.clone()),
+                    );
+                } else {
+                    self.ctx.shell.push_call(dispatch.unknown);
+                }
+            }
+            let (run, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.never_called)
+                .into_iter()
+                .partition(|(name, ..)| family.contains(name));
+            self.never_called = rest;
+            for (_, body, depth) in run {
+                self.in_definition += 1;
+                self.visit(body, depth, &super::walker::Pipe::default());
+                self.in_definition -= 1;
+            }
+        }
+    }
+
     /// A function whose body pipes itself into itself (`:(){ :|:& };:`), the shape of a fork bomb.
     pub(super) fn pipes_into_itself(&self, body: &Stmt, name: &str) -> bool {
         let StmtKind::Compound(compound) = &body.kind else {

@@ -70,6 +70,8 @@ pub fn command_from_argv(ctx: &mut Context<'_>, argv: Vec<Expr>, span: Span) {
         walker.record_string(word, span);
     }
     walker.command_from_words(argv, span, &Pipe::default(), Vec::new());
+    // No function is defined here: a name built at run time is a program not known.
+    walker.dispatched_functions();
 }
 
 /// Pipeline stages named in a command's `pipe_from` and `pipe_to` (the nearest ones).
@@ -100,6 +102,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             in_definition: 0,
             runnable: Default::default(),
             never_called: Vec::new(),
+            dispatched: Vec::new(),
         }
     }
 
@@ -110,6 +113,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         // path, `sudo "$FILE"` with FILE=".../sbin/nginx", which is a file), shell code not known
         // (`eval "$x"`), or a file sourced that is not known. Code in another language
         // (`osascript <<EOF` with a variable in it) runs outside this shell and its functions.
+        self.dispatched_functions();
         let flagged = |c: &Call, flag: &str| c.flags.iter().any(|f| f == flag);
         let dispatches = self.ctx.shell.calls.iter().any(|c| match c.name.as_str() {
             "@opaque" if flagged(c, "command") => {
@@ -122,7 +126,7 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         if self.never_called.is_empty() || !dispatches {
             return;
         }
-        for (body, depth) in std::mem::take(&mut self.never_called) {
+        for (_, body, depth) in std::mem::take(&mut self.never_called) {
             self.in_definition += 1;
             self.visit(body, depth, &Pipe::default());
             self.in_definition -= 1;
@@ -266,9 +270,9 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         // A function nothing that runs names is never run (a plugin's or a library's functions,
         // there for an interactive shell that sources the file).
         let runnable = self.runnable.contains(&name);
-        self.functions.insert(name, &function.body);
+        self.functions.insert(name.clone(), &function.body);
         if !runnable {
-            self.never_called.push((&function.body, depth + 1));
+            self.never_called.push((name, &function.body, depth + 1));
             return Taints::NONE;
         }
         // The body once as written (parameters unknown), for what it does whoever calls it.
@@ -294,12 +298,23 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             }
             CompoundKind::While(clause) => {
                 let output = self.statements(&clause.condition, depth, pipe);
-                output.union(self.statements(&clause.body, depth, pipe))
+                self.ctx.shell.loop_depth += 1;
+                let output = output.union(self.statements(&clause.body, depth, pipe));
+                self.ctx.shell.loop_depth -= 1;
+                output
             }
-            CompoundKind::For(clause) => self.for_statement(clause, range, depth, pipe),
+            CompoundKind::For(clause) => {
+                self.ctx.shell.loop_depth += 1;
+                let output = self.for_statement(clause, range, depth, pipe);
+                self.ctx.shell.loop_depth -= 1;
+                output
+            }
             CompoundKind::ArithFor(parts, body) => {
                 let output = self.parts_taints(parts, depth);
-                output.union(self.statements(body, depth, pipe))
+                self.ctx.shell.loop_depth += 1;
+                let output = output.union(self.statements(body, depth, pipe));
+                self.ctx.shell.loop_depth -= 1;
+                output
             }
             CompoundKind::Case(case) => {
                 let mut output = self.word(&case.word, depth).taints;
@@ -573,7 +588,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             opaque.flags.push("command".into());
             opaque.taints = first.taints;
             opaque.args.push(first.clone());
-            self.ctx.shell.push_call(opaque);
+            match first.text().as_deref().and_then(words::function_family) {
+                Some((prefix, suffix)) => self.dispatched.push(walker::Dispatch {
+                    prefix,
+                    suffix,
+                    unknown: opaque,
+                }),
+                None => self.ctx.shell.push_call(opaque),
+            }
         }
         let mut call = Call::new(name.clone(), span);
         call.taints = pipe.stdin.union(first.taints);

@@ -55,7 +55,19 @@ pub(super) struct Walker<'c, 'r, 's> {
     pub(super) runnable: rustc_hash::FxHashSet<String>,
     /// Bodies of the other functions (with their depth), not visited as written: they run only
     /// if the script calls commands by names it only knows at run time.
-    pub(super) never_called: Vec<(&'s Stmt, u32)>,
+    pub(super) never_called: Vec<(String, &'s Stmt, u32)>,
+    /// Commands named by a literal prefix and a value known at run time
+    /// (`__powerline_"$segment"_prompt`): one of the script's functions of that family when it
+    /// defines some, else a program the assessor cannot follow (decided at the end of the walk).
+    pub(super) dispatched: Vec<Dispatch>,
+}
+
+/// A command whose name is `prefix`, something known only at run time, then `suffix`.
+pub(super) struct Dispatch {
+    pub(super) prefix: String,
+    pub(super) suffix: String,
+    /// The fact that says the program is unknown, kept for when no function matches.
+    pub(super) unknown: crate::facts::Call,
 }
 
 /// What a redirection applies to.

@@ -115,6 +115,9 @@ pub(super) fn prints_nothing(substitution: &str) -> bool {
             break;
         }
     }
+    if silent_by_option(rest) {
+        return true;
+    }
     [
         ">/dev/null",
         "> /dev/null",
@@ -128,6 +131,78 @@ pub(super) fn prints_nothing(substitution: &str) -> bool {
         rest.strip_suffix(discarded)
             .is_some_and(|before| before.ends_with(' ') && !before.trim().is_empty())
     })
+}
+
+/// A command's name written as a literal prefix, one expansion, and a literal suffix
+/// (`__powerline_$segment_prompt`, `cmd_$(echo $command | sed -e s/-/_/g)`,
+/// `___brainy_prompt_${seg}`): the prefix and suffix, for the functions of that family. The
+/// prefix names a family (at least three characters of a function name, ending in `_`, `-` or
+/// `:`); after `$name` the suffix cannot be told from the name (`"$seg"_prompt` reads as
+/// `$seg_prompt`), so it is left empty.
+pub(super) fn function_family(text: &str) -> Option<(String, String)> {
+    let at = text.find('$')?;
+    let (prefix, hole) = text.split_at(at);
+    let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.');
+    if prefix.len() < 3 || !prefix.chars().all(name_char) || !prefix.ends_with(['_', '-', ':']) {
+        return None;
+    }
+    let suffix = if let Some(inner) = hole.strip_prefix("${") {
+        let end = inner.find('}')?;
+        &inner[end + 1..]
+    } else if hole.starts_with("$(") {
+        &hole[hole.rfind(')')? + 1..]
+    } else {
+        let name = hole[1..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        if name.len() + 1 == hole.len() {
+            return None;
+        }
+        if !name.chars().all(name_char) {
+            return None;
+        }
+        ""
+    };
+    if !suffix.chars().all(name_char) {
+        return None;
+    }
+    Some((prefix.to_string(), suffix.to_string()))
+}
+
+/// A command that prints nothing on its standard output whatever it is given, so that only its
+/// exit status is used: the last stage of the pipeline is `grep -q` (`--quiet`, `--silent`, in
+/// any option cluster: `-qs`, `-Fq`), or the whole command is `hash NAME...` (`` `vim --version |
+/// grep -q +folding` ``, `` `hash benchstat 2>/dev/null` `` used as tests).
+fn silent_by_option(command: &str) -> bool {
+    let last = command.rsplit('|').next().unwrap_or(command);
+    let mut words = last.split_whitespace();
+    match words.next() {
+        Some("grep" | "egrep" | "fgrep") => {
+            // grep's options that take a value (`-e -q` searches for "-q"; in `-eq` the `q` is
+            // the pattern): a `q` counts only before them, and not as one's value.
+            const VALUED: &[u8] = b"efmABCdD";
+            let mut value_next = false;
+            words.any(|w| {
+                let quiet = !value_next
+                    && (matches!(w, "--quiet" | "--silent")
+                        || w.strip_prefix('-').is_some_and(|cluster| {
+                            let flags = cluster
+                                .split(|c: char| VALUED.contains(&(c as u8)))
+                                .next()
+                                .unwrap_or("");
+                            !cluster.starts_with('-')
+                                && cluster.bytes().all(|b| b.is_ascii_alphabetic())
+                                && flags.contains('q')
+                        }));
+                value_next = !value_next
+                    && (matches!(w, "--regexp" | "--file" | "--max-count")
+                        || w.strip_prefix('-').is_some_and(|c| {
+                            !c.starts_with('-') && c.bytes().last().is_some_and(|b| VALUED.contains(&b))
+                        }));
+                quiet
+            })
+        }
+        Some("hash") => !command.contains('|') && words.all(|w| !w.starts_with('-')),
+        _ => false,
+    }
 }
 
 /// Every expansion left in a word's text is a positional parameter (`$1=\"$2\"`, `"$@"`):
