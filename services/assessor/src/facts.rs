@@ -36,6 +36,11 @@ impl Taints {
         Taints(self.0 | other.0)
     }
 
+    /// These labels with `other`'s taken away.
+    pub fn without(self, other: Taints) -> Taints {
+        Taints(self.0 & !other.0)
+    }
+
     pub fn intersects(self, other: Taints) -> bool {
         self.0 & other.0 != 0
     }

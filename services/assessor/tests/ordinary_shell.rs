@@ -225,3 +225,30 @@ fn a_screenshot_after_a_countdown_is_one_screenshot() {
     at_least("scrot /tmp/.cache/s.png\n", Level::High);
     below_high("cp ~/.config/app/theme.conf theme.conf\nscrot \"shot-$(date +%s).png\"\n");
 }
+
+#[test]
+fn a_listing_narrowed_to_the_scripts_own_children_is_not_others_processes() {
+    // git-changelog on Ctrl-C: the processes whose parent is this shell.
+    let own = "pid_list=( $(ps -f | awk -v ppid=$$ 'NR == 1 {\n  COL_NUM = NF\n}\n$3 == ppid {\n  if ($COL_NUM != \"ps\" && $COL_NUM != \"awk\")\n    print $2\n}') )\nfor _pid in \"${pid_list[@]}\"; do kill -TERM ${_pid}; done\n";
+    below_high(own);
+    below_high("pgrep -P $$ | xargs -r kill\n");
+    below_high("pkill -TERM -P $$\n");
+    at_least("pkill -TERM -P 1\n", Level::Blocked);
+    // bats: a function stops the children of the pid it is given (the script's own, `$$`).
+    below_high(
+        "kill_children_of() {\n  local -ir parent_pid=\"${1?}\"\n  pkill -P \"$parent_pid\"\n}\ntarget_pid=$$\nkill_children_of \"$target_pid\"\n",
+    );
+    at_least("pkill -t pts/0\n", Level::Blocked);
+    below_high("for p in $(ps -o pid= --ppid $$); do kill \"$p\"; done\n");
+    // Everything but the script, everything whose parent is init, or a listing ps widens.
+    for others in [
+        "ps -ef | awk -v me=$$ '$3 != me {print $2}' | xargs kill\n",
+        "ps -ef | awk -v me=$$ '$3 == me || 1 {print $2}' | xargs kill\n",
+        "ps -ef | awk -v me=$$ '$3 == me {n++} {print $2}' | xargs kill\n",
+        "ps -ef | awk -v me=1 '$3 == me {print $2}' | xargs kill\n",
+        "pgrep -P 1 | xargs kill\n",
+        "kill $(ps -e --ppid $$ -o pid=)\n",
+    ] {
+        at_least(others, Level::Blocked);
+    }
+}

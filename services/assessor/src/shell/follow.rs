@@ -15,6 +15,41 @@ const MAX_LOOP_VALUES: usize = 8;
 use super::words::literal_word;
 
 impl<'s> Walker<'_, '_, 's> {
+    /// Runs `walk` inside a loop's body: the calls it records carry the loop flag.
+    pub(super) fn looped<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
+        self.ctx.shell.loop_depth += 1;
+        let output = walk(self);
+        self.ctx.shell.loop_depth -= 1;
+        output
+    }
+
+    /// A script that runs commands it only knows at run time (`"$@"`, `$cmd`) may call any of
+    /// its functions: the bodies nothing names are then visited as written after all.
+    pub(super) fn functions_called_at_run_time(&mut self) {
+        // What can name a function: a command whose program is unknown (not a program named by a
+        // path, `sudo "$FILE"` with FILE=".../sbin/nginx", which is a file), shell code not known
+        // (`eval "$x"`), or a file sourced that is not known. Code in another language
+        // (`osascript <<EOF` with a variable in it) runs outside this shell and its functions.
+        self.dispatched_functions();
+        let flagged = |c: &Call, flag: &str| c.flags.iter().any(|f| f == flag);
+        let dispatches = self.ctx.shell.calls.iter().any(|c| match c.name.as_str() {
+            "@opaque" if flagged(c, "command") => {
+                !c.args.first().and_then(|a| a.text()).is_some_and(|t| t.contains('/'))
+            }
+            "@opaque" => flagged(c, "bash") || flagged(c, "sh"),
+            "source" | "." => c.args.first().is_some_and(|a| !a.is_literal()),
+            _ => false,
+        });
+        if self.never_called.is_empty() || !dispatches {
+            return;
+        }
+        for (_, body, depth) in std::mem::take(&mut self.never_called) {
+            self.in_definition += 1;
+            self.visit(body, depth, &Pipe::default());
+            self.in_definition -= 1;
+        }
+    }
+
     /// Commands named by a family of the script's functions (`info=$(__powerline_"$seg"_prompt)`,
     /// `"cmd_$command" "$@"`): every function of the family may run, so each not yet visited is
     /// visited as written; a name no function of the script fits is a program known only at run
@@ -45,7 +80,7 @@ impl<'s> Walker<'_, '_, 's> {
             self.never_called = rest;
             for (_, body, depth) in run {
                 self.in_definition += 1;
-                self.visit(body, depth, &super::walker::Pipe::default());
+                self.visit(body, depth, &Pipe::default());
                 self.in_definition -= 1;
             }
         }

@@ -22,6 +22,7 @@ use airlock_bash_parser::ast::{
 use airlock_protocol::request::Language;
 use rustc_hash::FxHashMap as HashMap;
 
+mod children;
 mod follow;
 mod reachable;
 mod redirects;
@@ -103,33 +104,6 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             runnable: Default::default(),
             never_called: Vec::new(),
             dispatched: Vec::new(),
-        }
-    }
-
-    /// A script that runs commands it only knows at run time (`"$@"`, `$cmd`) may call any of
-    /// its functions: the bodies nothing names are then visited as written after all.
-    fn functions_called_at_run_time(&mut self) {
-        // What can name a function: a command whose program is unknown (not a program named by a
-        // path, `sudo "$FILE"` with FILE=".../sbin/nginx", which is a file), shell code not known
-        // (`eval "$x"`), or a file sourced that is not known. Code in another language
-        // (`osascript <<EOF` with a variable in it) runs outside this shell and its functions.
-        self.dispatched_functions();
-        let flagged = |c: &Call, flag: &str| c.flags.iter().any(|f| f == flag);
-        let dispatches = self.ctx.shell.calls.iter().any(|c| match c.name.as_str() {
-            "@opaque" if flagged(c, "command") => {
-                !c.args.first().and_then(|a| a.text()).is_some_and(|t| t.contains('/'))
-            }
-            "@opaque" => flagged(c, "bash") || flagged(c, "sh"),
-            "source" | "." => c.args.first().is_some_and(|a| !a.is_literal()),
-            _ => false,
-        });
-        if self.never_called.is_empty() || !dispatches {
-            return;
-        }
-        for (_, body, depth) in std::mem::take(&mut self.never_called) {
-            self.in_definition += 1;
-            self.visit(body, depth, &Pipe::default());
-            self.in_definition -= 1;
         }
     }
 
@@ -298,23 +272,12 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             }
             CompoundKind::While(clause) => {
                 let output = self.statements(&clause.condition, depth, pipe);
-                self.ctx.shell.loop_depth += 1;
-                let output = output.union(self.statements(&clause.body, depth, pipe));
-                self.ctx.shell.loop_depth -= 1;
-                output
+                output.union(self.looped(|w| w.statements(&clause.body, depth, pipe)))
             }
-            CompoundKind::For(clause) => {
-                self.ctx.shell.loop_depth += 1;
-                let output = self.for_statement(clause, range, depth, pipe);
-                self.ctx.shell.loop_depth -= 1;
-                output
-            }
+            CompoundKind::For(clause) => self.looped(|w| w.for_statement(clause, range, depth, pipe)),
             CompoundKind::ArithFor(parts, body) => {
                 let output = self.parts_taints(parts, depth);
-                self.ctx.shell.loop_depth += 1;
-                let output = output.union(self.statements(body, depth, pipe));
-                self.ctx.shell.loop_depth -= 1;
-                output
+                output.union(self.looped(|w| w.statements(body, depth, pipe)))
             }
             CompoundKind::Case(case) => {
                 let mut output = self.word(&case.word, depth).taints;
@@ -624,6 +587,9 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
         let mut output = call.taints.union(labels);
+        if children::narrows_to_own_children(&name, &words) {
+            output = output.without(self.ctx.rules.label("process_list"));
+        }
         let embedded = self.ctx.rules.embedded(Language::Bash, &call);
 
         let inner = self.ctx.rules.wrapper(&name).map(|w| w.inner_command(&words));
