@@ -257,6 +257,8 @@ pub struct Call {
     /// Labels reaching any argument, the receiver, or (shell) standard input.
     pub taints: Taints,
     pub span: Span,
+    /// Made inside a loop's body (`Facts::loop_depth`); rules ask for it as the flag `@loop`.
+    pub in_loop: bool,
 }
 
 impl Call {
@@ -272,7 +274,13 @@ impl Call {
             via: Vec::new(),
             taints: Taints::NONE,
             span,
+            in_loop: false,
         }
+    }
+
+    /// Whether the command was given this option (or the analysis set it: `@loop`, `probe`).
+    pub fn has_flag(&self, flag: &str) -> bool {
+        (self.in_loop && flag == LOOP_FLAG) || self.flags.iter().any(|f| f == flag)
     }
 
     pub fn kwarg(&self, name: &str) -> Option<&Expr> {
@@ -362,7 +370,7 @@ pub struct Facts {
     pub loop_depth: u32,
 }
 
-/// The flag a call made inside a loop body carries.
+/// The flag a call made inside a loop body answers to (`Call::has_flag`).
 pub const LOOP_FLAG: &str = "@loop";
 
 /// Upper bound on facts of each kind kept for one request: a generated file of a million tiny
@@ -372,9 +380,7 @@ pub const MAX_FACTS_PER_KIND: usize = 50_000;
 impl Facts {
     pub fn push_call(&mut self, mut call: Call) {
         if self.calls.len() < MAX_FACTS_PER_KIND {
-            if self.loop_depth > 0 {
-                call.flags.push(LOOP_FLAG.into());
-            }
+            call.in_loop |= self.loop_depth > 0;
             self.calls.push(call);
         }
     }

@@ -38,13 +38,13 @@ impl CallPattern {
         {
             return false;
         }
-        if !self.flags.iter().all(|f| call.flags.contains(f)) {
+        if !self.flags.iter().all(|f| call.has_flag(f)) {
             return false;
         }
-        if !self.any_flag.is_empty() && !self.any_flag.iter().any(|f| call.flags.contains(f)) {
+        if !self.any_flag.is_empty() && !self.any_flag.iter().any(|f| call.has_flag(f)) {
             return false;
         }
-        if self.no_flag.iter().any(|f| call.flags.contains(f)) {
+        if self.no_flag.iter().any(|f| call.has_flag(f)) {
             return false;
         }
         for (index, matcher) in &self.args {

@@ -17,13 +17,15 @@ fn text(word: &Expr) -> String {
 
 /// Whether the command's output lists only the script's own children (and itself).
 pub(super) fn narrows_to_own_children(name: &str, words: &[Expr]) -> bool {
+    // Called for every command: the words are copied only for the few programs that list.
+    let check: fn(&[String]) -> bool = match name {
+        "pgrep" => pgrep_children,
+        "ps" => ps_children,
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk_children,
+        _ => return false,
+    };
     let rest: Vec<String> = words.iter().skip(1).map(text).collect();
-    match name {
-        "pgrep" => pgrep_children(&rest),
-        "ps" => ps_children(&rest),
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk_children(&rest),
-        _ => false,
-    }
+    check(&rest)
 }
 
 /// pgrep's criteria all apply together: one of them being "the parent is this script" is
