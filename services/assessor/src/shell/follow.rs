@@ -15,6 +15,21 @@ const MAX_LOOP_VALUES: usize = 8;
 use super::words::literal_word;
 
 impl<'s> Walker<'_, '_, 's> {
+    /// `[ ... ]`, `[[ ... ]]` (`@test`) and `case WORD in PATTERN)` (`@case`): a fact of what is
+    /// compared with what, when a value compared carries labels (a rule can then ask what a
+    /// machine's identity is compared with: `case $model in *VirtualBox*)` is a VM check,
+    /// printing the model is not). `test` is a command, a fact already.
+    pub(super) fn comparison(&mut self, name: &str, operands: Vec<Expr>, range: Range) {
+        let taints = operands.iter().fold(Taints::NONE, |t, w| t.union(w.taints));
+        if taints.is_empty() {
+            return;
+        }
+        let mut fact = Call::new(name.into(), self.span(range));
+        fact.taints = taints;
+        fact.args = operands;
+        self.ctx.shell.push_call(fact);
+    }
+
     /// Runs `walk` inside a loop's body: the calls it records carry the loop flag.
     pub(super) fn looped<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
         self.ctx.shell.loop_depth += 1;

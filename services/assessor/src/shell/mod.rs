@@ -223,11 +223,17 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
     fn body(&mut self, body: Body<'s>, range: Range, depth: u32, pipe: &Pipe) -> Taints {
         match body {
             Body::Simple(simple) if simple.words.is_empty() => {
-                // Assignments alone set variables; a redirection alone (`> f`) runs nothing.
+                // Assignments alone set variables; a redirection alone (`> f`) runs nothing,
+                // but `$(< file)` is the file's content: an input redirection alone gives what
+                // it reads.
                 for assignment in &simple.assignments {
                     self.assignment(assignment, depth);
                 }
-                Taints::NONE
+                if simple.assignments.is_empty() {
+                    pipe.stdin
+                } else {
+                    Taints::NONE
+                }
             }
             Body::Simple(simple) => self.command(simple, depth, pipe),
             Body::Declaration(declaration) => self.declaration(declaration, range, depth, pipe),
@@ -280,20 +286,24 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
                 output.union(self.looped(|w| w.statements(body, depth, pipe)))
             }
             CompoundKind::Case(case) => {
-                let mut output = self.word(&case.word, depth).taints;
+                let subject = self.word(&case.word, depth);
+                let mut output = subject.taints;
+                let mut compared = vec![subject];
                 for item in &case.items {
                     for pattern in &item.patterns {
-                        output = output.union(self.word(pattern, depth).taints);
+                        let pattern = self.word(pattern, depth);
+                        output = output.union(pattern.taints);
+                        compared.push(pattern);
                     }
                     output = output.union(self.statements(&item.body, depth, pipe));
                 }
+                self.comparison("@case", compared, range);
                 output
             }
             CompoundKind::Test(words) => {
-                let mut output = Taints::NONE;
-                for word in words {
-                    output = output.union(self.word(word, depth).taints);
-                }
+                let words: Vec<Expr> = words.iter().map(|w| self.word(w, depth)).collect();
+                let output = words.iter().fold(Taints::NONE, |t, w| t.union(w.taints));
+                self.comparison("@test", words, range);
                 output
             }
             CompoundKind::Arith(parts) => self.parts_taints(parts, depth),
@@ -439,14 +449,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
 
     fn command(&mut self, simple: &'s Simple, depth: u32, pipe: &Pipe) -> Taints {
         let span = self.span(simple.command_range);
-        // `[ -f x ]` tests: its words are looked at (substitutions run), nothing else.
+        // `[ -f x ]` tests: its words are looked at (substitutions run) and, when they carry
+        // labels, recorded as a comparison; nothing else.
         if let Some(first) = simple.words.first()
             && matches!(&first.parts[..], [WordPart::Literal(r)] if self.text(*r) == "[")
         {
-            let mut output = Taints::NONE;
-            for word in &simple.words[1..] {
-                output = output.union(self.word(word, depth).taints);
-            }
+            let words: Vec<Expr> = simple.words[1..].iter().map(|w| self.word(w, depth)).collect();
+            let output = words.iter().fold(Taints::NONE, |t, w| t.union(w.taints));
+            self.comparison("@test", words, simple.command_range);
             return output;
         }
         let mut stdin = pipe.stdin;
