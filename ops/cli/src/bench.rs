@@ -6,6 +6,7 @@
 //! client in this process without the receipt. Then throughput with concurrent submitters and the
 //! pipeline's share of the CPU.
 
+use crate::bench_slowest::{Recorded, Recorder};
 use crate::home::Home;
 use airlock_executor::bench::{self as harness, RunOne};
 use airlock_protocol::{ExecutionRequest, Language, Outcome};
@@ -78,6 +79,10 @@ pub struct PipelineArgs {
     /// own. Each result must say it ran there, or the bench stops and says what the policy chose.
     #[arg(long, value_parser = ["runc", "runsc"])]
     pub runtime: Vec<String>,
+    /// In sequential mode, split this many of this stack's slowest runs into stages (the
+    /// services' stamps on their events): what decides the p99.
+    #[arg(long, default_value_t = 3)]
+    pub slowest: usize,
     #[arg(long)]
     pub json: bool,
 }
@@ -159,7 +164,25 @@ async fn one_pipeline_run(client: airlock_client::Client) -> Result<(), String> 
 /// `airlock run --json` as a new process, as Mai's shell tools call it: start-up, connecting,
 /// submitting, the result and its audit receipt.
 async fn one_cli_run(home: std::path::PathBuf, script: std::path::PathBuf) -> Result<(), String> {
-    one_cli_run_under(home, script, None).await
+    one_cli_run_under(home, script, None).await.map(|_| ())
+}
+
+/// [`one_cli_run`], remembered in `recorder` (to split the slowest runs afterwards).
+fn recorded_cli_run(home: std::path::PathBuf, script: std::path::PathBuf, recorder: Arc<Recorder>) -> RunOne {
+    harness::run_one(move || {
+        let (home, script, recorder) = (home.clone(), script.clone(), recorder.clone());
+        async move {
+            let spawned_unix_ms = crate::bench_slowest::unix_ms();
+            let started = std::time::Instant::now();
+            let request_id = one_cli_run_under(home, script, None).await?;
+            recorder.record(Recorded {
+                request_id,
+                spawned_unix_ms,
+                total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            });
+            Ok(())
+        }
+    })
 }
 
 /// The origin a script is submitted as so that the default policy runs it under `runtime`.
@@ -171,12 +194,12 @@ fn origin_for(runtime: &str) -> &'static str {
 }
 
 /// One `airlock run` as a new process, with its receipt; with `runtime`, submitted as the origin
-/// the default policy sends there, and the result must say it ran there.
+/// the default policy sends there, and the result must say it ran there. Returns the request id.
 async fn one_cli_run_under(
     home: std::path::PathBuf,
     script: std::path::PathBuf,
     runtime: Option<&'static str>,
-) -> Result<(), String> {
+) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut command = tokio::process::Command::new(exe);
     command.arg("--home").arg(&home).args(["run", "--json"]);
@@ -203,8 +226,12 @@ async fn one_cli_run_under(
         ));
     }
     let receipt = result["audit"].as_array().is_some_and(|a| !a.is_empty());
-    if output.status.success() && result["stdout"] == "hello\n" && receipt {
-        Ok(())
+    if output.status.success()
+        && result["stdout"] == "hello\n"
+        && receipt
+        && let Some(request_id) = result["request_id"].as_str()
+    {
+        Ok(request_id.to_owned())
     } else {
         Err(format!("unexpected airlock run result (receipt: {receipt}): {result}"))
     }
@@ -410,10 +437,8 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
 
     let script = tempfile::Builder::new().suffix(".py").tempfile()?;
     std::fs::write(script.path(), SCRIPT)?;
-    let cli = {
-        let (home, script) = (home.root().to_owned(), script.path().to_owned());
-        harness::run_one(move || one_cli_run(home.clone(), script.clone()))
-    };
+    let recorder = Arc::new(Recorder::default());
+    let cli = recorded_cli_run(home.root().to_owned(), script.path().to_owned(), recorder.clone());
     let in_process = {
         let client = client.clone();
         harness::run_one(move || one_pipeline_run(client.clone()))
@@ -439,7 +464,10 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
         let (home, script) = (home.root().to_owned(), script.path().to_owned());
         contenders.push((
             format!("airlock run, under {runtime} ({} code)", origin_for(runtime)),
-            harness::run_one(move || one_cli_run_under(home.clone(), script.clone(), Some(runtime))),
+            harness::run_one(move || {
+                let (home, script) = (home.clone(), script.clone());
+                async move { one_cli_run_under(home, script, Some(runtime)).await.map(|_| ()) }
+            }),
         ));
     }
     let python_client = match &args.python_client {
@@ -463,7 +491,11 @@ async fn pipeline(home: &Home, args: PipelineArgs) -> anyhow::Result<ExitCode> {
             helper.close().await;
         }
         let latencies = measured.map_err(|e| anyhow::anyhow!(e))?;
-        return print_sequential(&latencies, &args, pause);
+        let code = print_sequential(&latencies, &args, pause)?;
+        if !args.json && args.slowest > 0 {
+            recorder.print_slowest(home, args.slowest, "this stack").await?;
+        }
+        return Ok(code);
     }
     contenders.push(("Rust client in-process, no receipt".to_owned(), in_process.clone()));
     contenders.push((

@@ -5,6 +5,8 @@ mod audit;
 #[cfg(feature = "bench")]
 mod bench;
 #[cfg(feature = "bench")]
+mod bench_slowest;
+#[cfg(feature = "bench")]
 mod bench_stages;
 mod bridge;
 mod cancel;
