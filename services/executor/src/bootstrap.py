@@ -65,6 +65,21 @@ END_PREFIX = b"\x00airlock-end-"
 # Follows the start marker when the frame asks for a sealed run (under gVisor), then the seal's
 # token. The executor's twin is SEAL_PREFIX in services/executor/src/tally.rs.
 SEAL_PREFIX = b"\x00airlock-seal-"
+# Under gVisor, paths that do not exist, opened as markers for gVisor's trace session: by the
+# program's process once it has become the program's user (what came before is Airlock's), and
+# by PID 1 once the program is over (its point carries the count of points dropped until then).
+# The executor's twins are START_PATH and END_PATH in services/executor/src/gvisor_trace/points.rs.
+TRACE_START = "/.airlock-trace-start"
+TRACE_END = "/.airlock-trace-end"
+# The bounds on returned files, as services/executor/src/outputs.rs applies them from the host
+# under runc (airlock_protocol::files); under gVisor PID 1 applies them and the executor checks.
+OUT_MAX_FILES = 64
+OUT_MAX_FILE = 1024 * 1024
+OUT_MAX_TOTAL = 2 * 1024 * 1024
+OUT_MAX_DEPTH = 8
+OUT_MAX_WALK = 10000
+OUT_MAX_DIGESTED = 64 * 1024 * 1024
+OUT_HEAD = 512
 
 
 def _prctl(option, value):
@@ -157,8 +172,12 @@ def _supervise(child, header, seal):
     if not overran:
         if seal is not None:
             # Sealed: the executor knows this token from the head of stdout, and the program never
-            # did, so this marker (and the status behind it) can only be PID 1's.
-            _end_streams(seal, b"%03d" % code)
+            # did, so this marker (and the status and files behind it) can only be PID 1's.
+            # Every process of the program is gone (killed and reaped above): nothing can change
+            # out/ while it is read.
+            files = _files_section()
+            _mark(TRACE_END)
+            _end_streams(seal, b"%03d" % code + files)
         else:
             token = _draw_token()
             if header["park_ms"] <= 0 or not _park(code, token, header["park_ms"] / 1000.0):
@@ -168,10 +187,109 @@ def _supervise(child, header, seal):
 
 def _end_streams(token, status=b""):
     for fd, tail in ((1, status), (2, b"")):
+        view = memoryview(END_PREFIX + token + tail)
         try:
-            os.write(fd, END_PREFIX + token + tail)
+            while view:
+                view = view[os.write(fd, view):]
         except OSError:
             pass
+
+
+def _mark(path):
+    """A marker point in gVisor's trace session: the open of a path that does not exist."""
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError:
+        pass
+
+
+def _files_section():
+    """The files under out/, as PID 1 reads them after the program (under gVisor, where the host
+    cannot): a 10-digit length, then per file an 8-digit header length, a JSON header (name,
+    size, SHA-256, whether the bytes behind are the content or only its head, and why not) and
+    those bytes. Read as root inside gVisor through directory descriptors: no link is followed
+    (O_NOFOLLOW at every step, out/ itself included), nothing but a regular file is opened, and
+    that with O_NONBLOCK, so a FIFO swapped in cannot hold PID 1."""
+    import stat
+    entries = []
+    returned = 0
+    seen = 0
+    try:
+        top = os.open(OUTPUT_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        top = None
+    dirs = [] if top is None else [(top, "", 0)]
+    done = False
+    while dirs and not done:
+        fd, prefix, depth = dirs.pop(0)
+        try:
+            names = sorted(os.listdir(fd), key=os.fsencode)
+        except OSError:
+            names = []
+        for name in names:
+            seen += 1
+            if seen > OUT_MAX_WALK or len(entries) >= OUT_MAX_FILES:
+                done = True
+                break
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            rel = prefix + name
+            if stat.S_ISDIR(st.st_mode):
+                if depth + 1 < OUT_MAX_DEPTH:
+                    try:
+                        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                    except OSError:
+                        continue
+                    dirs.append((sub, rel + "/", depth + 1))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            size = st.st_size
+            fits = size <= OUT_MAX_FILE and returned + size <= OUT_MAX_TOTAL
+            header = {"name": os.fsencode(rel).decode("utf-8", "replace"), "size": size,
+                      "sha256": "", "content": False, "omitted": None}
+            data = b""
+            if size > OUT_MAX_DIGESTED:
+                header["omitted"] = "undigested"
+            else:
+                try:
+                    f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+                    try:
+                        if not stat.S_ISREG(os.fstat(f).st_mode):
+                            raise OSError("not a regular file")
+                        import hashlib  # only when there is a file: it costs milliseconds
+                        digest, head, kept, total = hashlib.sha256(), b"", [], 0
+                        while total < OUT_MAX_DIGESTED:
+                            chunk = os.read(f, min(1 << 20, OUT_MAX_DIGESTED - total))
+                            if not chunk:
+                                break
+                            digest.update(chunk)
+                            if len(head) < OUT_HEAD:
+                                head += chunk[:OUT_HEAD - len(head)]
+                            if fits:
+                                kept.append(chunk)
+                            total += len(chunk)
+                    finally:
+                        os.close(f)
+                    header["sha256"] = digest.hexdigest()
+                    if fits and total == size:
+                        data = b"".join(kept)
+                        header["content"] = True
+                        returned += len(data)
+                    else:
+                        data = head
+                        header["omitted"] = "over_file" if size > OUT_MAX_FILE else "over_total"
+                except OSError as error:
+                    header["omitted"] = "unreadable: %s" % (error.strerror or error,)
+            encoded = json.dumps(header).encode()
+            entries.append(b"%08d" % len(encoded) + encoded + data)
+        os.close(fd)
+    for fd, _, _ in dirs:
+        os.close(fd)
+    body = b"".join(entries)
+    return b"%010d" % len(body) + body
 
 
 def _draw_token():
@@ -312,6 +430,8 @@ def _main():
     child = os.fork()
     if child == 0:
         _become_program_user()
+        if sealed:
+            _mark(TRACE_START)
         if sealed:
             os.close(go_write)
             if os.read(go_read, 1) != b"g":

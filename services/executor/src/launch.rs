@@ -41,6 +41,9 @@ pub struct Launched {
     /// executor without the host's /proc cannot).
     pub seen_from_host: bool,
     pub started: Instant,
+    /// Under runsc, gVisor's trace session for this sandbox, set up before any job reaches it
+    /// (or why there is none); `None` under runc or with observation turned off.
+    pub trace: Option<Result<crate::gvisor_trace::Trace, String>>,
 }
 
 impl Launched {
@@ -109,6 +112,7 @@ pub async fn launch(
     match attach_and_start(engine, request.image, &id).await {
         Ok((attach, host_pid)) => Ok(Launched {
             seen_from_host: in_cgroup_of(&config.host, host_pid, &id),
+            trace: gvisor_trace(config, request.runtime, host_pid, &id).await,
             id,
             name,
             image: request.image.to_owned(),
@@ -125,6 +129,28 @@ pub async fn launch(
             Err(error)
         }
     }
+}
+
+/// Under runsc, with observation on, gVisor's trace session: set up here, while a warm
+/// container waits in the pool, so that a job never waits for it. A failure is the record's
+/// reason, never the run's.
+async fn gvisor_trace(
+    config: &SandboxConfig,
+    runtime: Runtime,
+    host_pid: Option<u32>,
+    id: &str,
+) -> Option<Result<crate::gvisor_trace::Trace, String>> {
+    if runtime != Runtime::Runsc || !config.observe.enabled {
+        return None;
+    }
+    let Some(pid) = host_pid else {
+        return Some(Err("the engine did not report the sandbox's process".into()));
+    };
+    let trace = crate::gvisor_trace::Trace::open(&config.host.proc_root, pid, id).await;
+    if let Err(error) = &trace {
+        tracing::warn!(container = %id, %error, "no gVisor trace session for this sandbox");
+    }
+    Some(trace.map_err(|error| error.to_string()))
 }
 
 async fn attach_and_start(

@@ -8,6 +8,7 @@
 //! every syscall of the program's code is inside it. What the bootstrap did before (its own
 //! start) is not recorded.
 
+use crate::gvisor_trace::Trace;
 use crate::launch::Launched;
 use airlock_observe::{Action, Event, EventSink, Finished, Observer, PidNamespace, PrivilegedCall, Watch};
 use airlock_protocol::observed::{MAX_FILES, MAX_FINDINGS, MAX_NETWORK, MAX_PRIVILEGED, MAX_PROCESSES};
@@ -36,6 +37,8 @@ impl Default for ObserveConfig {
 }
 
 pub const SOURCE: &str = "host kernel (eBPF)";
+/// How a record turned off by configuration begins.
+const TURNED_OFF: &str = "turned off";
 
 /// The executor's observer, or why there is none.
 #[derive(Clone)]
@@ -48,7 +51,7 @@ impl Observation {
     /// Loads the BPF programs. `Err(reason)` only when observation is required and unavailable.
     pub fn start(config: &ObserveConfig) -> Result<Observation, String> {
         let observation = if !config.enabled {
-            Observation::Off("turned off ([executor.observe] enabled = false)".into())
+            Observation::Off(format!("{TURNED_OFF} ([executor.observe] enabled = false)"))
         } else {
             // One set of programs per process, shared by every sandbox in it (tests and the
             // benchmark start several): each set loaded would run on every syscall of the host.
@@ -78,21 +81,39 @@ impl Observation {
         }
     }
 
-    /// Starts watching a launched container (before its job frame is written).
-    pub fn begin(&self, launched: &Launched, runtime: Runtime, proc_root: &Path) -> RunObservation {
+    /// Starts watching a launched container (before its job frame is written). Under runsc the
+    /// record is gVisor's trace session's, set up when the container started (`trace`).
+    pub fn begin(
+        &self,
+        launched: &Launched,
+        runtime: Runtime,
+        proc_root: &Path,
+        trace: Option<Result<Trace, String>>,
+    ) -> RunObservation {
+        if runtime == Runtime::Runsc {
+            return match (self, trace) {
+                (Observation::Off(reason), None) if reason.starts_with(TURNED_OFF) => {
+                    RunObservation::Unavailable(reason.clone())
+                }
+                (_, Some(Ok(trace))) => {
+                    trace.start_clock();
+                    RunObservation::Gvisor(trace)
+                }
+                (_, Some(Err(reason))) => RunObservation::Unavailable(format!(
+                    "runtime runsc: the program's syscalls are served by gVisor's kernel, which the host's tracepoints do \
+                     not see, and gVisor's own trace session could not be set up ({reason}); what was observed is the \
+                     engine's view (usage samples, the exit) and gVisor's own kernel's answers every 3 s (the fill of \
+                     /tmp, the number of processes), in the run's usage and limits"
+                )),
+                (_, None) => RunObservation::Unavailable(
+                    "runtime runsc: the sandbox was started without gVisor's trace session".into(),
+                ),
+            };
+        }
         let observer = match self {
             Observation::Off(reason) => return RunObservation::Unavailable(reason.clone()),
             Observation::On(observer) => observer,
         };
-        if runtime != Runtime::Runc {
-            return RunObservation::Unavailable(format!(
-                "runtime {}: the program's syscalls are served by gVisor's kernel, which the host's tracepoints do not see; \
-                 what was observed is the engine's view (usage samples, the exit) and gVisor's own kernel's answers once a \
-                 second (the fill of /tmp, the number of processes), in the run's usage and limits; gVisor's own trace \
-                 sessions (`runsc trace`, to a remote sink) are not read by Airlock yet",
-                runtime.as_str()
-            ));
-        }
         let Some(pid) = launched.host_pid else {
             return RunObservation::Unavailable("the engine did not report the container's process".into());
         };
@@ -107,6 +128,8 @@ impl Observation {
 
 pub enum RunObservation {
     Watching(Watch<Recorder>),
+    /// Under runsc: gVisor's own trace points.
+    Gvisor(Trace),
     Unavailable(String),
 }
 
@@ -115,6 +138,7 @@ impl RunObservation {
     pub fn finish(self) -> Observed {
         match self {
             RunObservation::Unavailable(reason) => Observed::unavailable(reason),
+            RunObservation::Gvisor(trace) => trace.finish(),
             RunObservation::Watching(watch) => {
                 let Finished { sink, lost } = watch.finish();
                 sink.into_record(lost)
@@ -123,7 +147,7 @@ impl RunObservation {
     }
 }
 
-fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: a valid timespec to write into; CLOCK_MONOTONIC is the clock of bpf_ktime_get_ns.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
@@ -232,7 +256,7 @@ fn family_name(family: u16) -> &'static str {
 }
 
 impl Recorder {
-    fn new() -> Recorder {
+    pub(crate) fn new() -> Recorder {
         Recorder {
             started_ns: monotonic_ns(),
             events: 0,
@@ -299,7 +323,13 @@ impl Recorder {
         }
     }
 
-    fn into_record(self, lost: u64) -> Observed {
+    /// Times from now on are counted from `now_ns` (CLOCK_MONOTONIC): the job's start, for a
+    /// recorder made with its container.
+    pub(crate) fn start_clock_at(&mut self, now_ns: u64) {
+        self.started_ns = now_ns;
+    }
+
+    pub(crate) fn into_record(self, lost: u64) -> Observed {
         Observed {
             source: SOURCE.into(),
             unavailable: None,

@@ -75,7 +75,7 @@ fn read_one(path: &Path, name: String, size: u64, fits: bool, returned_bytes: &m
     };
     let unread = |why: String| listed(CodeDigest::of(b""), "application/octet-stream", vec![], Some(why));
     if size > MAX_DIGESTED_BYTES {
-        return unread(format!("{size} bytes: too large to return or digest"));
+        return unread(undigested(size));
     }
     // O_NOFOLLOW: the walk saw a regular file, and nothing of the program is alive to swap it.
     let file = std::fs::OpenOptions::new()
@@ -93,12 +93,24 @@ fn read_one(path: &Path, name: String, size: u64, fits: bool, returned_bytes: &m
         *returned_bytes += bytes.len() as u64;
         listed(sha256, media, bytes, None)
     } else if size > MAX_OUTPUT_FILE_BYTES {
-        let why = format!("{size} bytes: files over {MAX_OUTPUT_FILE_BYTES} bytes are listed, not returned");
-        listed(sha256, media, vec![], Some(why))
+        listed(sha256, media, vec![], Some(over_file(size)))
     } else {
-        let why = format!("the run's returned files reached {MAX_OUTPUT_FILES_BYTES} bytes together");
-        listed(sha256, media, vec![], Some(why))
+        listed(sha256, media, vec![], Some(over_total()))
     }
+}
+
+/// Why a file was left out, in the words of every result (from the host under runc, from PID 1
+/// under gVisor: [`crate::sealed_files`]).
+pub(crate) fn undigested(size: u64) -> String {
+    format!("{size} bytes: too large to return or digest")
+}
+
+pub(crate) fn over_file(size: u64) -> String {
+    format!("{size} bytes: files over {MAX_OUTPUT_FILE_BYTES} bytes are listed, not returned")
+}
+
+pub(crate) fn over_total() -> String {
+    format!("the run's returned files reached {MAX_OUTPUT_FILES_BYTES} bytes together")
 }
 
 /// What the terminal event keeps free of returned files for everything else it carries (the

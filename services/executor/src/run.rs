@@ -730,8 +730,13 @@ impl<'a> Run<'a> {
     /// counters (a violation they show stands). A status of 137 (SIGKILL) may be an OOM kill
     /// only the engine can tell: that one waits for the engine as an unsealed run does.
     async fn sealed_end(&mut self, exit_code: i64) -> Result<Ended, SandboxError> {
+        let files = self.sealed_files();
         if exit_code == 137 {
-            return self.stopped().await;
+            let mut ended = self.stopped().await?;
+            if ended.violation.is_none() {
+                ended.files = files;
+            }
+            return Ok(ended);
         }
         if let Some(reading) = self.observer.read().await
             && let Some(violation) = check(&self.exec.limits, &reading)
@@ -743,7 +748,21 @@ impl<'a> Run<'a> {
             sealed_us = self.started.elapsed().as_micros() as u64,
             "a sealed run ended"
         );
-        Ok(self.ended_unseen(Some(exit_code), None))
+        let mut ended = self.ended_unseen(Some(exit_code), None);
+        ended.files = files;
+        Ok(ended)
+    }
+
+    /// The files under `out/` that PID 1 sent behind its sealed end (under gVisor, where the
+    /// host cannot read them), checked against the same bounds as from the host.
+    fn sealed_files(&self) -> Result<Vec<OutputFile>, String> {
+        match self.ends[0].files_section() {
+            Some(section) => crate::sealed_files::parse(section).map_err(|error| {
+                tracing::warn!(container = %self.id, %error, "the files PID 1 sent are not returned");
+                error.to_string()
+            }),
+            None => Err("PID 1's files section did not come behind its end".into()),
+        }
     }
 
     /// Phase 4: the activity events, after all of the output, and the report.

@@ -299,10 +299,12 @@ impl Sandbox {
         );
         tracing::debug!(request = %job.request_id, warm = is_warm, container = %launched.id, "running");
         // Before the frame is written: the program's first syscall is already watched.
+        let mut launched = launched;
+        let trace = launched.trace.take();
         let observation = if launched.seen_from_host {
             inner
                 .observation
-                .begin(&launched, job.runtime, &inner.config.host.proc_root)
+                .begin(&launched, job.runtime, &inner.config.host.proc_root, trace)
         } else {
             crate::observation::RunObservation::Unavailable(
                 "the container's processes are not visible in the executor's /proc".into(),

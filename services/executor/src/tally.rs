@@ -181,20 +181,49 @@ impl StreamEnd {
     /// The exit status behind the marker, once all of it came; `None` before, or when what
     /// came is not a status.
     pub(crate) fn status(&self) -> Option<i64> {
-        let digits = self.behind.as_ref().filter(|d| d.len() == STATUS_LEN)?;
+        let digits = self.behind.as_ref()?.get(..STATUS_LEN)?;
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
         std::str::from_utf8(digits).ok()?.parse().ok()
     }
 
-    /// Whether this stream's end is all in: its marker, and the status behind it where one
-    /// is wanted.
-    pub(crate) fn complete(&self) -> bool {
-        self.seen && (!self.wants_status || self.behind.as_ref().is_some_and(|d| d.len() >= STATUS_LEN))
+    /// What PID 1 wrote behind the status: the files section of a sealed run
+    /// ([`crate::sealed_files`]), once all of it came.
+    pub(crate) fn files_section(&self) -> Option<&[u8]> {
+        self.complete().then(|| self.behind.as_deref()?.get(STATUS_LEN..))?
     }
 
-    fn take_behind(&mut self, bytes: &[u8]) {
-        if let Some(behind) = self.behind.as_mut() {
-            let room = STATUS_LEN.saturating_sub(behind.len());
-            behind.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    /// How many bytes behind the marker make the whole end: the status, then the files section
+    /// as long as its length field says (bounded by [`crate::sealed_files::MAX_SECTION`]).
+    fn wanted_behind(&self) -> usize {
+        let behind = self.behind.as_deref().unwrap_or_default();
+        STATUS_LEN
+            + behind
+                .get(STATUS_LEN..)
+                .and_then(crate::sealed_files::wanted)
+                .unwrap_or(10)
+    }
+
+    /// Whether this stream's end is all in: its marker, and the status and files behind it
+    /// where they are wanted.
+    pub(crate) fn complete(&self) -> bool {
+        self.seen && (!self.wants_status || self.behind.as_ref().is_some_and(|d| d.len() >= self.wanted_behind()))
+    }
+
+    fn take_behind(&mut self, mut bytes: &[u8]) {
+        // The length field decides how much follows it: take up to it, then the rest.
+        while !bytes.is_empty() {
+            let room = self
+                .wanted_behind()
+                .saturating_sub(self.behind.as_ref().map_or(0, Vec::len));
+            let Some(behind) = self.behind.as_mut() else { return };
+            if room == 0 {
+                return;
+            }
+            let take = bytes.len().min(room);
+            behind.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
         }
     }
 
@@ -492,9 +521,16 @@ mod tests {
         got.extend(end.feed(b"more\n"));
         got.extend(end.feed(&[END_PREFIX, token.as_bytes(), b"0"].concat()));
         assert!(end.seen && !end.complete() && end.status().is_none());
-        got.extend(end.feed(b"42trailing"));
+        got.extend(end.feed(b"42"));
+        assert!(
+            !end.complete() && end.status() == Some(42),
+            "the files section is still to come"
+        );
+        got.extend(end.feed(b"00000"));
+        got.extend(end.feed(b"00003abctrailing"));
         assert!(end.complete());
         assert_eq!(end.status(), Some(42));
+        assert_eq!(end.files_section(), Some(&b"0000000003abc"[..]));
         assert_eq!(got, [forged.as_slice(), b"more\n"].concat());
         // Without a status wanted (stderr), the marker alone completes it.
         let mut end = StreamEnd::default();

@@ -181,7 +181,8 @@ impl SocketAddress {
         }
     }
 
-    fn parse(bytes: &[u8]) -> Option<SocketAddress> {
+    /// A `sockaddr` as the program passed it (family in host order, port in network order).
+    pub fn parse(bytes: &[u8]) -> Option<SocketAddress> {
         let family = u16::from_ne_bytes([*bytes.first()?, *bytes.get(1)?]);
         let port = || bytes.get(2..4).map(|p| u16::from_be_bytes([p[0], p[1]]));
         Some(match family as i32 {
