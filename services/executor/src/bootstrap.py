@@ -43,9 +43,10 @@
 # report. Under runc everything here runs as the same unprivileged user as the program; its one
 # defence of its own is being non-dumpable (the program cannot ptrace it or read its /proc files)
 # and being init (Linux lets no process inside kill it). gVisor does not shield init, so there
-# PID 1 runs as root inside gVisor's kernel, with only CAP_SETUID, CAP_SETGID, CAP_SETPCAP and
-# CAP_KILL, and the program's process becomes the unprivileged user (AIRLOCK_RUN_AS) before
-# anything of the program runs: a process of another user without capabilities cannot signal it.
+# PID 1 runs as root inside gVisor's kernel, with only CAP_SETUID, CAP_SETGID, CAP_SETPCAP,
+# CAP_KILL and CAP_DAC_READ_SEARCH (to read out/ after the program, whatever the files' modes),
+# and the program's process becomes the unprivileged user (AIRLOCK_RUN_AS) before anything of
+# the program runs: a process of another user without capabilities cannot signal it.
 
 import os, sys, signal, json, select, time
 # What running a program needs, imported while the container is still idle rather than after
@@ -195,6 +196,27 @@ def _end_streams(token, status=b""):
             pass
 
 
+def _same(opened, listed):
+    """Whether a descriptor is the entry lstat listed (and of the same kind)."""
+    import stat
+    return ((opened.st_dev, opened.st_ino) == (listed.st_dev, listed.st_ino)
+            and stat.S_IFMT(opened.st_mode) == stat.S_IFMT(listed.st_mode))
+
+
+def _open_dir(name, dir_fd):
+    """A directory that is not a link. gVisor 2022-12-19 follows a link to a directory despite
+    O_NOFOLLOW when O_DIRECTORY is given too, so what was opened is checked against lstat."""
+    import stat
+    listed = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if not stat.S_ISDIR(listed.st_mode):
+        raise OSError("not a directory")
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    if not _same(os.fstat(fd), listed):
+        os.close(fd)
+        raise OSError("not the directory listed")
+    return fd
+
+
 def _mark(path):
     """A marker point in gVisor's trace session: the open of a path that does not exist."""
     try:
@@ -206,16 +228,18 @@ def _mark(path):
 def _files_section():
     """The files under out/, as PID 1 reads them after the program (under gVisor, where the host
     cannot): a 10-digit length, then per file an 8-digit header length, a JSON header (name,
-    size, SHA-256, whether the bytes behind are the content or only its head, and why not) and
-    those bytes. Read as root inside gVisor through directory descriptors: no link is followed
-    (O_NOFOLLOW at every step, out/ itself included), nothing but a regular file is opened, and
-    that with O_NONBLOCK, so a FIFO swapped in cannot hold PID 1."""
+    size, SHA-256, whether the bytes behind are the content or only its head, why not, and how
+    many bytes follow) and those bytes. Read as root inside gVisor (with CAP_DAC_READ_SEARCH,
+    as the host reads them under runc) through directory descriptors: no link is followed
+    (lstat, O_NOFOLLOW, and what was opened checked against what was listed, at every step, out/
+    itself included), nothing but a regular file is opened, and that with O_NONBLOCK, so a FIFO
+    swapped in cannot hold PID 1."""
     import stat
     entries = []
     returned = 0
     seen = 0
     try:
-        top = os.open(OUTPUT_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        top = _open_dir(OUTPUT_DIR, None)
     except OSError:
         top = None
     dirs = [] if top is None else [(top, "", 0)]
@@ -239,7 +263,7 @@ def _files_section():
             if stat.S_ISDIR(st.st_mode):
                 if depth + 1 < OUT_MAX_DEPTH:
                     try:
-                        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                        sub = _open_dir(name, fd)
                     except OSError:
                         continue
                     dirs.append((sub, rel + "/", depth + 1))
@@ -249,7 +273,7 @@ def _files_section():
             size = st.st_size
             fits = size <= OUT_MAX_FILE and returned + size <= OUT_MAX_TOTAL
             header = {"name": os.fsencode(rel).decode("utf-8", "replace"), "size": size,
-                      "sha256": "", "content": False, "omitted": None}
+                      "sha256": "", "content": False, "omitted": None, "bytes": 0}
             data = b""
             if size > OUT_MAX_DIGESTED:
                 header["omitted"] = "undigested"
@@ -257,8 +281,8 @@ def _files_section():
                 try:
                     f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
                     try:
-                        if not stat.S_ISREG(os.fstat(f).st_mode):
-                            raise OSError("not a regular file")
+                        if not _same(os.fstat(f), st):
+                            raise OSError("not the file listed")
                         import hashlib  # only when there is a file: it costs milliseconds
                         digest, head, kept, total = hashlib.sha256(), b"", [], 0
                         while total < OUT_MAX_DIGESTED:
@@ -283,6 +307,7 @@ def _files_section():
                         header["omitted"] = "over_file" if size > OUT_MAX_FILE else "over_total"
                 except OSError as error:
                     header["omitted"] = "unreadable: %s" % (error.strerror or error,)
+            header["bytes"] = len(data)
             encoded = json.dumps(header).encode()
             entries.append(b"%08d" % len(encoded) + encoded + data)
         os.close(fd)

@@ -255,13 +255,14 @@ impl Identity {
     /// is root inside gVisor's kernel (never the host's: gVisor's users are its own) with only
     /// what it needs to start the program as another user (SETUID, SETGID, SETPCAP to empty the
     /// bounding set) and to end every process it leaves (KILL), and a process of another user
-    /// without capabilities cannot signal it.
+    /// without capabilities cannot signal it. It also reads the files the program left under
+    /// `out/` whatever their mode (DAC_READ_SEARCH), as the host does under runc.
     fn for_bootstrap(runtime: Runtime) -> Self {
         match runtime {
             Runtime::Runc => Self::PROGRAM,
             Runtime::Runsc => Self {
                 init_user: "0:0",
-                init_capabilities: &["SETUID", "SETGID", "SETPCAP", "KILL"],
+                init_capabilities: &["SETUID", "SETGID", "SETPCAP", "KILL", "DAC_READ_SEARCH"],
                 switches: true,
             },
         }
@@ -529,7 +530,7 @@ mod tests {
         assert_eq!(host.cap_drop.as_deref(), Some(&["ALL".to_owned()][..]));
         assert_eq!(
             host.cap_add.as_deref(),
-            Some(&["SETUID", "SETGID", "SETPCAP", "KILL"].map(str::to_owned)[..])
+            Some(&["SETUID", "SETGID", "SETPCAP", "KILL", "DAC_READ_SEARCH"].map(str::to_owned)[..])
         );
         assert!(
             gvisor

@@ -71,6 +71,8 @@ struct Header {
     /// The bytes behind are the whole content (else at most its head).
     content: bool,
     omitted: Option<String>,
+    /// How many bytes follow the header.
+    bytes: usize,
 }
 
 /// The files of a complete section.
@@ -103,13 +105,18 @@ pub fn parse(section: &[u8]) -> Result<Vec<OutputFile>, SectionError> {
             serde_json::from_slice(header_bytes).map_err(|_| SectionError::Malformed("a header that is not one"))?;
         rest = &rest[HEADER_DIGITS + header_len..];
         check_name(&header.name)?;
-        let data_len = if header.content {
-            usize::try_from(header.size).map_err(|_| SectionError::Malformed("a size"))?
+        let data_len = header.bytes;
+        let expected = if header.content {
+            u64::try_from(data_len).ok() == Some(header.size)
         } else {
-            rest.len()
-                .min(MAX_HEAD)
-                .min(usize::try_from(header.size).unwrap_or(usize::MAX))
+            data_len <= MAX_HEAD && data_len as u64 <= header.size
         };
+        if !expected {
+            return Err(SectionError::Inconsistent(format!(
+                "{}: {data_len} bytes sent",
+                header.name
+            )));
+        }
         let data = rest
             .get(..data_len)
             .ok_or(SectionError::Malformed("content cut short"))?;
@@ -139,6 +146,7 @@ fn file(header: Header, data: &[u8], returned: &mut u64) -> Result<OutputFile, S
         sha256,
         content,
         omitted,
+        bytes: _,
     } = header;
     let media = media_type(&name, &data[..data.len().min(MAX_HEAD)]);
     if content {
@@ -212,7 +220,7 @@ mod tests {
     fn returned(name: &str, data: &[u8]) -> Vec<u8> {
         let sha = CodeDigest::of(data).as_str().trim_start_matches("sha256:").to_owned();
         entry(
-            serde_json::json!({"name": name, "size": data.len(), "sha256": sha, "content": true, "omitted": null}),
+            serde_json::json!({"name": name, "size": data.len(), "sha256": sha, "content": true, "omitted": null, "bytes": data.len()}),
             data,
         )
     }
@@ -224,7 +232,7 @@ mod tests {
             returned("chart.png", b"\x89PNG\r\n\x1a\nxx"),
             returned("tables/summary.csv", b"a,b\n"),
             entry(
-                serde_json::json!({"name": "big.bin", "size": 5_000_000, "sha256": big_sha, "content": false, "omitted": "over_file"}),
+                serde_json::json!({"name": "big.bin", "size": 5_000_000, "sha256": big_sha, "content": false, "omitted": "over_file", "bytes": 4}),
                 b"head",
             ),
         ]);
@@ -244,19 +252,23 @@ mod tests {
     #[test]
     fn a_section_that_breaks_a_rule_returns_no_files() {
         let lying_digest = entry(
-            serde_json::json!({"name": "a", "size": 2, "sha256": "00".repeat(32), "content": true, "omitted": null}),
+            serde_json::json!({"name": "a", "size": 2, "sha256": "00".repeat(32), "content": true, "omitted": null, "bytes": 2}),
             b"hi",
         );
         let too_big = entry(
-            serde_json::json!({"name": "a", "size": 2_000_000, "sha256": "", "content": true, "omitted": null}),
+            serde_json::json!({"name": "a", "size": 2_000_000, "sha256": "", "content": true, "omitted": null, "bytes": 2_000_000}),
             &vec![0; 2_000_000],
         );
         let no_reason = entry(
-            serde_json::json!({"name": "a", "size": 2, "sha256": "", "content": false, "omitted": "because"}),
+            serde_json::json!({"name": "a", "size": 2, "sha256": "", "content": false, "omitted": "because", "bytes": 0}),
             b"",
         );
+        let head_too_long = entry(
+            serde_json::json!({"name": "a", "size": 9000, "sha256": "ab".repeat(32), "content": false, "omitted": "over_total", "bytes": 600}),
+            &[0; 600],
+        );
         let unknown_field = entry(
-            serde_json::json!({"name": "a", "size": 0, "sha256": "", "content": true, "omitted": null, "path": "/etc"}),
+            serde_json::json!({"name": "a", "size": 0, "sha256": "", "content": true, "omitted": null, "bytes": 0, "path": "/etc"}),
             b"",
         );
         for (bad, why) in [
@@ -267,6 +279,7 @@ mod tests {
             (section(&[lying_digest]), "a digest not of the content"),
             (section(&[too_big]), "content past the file bound"),
             (section(&[no_reason]), "an unknown reason"),
+            (section(&[head_too_long]), "a head longer than a head"),
             (section(&[unknown_field]), "an unknown field"),
             (
                 section(&vec![returned("a", b""); MAX_OUTPUT_FILES + 1]),

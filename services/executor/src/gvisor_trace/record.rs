@@ -50,8 +50,9 @@ pub struct TraceRecord {
     unreadable: u64,
     /// Points of Airlock's own, left out.
     pub(crate) airlock: u64,
-    /// Processes that passed [`points::START_PATH`]: their identity switch is over.
-    started: std::collections::HashSet<u32>,
+    /// The program's process passed [`points::START_PATH`]: its identity switch is over, and
+    /// everything not root from now on is the program's (a later open of that path too).
+    started: bool,
     parents: HashMap<u32, u32>,
     /// PID 1's closing point came, with the sink's count of drops up to it.
     ended: bool,
@@ -65,7 +66,7 @@ impl TraceRecord {
             dropped: 0,
             unreadable: 0,
             airlock: 0,
-            started: Default::default(),
+            started: false,
             parents: HashMap::new(),
             ended: false,
         }
@@ -106,17 +107,17 @@ impl TraceRecord {
                 self.airlock += 1;
                 return;
             }
-            Whose::Start => {
-                self.started.insert(pid);
+            Whose::Start if !self.started => {
+                self.started = true;
                 self.airlock += 1;
                 return;
             }
-            Whose::Program => {}
+            Whose::Start | Whose::Program => {}
         }
         // The program's process switches from root to the program's user before its code
         // runs, and checks root cannot come back: those set*id calls are Airlock's, up to the
         // start marker.
-        if matches!(point, Point::SetId(_) | Point::SetResId(_)) && !self.started.contains(&pid) {
+        if matches!(point, Point::SetId(_) | Point::SetResId(_)) && !self.started {
             self.airlock += 1;
             return;
         }
