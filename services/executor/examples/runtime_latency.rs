@@ -1,6 +1,8 @@
 //! Latency of a trivial Python run from the warm pool under runc and under runsc, through the
 //! sandbox API (no bus, gate or audit log): `cargo run -p airlock-executor --example runtime_latency`.
-//! Needs runsc registered with the engine (`ops/install-deps`).
+//! Needs runsc registered with the engine (`ops/install-deps`). `AIRLOCK_BENCH_OBSERVE=0` turns
+//! the kernel's record off (eBPF under runc, gVisor's trace session under runsc), to measure
+//! what it costs.
 use airlock_executor::{Job, Sandbox, SandboxConfig};
 use airlock_protocol::{Inputs, Language, Runtime};
 use std::time::{Duration, Instant};
@@ -16,6 +18,8 @@ async fn main() -> anyhow::Result<()> {
     };
     cfg.runtimes.available = vec![Runtime::Runc, Runtime::Runsc];
     cfg.pool.max_total = 8;
+    cfg.observe.enabled = std::env::var("AIRLOCK_BENCH_OBSERVE").map_or(true, |v| v != "0");
+    println!("observation {}", if cfg.observe.enabled { "on" } else { "off" });
     let sandbox = Sandbox::start(cfg).await?;
     for runtime in [Runtime::Runc, Runtime::Runsc, Runtime::Runc, Runtime::Runsc] {
         let mut times = Vec::new();

@@ -16,7 +16,7 @@ use std::time::Duration;
 fn gvisor(test: &str) -> SandboxConfig {
     let mut cfg = config(test);
     cfg.runtimes.available = vec![Runtime::Runc, Runtime::Runsc];
-    cfg.pool.max_total = 6;
+    cfg.pool.max_total = 8;
     cfg
 }
 
