@@ -2,7 +2,8 @@
 //! sandbox API (no bus, gate or audit log): `cargo run -p airlock-executor --example runtime_latency`.
 //! Needs runsc registered with the engine (`ops/install-deps`). `AIRLOCK_BENCH_OBSERVE=0` turns
 //! the kernel's record off (eBPF under runc, gVisor's trace session under runsc), to measure
-//! what it costs.
+//! what it costs; `AIRLOCK_BENCH_CODE` replaces the trivial program, `AIRLOCK_BENCH_RUNS` the
+//! 15 runs per round.
 use airlock_executor::{Job, Sandbox, SandboxConfig};
 use airlock_protocol::{Inputs, Language, Runtime};
 use std::time::{Duration, Instant};
@@ -20,15 +21,20 @@ async fn main() -> anyhow::Result<()> {
     cfg.pool.max_total = 8;
     cfg.observe.enabled = std::env::var("AIRLOCK_BENCH_OBSERVE").map_or(true, |v| v != "0");
     println!("observation {}", if cfg.observe.enabled { "on" } else { "off" });
+    let code = std::env::var("AIRLOCK_BENCH_CODE").unwrap_or_else(|_| "print('hi')".into());
+    let runs: usize = std::env::var("AIRLOCK_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(15);
     let sandbox = Sandbox::start(cfg).await?;
     for runtime in [Runtime::Runc, Runtime::Runsc, Runtime::Runc, Runtime::Runsc] {
         let mut times = Vec::new();
-        for i in 0..15 {
+        for i in 0..runs {
             sandbox.wait_warm(Duration::from_secs(60)).await;
             let job = Job {
                 request_id: format!("b{i}"),
                 language: Language::Python,
-                code: b"print('hi')".to_vec(),
+                code: code.as_bytes().to_vec(),
                 inputs: Inputs::default(),
                 packages: vec![],
                 limits: sandbox.config().quotas.untrusted,

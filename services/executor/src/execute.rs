@@ -653,7 +653,10 @@ impl Executor {
                         vec![Event::Activity(e)]
                     }
                     SandboxEvent::Observed(mut observed) => {
-                        observed.findings = crate::observation::unreported_network(&observed, &self_reported);
+                        // After what the record found itself (gVisor's: a trace without its end).
+                        let unreported = crate::observation::unreported_network(&observed, &self_reported);
+                        observed.findings.extend(unreported);
+                        observed.findings.truncate(airlock_protocol::observed::MAX_FINDINGS);
                         vec![Event::Observed(observed)]
                     }
                     SandboxEvent::Egress(e) => vec![Event::Egress(e)],

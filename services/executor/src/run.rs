@@ -298,7 +298,7 @@ struct Ended {
 }
 
 /// Why a run's files were not looked for when the executor could not see its final state.
-const FILES_NOT_SEEN: &str = "files under out/ are read from the host while the sandbox holds still after the program; this sandbox could not be looked into (gVisor, a remote engine, or a container that stopped by itself)";
+const FILES_NOT_SEEN: &str = "files under out/ are read while the sandbox holds still after the program; this sandbox could not be looked into (a remote engine, a container that stopped by itself, or a gVisor sandbox that ended without PID 1's files)";
 
 impl Ended {
     fn over(exit_code: i64, found: Found) -> Ended {

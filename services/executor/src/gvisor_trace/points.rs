@@ -165,9 +165,11 @@ pub fn whose(point: &Point) -> Whose {
     }
 }
 
-/// The most arguments of an exec kept, and the longest (as the eBPF side keeps a head).
-const MAX_ARGV: usize = 16;
-const MAX_ARG: usize = 255;
+/// The most arguments of an exec kept, and the longest, as the eBPF side keeps them; paths are
+/// cut at 255 bytes, as there.
+const MAX_ARGV: usize = 8;
+const MAX_ARG: usize = 127;
+const MAX_PATH: usize = 255;
 
 fn cut(text: &str, max: usize) -> (String, bool) {
     if text.len() <= max {
@@ -198,7 +200,7 @@ pub fn event_of(point: &Point) -> Option<Event> {
         Point::Open(open) => (
             Action::Open {
                 dir_fd: open.fd,
-                path: cut(&open.pathname, MAX_ARG).0,
+                path: cut(&open.pathname, MAX_PATH).0,
                 flags: u64::from(open.flags),
                 mode: u64::from(open.mode),
             },
@@ -217,7 +219,7 @@ pub fn event_of(point: &Point) -> Option<Event> {
                 })
                 .collect();
             let action = Action::Exec {
-                path: cut(&exec.pathname, MAX_ARG).0,
+                path: cut(&exec.pathname, MAX_PATH).0,
                 argv,
                 argv_cut,
             };
