@@ -30,7 +30,7 @@ const ACTIVITY_FD: u32 = 9;
 const ACTIVITY_NAME: &str = "airlock-activity";
 /// What is read of it at most, the longest line looked at, the most attempts kept, and the
 /// longest description of one (in characters).
-const MAX_ACTIVITY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ACTIVITY_BYTES: usize = 64 * 1024;
 const MAX_LINE_BYTES: usize = 4096;
 const MAX_NETWORK_ATTEMPTS: usize = 100;
 const MAX_DETAIL_CHARS: usize = 200;

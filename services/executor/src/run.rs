@@ -731,10 +731,15 @@ impl<'a> Run<'a> {
     /// only the engine can tell: that one waits for the engine as an unsealed run does.
     async fn sealed_end(&mut self, exit_code: i64) -> Result<Ended, SandboxError> {
         let files = self.sealed_files();
+        // The program's own report (untrusted), which the host cannot read inside gVisor.
+        let inside = self.ends[0]
+            .sealed_tail()
+            .map(|tail| activity::parse_inside(tail.report));
         if exit_code == 137 {
             let mut ended = self.stopped().await?;
             if ended.violation.is_none() {
                 ended.files = files;
+                ended.inside = inside;
             }
             return Ok(ended);
         }
@@ -750,14 +755,15 @@ impl<'a> Run<'a> {
         );
         let mut ended = self.ended_unseen(Some(exit_code), None);
         ended.files = files;
+        ended.inside = inside;
         Ok(ended)
     }
 
     /// The files under `out/` that PID 1 sent behind its sealed end (under gVisor, where the
     /// host cannot read them), checked against the same bounds as from the host.
     fn sealed_files(&self) -> Result<Vec<OutputFile>, String> {
-        match self.ends[0].files_section() {
-            Some(section) => crate::sealed_files::parse(section).map_err(|error| {
+        match self.ends[0].sealed_tail() {
+            Some(tail) => crate::sealed_files::parse(tail.files).map_err(|error| {
                 tracing::warn!(container = %self.id, %error, "the files PID 1 sent are not returned");
                 error.to_string()
             }),

@@ -48,10 +48,50 @@ pub enum SectionError {
 /// reads that many bytes behind the status. A length past [`MAX_SECTION`] is no section: only
 /// the field itself is waited for, and [`parse`] refuses it.
 pub fn wanted(section: &[u8]) -> Option<usize> {
+    wanted_at_most(section, MAX_SECTION)
+}
+
+/// [`wanted`] for a section of at most `max` bytes.
+fn wanted_at_most(section: &[u8], max: usize) -> Option<usize> {
     let digits = section.get(..LENGTH_DIGITS)?;
     Some(match number(digits) {
-        Some(len) if len <= MAX_SECTION => LENGTH_DIGITS + len,
+        Some(len) if len <= max => LENGTH_DIGITS + len,
         _ => LENGTH_DIGITS,
+    })
+}
+
+/// What PID 1 writes behind a sealed end's status, in order: the files, then the program's own
+/// report (its audit hook's lines, which gVisor keeps from the host's view). Each is ten digits
+/// of length and that many bytes.
+pub struct Tail<'a> {
+    pub files: &'a [u8],
+    pub report: &'a [u8],
+}
+
+/// How many bytes the tail takes, as far as its length fields are in; `complete` once all are.
+pub fn tail_wanted(tail: &[u8]) -> (usize, bool) {
+    let Some(files) = wanted(tail) else {
+        return (LENGTH_DIGITS, false);
+    };
+    match tail
+        .get(files..)
+        .and_then(|rest| wanted_at_most(rest, crate::activity::MAX_ACTIVITY_BYTES))
+    {
+        Some(report) => (files + report, true),
+        None => (files + LENGTH_DIGITS, false),
+    }
+}
+
+/// The tail's two sections, once all of it came.
+pub fn split_tail(tail: &[u8]) -> Option<Tail<'_>> {
+    let (len, complete) = tail_wanted(tail);
+    if !complete || tail.len() < len {
+        return None;
+    }
+    let files_len = wanted(tail)?;
+    Some(Tail {
+        files: &tail[..files_len],
+        report: tail.get(files_len + LENGTH_DIGITS..len)?,
     })
 }
 
@@ -294,6 +334,17 @@ mod tests {
         let mib = vec![7u8; 1024 * 1024];
         let over = section(&[returned("a", &mib), returned("b", &mib), returned("c", &mib)]);
         assert!(matches!(parse(&over), Err(SectionError::Bound(_))));
+        // The tail: the files, then the program's report, each waited for by its length.
+        let files = section(&[returned("a", b"x")]);
+        let tail = [files.clone(), b"0000000003abc".to_vec()].concat();
+        assert_eq!(tail_wanted(&files), (files.len() + LENGTH_DIGITS, false));
+        assert_eq!(tail_wanted(&tail), (tail.len(), true));
+        let split = split_tail(&tail).unwrap();
+        assert_eq!((split.files, split.report), (files.as_slice(), &b"abc"[..]));
+        // A report longer than the host would read is not waited for: an empty one.
+        let long = [files.clone(), b"0000099999".to_vec()].concat();
+        assert_eq!(tail_wanted(&long), (long.len(), true));
+        assert!(split_tail(&long).is_some_and(|t| t.report.is_empty()));
         // A length past the bound is not waited for.
         assert_eq!(wanted(b"9999999999"), Some(LENGTH_DIGITS));
         assert_eq!(wanted(b"00000"), None);

@@ -188,21 +188,20 @@ impl StreamEnd {
         std::str::from_utf8(digits).ok()?.parse().ok()
     }
 
-    /// What PID 1 wrote behind the status: the files section of a sealed run
-    /// ([`crate::sealed_files`]), once all of it came.
-    pub(crate) fn files_section(&self) -> Option<&[u8]> {
-        self.complete().then(|| self.behind.as_deref()?.get(STATUS_LEN..))?
+    /// What PID 1 wrote behind the status of a sealed run: the files and the program's own
+    /// report ([`crate::sealed_files::Tail`]), once all of it came.
+    pub(crate) fn sealed_tail(&self) -> Option<crate::sealed_files::Tail<'_>> {
+        if !self.complete() {
+            return None;
+        }
+        crate::sealed_files::split_tail(self.behind.as_deref()?.get(STATUS_LEN..)?)
     }
 
-    /// How many bytes behind the marker make the whole end: the status, then the files section
-    /// as long as its length field says (bounded by [`crate::sealed_files::MAX_SECTION`]).
+    /// How many bytes behind the marker make the whole end: the status, then each section of
+    /// the tail as long as its length field says (each bounded).
     fn wanted_behind(&self) -> usize {
         let behind = self.behind.as_deref().unwrap_or_default();
-        STATUS_LEN
-            + behind
-                .get(STATUS_LEN..)
-                .and_then(crate::sealed_files::wanted)
-                .unwrap_or(10)
+        STATUS_LEN + crate::sealed_files::tail_wanted(behind.get(STATUS_LEN..).unwrap_or_default()).0
     }
 
     /// Whether this stream's end is all in: its marker, and the status and files behind it
@@ -527,10 +526,13 @@ mod tests {
             "the files section is still to come"
         );
         got.extend(end.feed(b"00000"));
-        got.extend(end.feed(b"00003abctrailing"));
+        got.extend(end.feed(b"00003abc"));
+        assert!(!end.complete(), "the report's section is still to come");
+        got.extend(end.feed(b"0000000002{}trailing"));
         assert!(end.complete());
         assert_eq!(end.status(), Some(42));
-        assert_eq!(end.files_section(), Some(&b"0000000003abc"[..]));
+        let tail = end.sealed_tail().expect("the tail");
+        assert_eq!((tail.files, tail.report), (&b"0000000003abc"[..], &b"{}"[..]));
         assert_eq!(got, [forged.as_slice(), b"more\n"].concat());
         // Without a status wanted (stderr), the marker alone completes it.
         let mut end = StreamEnd::default();

@@ -117,6 +117,22 @@ async fn under_runsc_the_record_is_gvisors_view_of_what_the_program_did() {
             .any(|f| f.path.contains("airlock-trace") || f.path.starts_with("out")),
         "PID 1's markers and reads are not the program's: {record:#?}"
     );
+    // The program's own account (its audit hook, untrusted), which PID 1 sends behind the seal
+    // since the host cannot read it inside gVisor: it names the same connection.
+    let reported: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            SandboxEvent::Activity(a) if a.untrusted => Some(&a.network_attempts),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(
+        reported
+            .iter()
+            .any(|line| line.starts_with("socket.connect") && line.contains("10.1.2.3")),
+        "{reported:?}"
+    );
 
     // Bash, whose process is exec'd after the switch: its exec is the program's.
     let (report, events) = run_ok(
