@@ -33,7 +33,6 @@ use prost::Message as _;
 use record::{Clocks, TraceRecord};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
@@ -78,14 +77,16 @@ impl Trace {
     /// Sets up a session for the runsc sandbox whose process the host sees as `host_pid`.
     pub async fn open(proc_root: &Path, host_pid: u32, container: &str) -> Result<Trace, TraceError> {
         let (runsc, root) = runsc_of(proc_root, host_pid)?;
-        let dir = socket_dir()?;
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let socket = dir.join(format!("{n}.sock"));
-        let config = dir.join(format!("{n}.json"));
+        // A directory of its own for each session, only root can enter (0700), removed with
+        // what is in it once the sink is connected (or not).
+        let dir = tempfile::Builder::new()
+            .prefix("airlock-gv-")
+            .tempdir()
+            .map_err(TraceError::Socket)?;
+        let socket = dir.path().join("sink.sock");
+        let config = dir.path().join("session.json");
         let result = tokio::time::timeout(SETUP_TIMEOUT, set_up(&runsc, &root, container, &socket, &config)).await;
-        let _ = std::fs::remove_file(&socket);
-        let _ = std::fs::remove_file(&config);
+        drop(dir);
         let connection = result.map_err(|_| TraceError::Timeout(SETUP_TIMEOUT))??;
         let record = Arc::new(Mutex::new(TraceRecord::new(Clocks::now())));
         let connection = Arc::new(connection);
@@ -132,20 +133,6 @@ fn runsc_of(proc_root: &Path, pid: u32) -> Result<(PathBuf, String), TraceError>
         .map(|root| String::from_utf8_lossy(root).into_owned())
         .ok_or(TraceError::NoRoot)?;
     Ok((exe, root))
-}
-
-/// A directory for the sockets, made once per process, that only root can enter (0700).
-fn socket_dir() -> Result<PathBuf, TraceError> {
-    static DIR: std::sync::OnceLock<Result<tempfile::TempDir, String>> = std::sync::OnceLock::new();
-    match DIR.get_or_init(|| {
-        tempfile::Builder::new()
-            .prefix("airlock-gv-")
-            .tempdir()
-            .map_err(|e| e.to_string())
-    }) {
-        Ok(dir) => Ok(dir.path().to_owned()),
-        Err(error) => Err(TraceError::Socket(std::io::Error::other(error.clone()))),
-    }
 }
 
 /// Listens, runs `runsc trace create`, and completes the handshake runsc starts on the sink's
