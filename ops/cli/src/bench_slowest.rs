@@ -53,7 +53,11 @@ impl Recorder {
 
     /// The `count` slowest measured runs, slowest first.
     fn slowest(&self, count: usize) -> Vec<Recorded> {
-        let mut runs = self.runs.lock().map(|r| r.iter().skip(1).cloned().collect::<Vec<_>>()).unwrap_or_default();
+        let mut runs = self
+            .runs
+            .lock()
+            .map(|r| r.iter().skip(1).cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
         runs.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms));
         runs.truncate(count);
         runs
