@@ -5,8 +5,6 @@ imported and used in one run. It fails when the image lacks a system library the
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from airlock_client import Client, Operator
@@ -44,20 +42,14 @@ def test_numpy_pandas_scipy_and_matplotlib_install_and_run(client: Client, opera
         pytest.fail(f"the wheelhouse {wheelhouse()} lacks {missing}: run ops/install-deps")
     top = [spec for spec in pins if spec.split("==")[0] in ("numpy", "pandas", "scipy", "matplotlib")]
     request = client.submit(ANALYSIS, packages=top, trust="trusted")
-    # The packages' own code is rated before the gate decides: code in these libraries (running
-    # compilers and subprocesses, fetching data sets) makes the request wait for a human, who
-    # sees each package with its version, digest and rating and approves it here.
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if request.status().stage in ("approved", "denied", "running", "ended"):
-            break
-        pending = [p for p in operator.list_overrides() if p.request_id == request.request_id]
-        if pending:
-            operator.approve(request.request_id, "the pinned data stack, reviewed", who="pytest")
-            break
-        time.sleep(0.5)
+    # The packages' own code is rated before the gate decides. Their native code cannot be read,
+    # so they rate HIGH and run by policy with the untrusted quota; nothing else in them (their
+    # test suites are neither rated nor installed) puts the analysis in front of a human, whose
+    # approvals would be given by reflex.
     result = request.result(900)
     assert result.ok, result.to_json()
+    assert result.verdict == "HIGH" and result.approver is not None and result.approver.by == "policy", result.to_json()
+    assert not [p for p in operator.list_overrides() if p.request_id == request.request_id]
     assert "png True" in result.stdout
     assert "sum 610 slope 3.0" in result.stdout
     # What it saved under out/, and the figure it left open, come back as images.

@@ -72,8 +72,11 @@ def test_a_session_carries_each_steps_out_files_to_the_next_in_fresh_sandboxes(c
         label="step 2",
     )
     assert second.ok, second.to_json()
-    third = session.run("print(open('report.md').read())", label="step 3")
+    # A step takes the options of `Client.run` (here: stages as they come, a bound on waiting).
+    stages: list[str] = []
+    third = session.run("print(open('report.md').read())", label="step 3", wait=300, on_status=lambda s: stages.append(s.stage))
     assert third.ok, third.to_json()
+    assert stages[-1] == "ended" and "running" in stages, stages
     assert third.stdout == "# Sales\n- north: 150\n- south: 80\n\n"
     # Each step ran in its own sandbox: nothing of step 1 but its out/ files reached step 2.
     assert "files here: ['charts', 'out', 'sales.csv', 'totals.json']" in second.stdout
@@ -81,6 +84,11 @@ def test_a_session_carries_each_steps_out_files_to_the_next_in_fresh_sandboxes(c
     assert len({r.request_id for r in session.results}) == 3
     for result in session.results:
         assert client.verify_receipt(result)
+
+
+def test_a_misspelt_field_is_named_with_the_ones_there_are(client: Client) -> None:
+    with pytest.raises(TypeError, match=r"not a field of a Submission: pakages .*packages.*on_status go to run"):
+        client.session().run("print(1)", pakages=["six"])  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(

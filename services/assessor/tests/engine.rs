@@ -363,6 +363,35 @@ fn config_deserializes_with_defaults() {
     assert_eq!(config.thresholds.high, 20.0);
     assert_eq!(config.thresholds.medium, EngineConfig::default().thresholds.medium);
     assert_eq!(config.rules_dir, None);
+    assert!(
+        config.unknown_asks_a_human,
+        "what cannot be followed asks a human, and no file can say otherwise"
+    );
+    let set: Result<EngineConfig, _> = toml::from_str("unknown_asks_a_human = false\n");
+    assert!(set.map(|c| c.unknown_asks_a_human).unwrap_or(true));
+}
+
+/// In a library, a value the assessor cannot resolve is mostly a parameter (its caller's): the
+/// finding stays, at its level, but only a program's own such value asks a human.
+#[test]
+fn a_librarys_unresolvable_command_is_a_finding_but_a_programs_asks_a_human() {
+    let code = b"import subprocess\ndef run(cmd):\n    return subprocess.run(cmd, shell=True)\n";
+    let program = Engine::builtin()
+        .unwrap()
+        .assess(code, Language::Python, Origin::External);
+    assert!(program.unanalysed, "{program:?}");
+    let library = Engine::load(&EngineConfig {
+        unknown_asks_a_human: false,
+        ..EngineConfig::default()
+    })
+    .unwrap()
+    .assess(code, Language::Python, Origin::External);
+    assert!(!library.unanalysed, "{library:?}");
+    assert!(
+        library.findings.iter().any(|f| f.rule_id == "AIR-UNKNOWN-CODE"),
+        "{library:?}"
+    );
+    assert_eq!(library.level, program.level);
 }
 
 #[test]

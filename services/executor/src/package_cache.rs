@@ -62,7 +62,8 @@ pub fn set_key(image_id: &str, wheels: &[Wheel]) -> String {
     wheels.sort();
     wheels.dedup();
     let mut hasher = Sha256::new();
-    hasher.update(b"airlock-packages-v2\n");
+    // v3: package test suites are left out of the installed tree.
+    hasher.update(b"airlock-packages-v3\n");
     hasher.update(image_id.as_bytes());
     for wheel in &wheels {
         hasher.update(b"\n");
@@ -148,8 +149,13 @@ pub(crate) fn unpack_into_cache(
                 }
             }
         }
-        let target = site.join(&relative);
         let kind = entry.header().entry_type();
+        // Never rated, so never installed (package_rating.rs).
+        let suffix = if kind.is_dir() { "/" } else { "" };
+        if crate::package_rating::is_test_suite(&format!("{}{suffix}", relative.to_string_lossy())) {
+            continue;
+        }
+        let target = site.join(&relative);
         if kind.is_dir() {
             std::fs::create_dir_all(&target).map_err(io("creating", &target))?;
         } else if kind.is_file() {
@@ -355,6 +361,38 @@ mod tests {
             & 0o7777;
         assert_eq!(mode, 0o755, "setuid bits never survive");
         assert!(dest.join(COMPLETE_MARKER).exists());
+    }
+
+    #[test]
+    fn a_packages_test_suite_is_not_installed() {
+        let cache = tempfile::tempdir().unwrap();
+        let archive = tar_with(&[
+            ("./pkg/", tar::EntryType::Directory, b""),
+            ("./pkg/tests/", tar::EntryType::Directory, b""),
+            ("./pkg/tests/test_io.py", tar::EntryType::Regular, b"import pickle\n"),
+            ("./pkg/core/conftest.py", tar::EntryType::Regular, b"x = 1\n"),
+            (
+                "./pkg/testing/asserts.py",
+                tar::EntryType::Regular,
+                b"def check(): pass\n",
+            ),
+            ("./pkg/test.py", tar::EntryType::Regular, b"y = 2\n"),
+        ]);
+        let dest = cache.path().join("key");
+        unpack_into_cache(&archive, cache.path(), &dest).unwrap();
+        assert!(
+            !dest.join("site/pkg/tests").exists(),
+            "the suite's directory is left out"
+        );
+        assert!(!dest.join("site/pkg/core/conftest.py").exists());
+        assert!(
+            dest.join("site/pkg/testing/asserts.py").exists(),
+            "helpers for users are library code"
+        );
+        assert!(
+            dest.join("site/pkg/test.py").exists(),
+            "a module named test is a module"
+        );
     }
 
     #[test]

@@ -11,6 +11,17 @@
 //! counted and rated `native_level` unless the wheel's digest is on the operators' allow-list.
 //! Compiled bytecode shipped in a wheel (`.pyc`) is never installed (the install step deletes it
 //! and compiles the assessed sources itself), so it is not rated.
+//!
+//! Nor is a package's own test suite (`tests/` and `test/` directories, `conftest.py`): it is
+//! never installed either ([`is_test_suite`]), so it cannot run. Test suites hold what a rule
+//! rightly calls suspicious in a program (pickles written as bytes, clipboard and subprocess
+//! exercises), and a wheel is rated by its most severe file: rated, they put every numpy and
+//! pandas in front of a human, and approvals given by reflex are worth nothing. A package whose
+//! own code imports from its tests fails to import instead, loudly.
+//!
+//! Library files are larger than the programs Mai sends and are rated once per wheel, off the
+//! request's path (the rating is remembered by digest): they are read up to
+//! [`PACKAGE_FILE_BYTES`] with a longer budget ([`package_engine_config`]).
 
 use airlock_assessor::Engine;
 use airlock_protocol::assessment::{Category, Confidence, Finding, Level, ParseStatus};
@@ -79,6 +90,42 @@ enum Kind {
 }
 
 const ELF: &[u8] = b"\x7fELF";
+
+/// The largest file of a wheel that is analysed (pandas' `frame.py` is 512 KiB and a byte).
+pub const PACKAGE_FILE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The engine settings package code is rated with: the assessor's rules and thresholds, with
+/// files up to [`PACKAGE_FILE_BYTES`] and a budget to match (eight times a program's, at least
+/// 2 s of CPU); past either, a file is unanalysed and rates as such (BLOCKED: external code).
+/// A library's value the assessor cannot resolve (`subprocess.run(cmd)` with `cmd` its
+/// caller's) stays a finding at its level but does not by itself put the request before a
+/// human: nearly every library has one, and the program that passes the value is rated with
+/// that rule failing closed.
+pub fn package_engine_config(assessor: &airlock_assessor::EngineConfig) -> airlock_assessor::EngineConfig {
+    let mut config = assessor.clone();
+    config.max_input_bytes = config.max_input_bytes.max(PACKAGE_FILE_BYTES);
+    config.analysis_budget = (config.budget() * 8).max(std::time::Duration::from_secs(2));
+    config.analysis_budget_ms = None;
+    config.unknown_asks_a_human = false;
+    config
+}
+
+/// Whether a path in a wheel (or in the installed tree; a directory's ends in `/`) belongs to a
+/// package's own test suite, which is neither rated nor installed: a `tests` or `test`
+/// directory at any depth, or a `conftest.py` (pytest's hook file). Test helpers meant for
+/// users (`numpy.testing`, `pandas._testing`) are library code and stay.
+pub fn is_test_suite(path: &str) -> bool {
+    let is_dir = path.ends_with('/');
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    parts.iter().enumerate().any(|(i, part)| {
+        let a_directory = i + 1 < parts.len() || is_dir;
+        if a_directory {
+            matches!(*part, "tests" | "test")
+        } else {
+            *part == "conftest.py"
+        }
+    })
+}
 
 fn kind_of(path: &str, head: &[u8]) -> Kind {
     let lower = path.to_ascii_lowercase();
@@ -162,6 +209,8 @@ struct Tally {
     findings: Vec<PackageFinding>,
     files_assessed: u32,
     native: Vec<String>,
+    /// Files of the package's test suite: not installed, not rated.
+    tests_left_out: u32,
     unanalysed: bool,
     /// The file rated highest and its assessment's headline.
     worst: Option<(Level, String, String)>,
@@ -254,7 +303,9 @@ pub fn rate_wheel(
                 member: name.clone(),
                 source,
             })?;
-        let kind = kind_of(&name, &head);
+        let test_suite = is_test_suite(&name);
+        let kind = if test_suite { Kind::Inert } else { kind_of(&name, &head) };
+        tally.tests_left_out += u32::from(test_suite);
         let mut content = head;
         let wanted = match kind {
             Kind::Code(_) | Kind::Pth => max_code + 1,
@@ -351,10 +402,16 @@ fn finish(policy: &RatingPolicy, wheel: &Wheel, mut tally: Tally) -> PackageRati
     });
     let finding_count = tally.findings.len() as u32;
     tally.findings.truncate(MAX_PACKAGE_FINDINGS);
-    let summary = match &tally.worst {
+    let mut summary = match &tally.worst {
         Some((worst, file, headline)) if *worst > Level::Low => format!("{worst} because of {file}: {headline}"),
         _ => format!("{} files read, nothing above LOW", tally.files_assessed),
     };
+    if tally.tests_left_out > 0 {
+        summary = format!(
+            "{summary} ({} files of its test suite not installed)",
+            tally.tests_left_out
+        );
+    }
     PackageRating {
         wheel: wheel.clone(),
         level,
@@ -481,15 +538,84 @@ mod tests {
         let refused = rate_wheel(&Engine::builtin().unwrap(), &policy, &wheel, &path).unwrap_err();
         assert!(matches!(refused, RatingError::TooLarge { .. }), "{refused}");
     }
+
+    #[test]
+    fn a_packages_test_suite_is_neither_rated_nor_counted_as_its_code() {
+        let rating = rate(&[
+            ("pkg/__init__.py", b"X = 1\n"),
+            ("pkg/tests/test_net.py", DOWNLOAD_EXEC),
+            ("pkg/core/tests/fixtures/conftest.py", DOWNLOAD_EXEC),
+            ("pkg/conftest.py", DOWNLOAD_EXEC),
+        ]);
+        assert_eq!(rating.level, Level::Low, "{rating:?}");
+        assert_eq!(rating.files_assessed, 1);
+        assert!(
+            rating.summary.contains("3 files of its test suite not installed"),
+            "{}",
+            rating.summary
+        );
+        // The same code in the library itself, or in helpers the package gives its users, rates.
+        for path in ["pkg/net.py", "pkg/testing/helpers.py", "pkg/test.py", "tests.py"] {
+            let rating = rate(&[(path, DOWNLOAD_EXEC)]);
+            assert_eq!(rating.level, Level::Blocked, "{path}: {rating:?}");
+        }
+    }
+
+    #[test]
+    fn the_test_suite_is_told_by_directory_and_pytest_hook_only() {
+        for path in [
+            "numpy/_core/tests/test_multiarray.py",
+            "tests/x.py",
+            "a/test/b/c.py",
+            "pkg/conftest.py",
+            "./pkg/tests/",
+        ] {
+            assert!(is_test_suite(path), "{path}");
+        }
+        for path in [
+            "numpy/testing/utils.py",
+            "pandas/_testing/__init__.py",
+            "werkzeug/test.py",
+            "pkg/tests",
+            "pkg/test_utils.py",
+            "latest/x.py",
+        ] {
+            assert!(!is_test_suite(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_library_file_past_a_programs_limit_is_read_in_full() {
+        let mut big = b"import os\nVALUES = [\n".to_vec();
+        while big.len() <= airlock_assessor::EngineConfig::default().max_input_bytes {
+            big.extend_from_slice(b"    'a plain string to fill a large module of constants',\n");
+        }
+        big.extend_from_slice(b"]\n");
+        let (_dir, wheel, path) = wheel_with(&[("pkg/frame.py", &big)]);
+        let program_engine = Engine::builtin().unwrap();
+        let as_a_program = rate_wheel(&program_engine, &RatingPolicy::default(), &wheel, &path).unwrap();
+        assert_eq!(
+            as_a_program.level,
+            Level::Blocked,
+            "too large for a program: unanalysed"
+        );
+        let config = package_engine_config(&airlock_assessor::EngineConfig::default());
+        let package_engine = Engine::load(&config).unwrap();
+        let as_a_package = rate_wheel(&package_engine, &RatingPolicy::default(), &wheel, &path).unwrap();
+        assert_eq!(as_a_package.level, Level::Low, "{as_a_package:?}");
+        assert!(!as_a_package.unanalysed);
+    }
 }
 #[cfg(test)]
 mod probe_real {
+    /// Rates every wheel in a directory as an executor would and prints what it found: a probe
+    /// for an operator or a rule's author, not a check (`--ignored`).
     #[test]
+    #[ignore = "a probe: AIRLOCK_RATE_DIR=DIR cargo test -p airlock-executor --lib probe_real -- --ignored --nocapture"]
     fn rate_real_wheels_from_env() {
-        let Some(dir) = std::env::var_os("AIRLOCK_RATE_DIR") else {
-            return;
-        };
-        let engine = airlock_assessor::Engine::builtin().unwrap();
+        let dir = std::env::var_os("AIRLOCK_RATE_DIR").expect("AIRLOCK_RATE_DIR: a directory of wheels to rate");
+        let config = super::package_engine_config(&airlock_assessor::EngineConfig::default());
+        let engine = airlock_assessor::Engine::load(&config).unwrap();
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let file = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -363,7 +363,9 @@ pub async fn run(client: async_nats::Client, config: Config, shutdown: Cancellat
         stop.clone(),
     ));
     // Package code is rated with the assessor's engine and rules, reloaded when they change.
-    let engine = Arc::new(airlock_assessor::SharedEngine::new(config.assessor.clone())?);
+    let engine = Arc::new(airlock_assessor::SharedEngine::new(
+        crate::package_rating::package_engine_config(&config.assessor),
+    )?);
     let _watcher = if config.assessor.watch {
         Some(engine.watch()?)
     } else {

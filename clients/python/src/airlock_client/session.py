@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
 from .results import Result
+from .status import StatusCallback
 from .submission import Submission, SubmissionFields
 
 if TYPE_CHECKING:
@@ -104,11 +105,25 @@ class AsyncSession(_Steps):
         super().__init__(files, workspace)
         self._client = client
 
-    async def run(self, code: str | bytes | Submission, /, **fields: Unpack[SubmissionFields]) -> Result:
-        """Runs one step with the session's files (see `AsyncClient.run` for what it raises);
-        the files it leaves under `out/` go on to the next step."""
+    async def run(
+        self,
+        code: str | bytes | Submission,
+        /,
+        *,
+        wait: float | None = None,
+        receipt: bool = True,
+        traceparent: str | None = None,
+        on_status: StatusCallback | None = None,
+        **fields: Unpack[SubmissionFields],
+    ) -> Result:
+        """Runs one step with the session's files; `wait`, `receipt`, `traceparent` and
+        `on_status` as for `AsyncClient.run` (and what it raises). The files the step leaves
+        under `out/` go on to the next step."""
         submission = self._workspace.submission(code, fields)
-        return self._workspace.after(await self._client.run(submission))
+        result = await self._client.run(
+            submission, wait=wait, receipt=receipt, traceparent=traceparent, on_status=on_status
+        )
+        return self._workspace.after(result)
 
 
 class Session(_Steps):
@@ -119,8 +134,20 @@ class Session(_Steps):
         super().__init__(files, workspace)
         self._client = client
 
-    def run(self, code: str | bytes | Submission, /, **fields: Unpack[SubmissionFields]) -> Result:
-        """Runs one step with the session's files (see `Client.run` for what it raises); the
-        files it leaves under `out/` go on to the next step."""
+    def run(
+        self,
+        code: str | bytes | Submission,
+        /,
+        *,
+        wait: float | None = None,
+        receipt: bool = True,
+        traceparent: str | None = None,
+        on_status: StatusCallback | None = None,
+        **fields: Unpack[SubmissionFields],
+    ) -> Result:
+        """Runs one step with the session's files; `wait`, `receipt`, `traceparent` and
+        `on_status` as for `Client.run` (and what it raises). The files the step leaves under
+        `out/` go on to the next step."""
         submission = self._workspace.submission(code, fields)
-        return self._workspace.after(self._client.run(submission))
+        result = self._client.run(submission, wait=wait, receipt=receipt, traceparent=traceparent, on_status=on_status)
+        return self._workspace.after(result)

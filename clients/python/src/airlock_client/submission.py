@@ -127,6 +127,13 @@ class Submission:
     @classmethod
     def of(cls, code: str | bytes | Submission, fields: Mapping[str, Any]) -> Submission:
         """`code` with `fields`, or a Submission with `fields` replaced."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise TypeError(
+                f"not a field of a Submission: {', '.join(unknown)} (its fields: {', '.join(sorted(known - {'code'}))}; "
+                "wait, receipt, traceparent and on_status go to run() or submit() itself)"
+            )
         if isinstance(code, Submission):
             return code.replace(**fields) if fields else code
         return cls(code, **fields)

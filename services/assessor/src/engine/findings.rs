@@ -20,6 +20,7 @@ pub const MAX_SNIPPET_CHARS: usize = 120;
 pub(super) struct FindingPolicy<'e> {
     pub blocked_min_confidence: Confidence,
     pub unanalysed_level: Level,
+    pub unknown_asks_a_human: bool,
     pub threats_version: &'e str,
 }
 
@@ -51,7 +52,7 @@ impl FindingPolicy<'_> {
             );
         }
         let mut category = rule.category;
-        if rule.fails_closed && origin == Origin::External {
+        if rule.fails_closed && origin == Origin::External && self.unknown_asks_a_human {
             // What the assessor cannot follow in code from outside goes to a human.
             category = Category::Input;
             explanation.push_str(

@@ -48,6 +48,17 @@ pub struct EngineConfig {
     pub unanalysed_level: Level,
     /// Reload rules and threats when their files change.
     pub watch: bool,
+    /// Whether what the assessor cannot follow in external code (a value it cannot resolve
+    /// reaching exec or a shell, an interpreter it does not read) asks a human whatever the
+    /// level. True for programs; false for the libraries a request's packages bring, where such
+    /// a value is mostly a parameter, the caller's, and the caller (the program) is rated with
+    /// this on. Not a setting: the executor turns it off for package code only.
+    #[serde(skip, default = "asks")]
+    pub unknown_asks_a_human: bool,
+}
+
+fn asks() -> bool {
+    true
 }
 
 impl EngineConfig {
@@ -73,6 +84,7 @@ impl Default for EngineConfig {
             blocked_min_confidence: Confidence::Medium,
             unanalysed_level: Level::High,
             watch: true,
+            unknown_asks_a_human: true,
         }
     }
 }
@@ -149,6 +161,7 @@ impl Engine {
         FindingPolicy {
             blocked_min_confidence: self.config.blocked_min_confidence,
             unanalysed_level: self.config.unanalysed_level,
+            unknown_asks_a_human: self.config.unknown_asks_a_human,
             threats_version: &self.threats.version,
         }
     }
