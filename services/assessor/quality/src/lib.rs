@@ -343,6 +343,15 @@ pub const SECOND_ROUND: [&str; 10] = [
 /// The groups of issue 26's collections (the third round).
 pub const THIRD_ROUND: [&str; 4] = ["tool_fallback", "local_data", "intent", "unknown"];
 
+/// Issue 26's sixth pass: fresh cases of the same four groups, written before the pass read or
+/// changed any rule, to measure how the rules generalise to code nobody wrote them for.
+pub const SIXTH_PASS: [&str; 4] = [
+    "fresh_tool_fallback",
+    "fresh_local_data",
+    "fresh_intent",
+    "fresh_unknown",
+];
+
 impl BehaviourReport {
     /// The outcomes of these behaviours only.
     pub fn only(self, behaviours: &[&str]) -> BehaviourReport {

@@ -473,6 +473,7 @@ fn judgement(engine: &Engine) -> Result<(), Box<dyn std::error::Error>> {
     for (title, round) in [
         ("issue 10, second round", &quality::SECOND_ROUND[..]),
         ("issue 26, third round", &quality::THIRD_ROUND[..]),
+        ("issue 26, sixth pass: fresh cases", &quality::SIXTH_PASS[..]),
     ] {
         println!();
         println!("## Behaviour collections ({title}): training and validation splits");
