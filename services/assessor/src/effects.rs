@@ -558,6 +558,29 @@ impl EffectTables {
                 }
             }
         }
+        // Operands the table says nothing about are not harmless either: a tool whose effects
+        // name no positional operand (`gpg --symmetric FILE`, `ssh-add KEY`) reads a local path
+        // given to it, as the fallback assumes for a tool it does not know.
+        // (A tool that connects or runs commands takes hosts and commands there: `ssh HOST CMD`.)
+        let names_operands = tool.effects.iter().any(|e| {
+            e.positional != Positional::None
+                || e.prefix.is_some()
+                || !e.verbs.is_empty()
+                || matches!(e.kind.as_str(), "connect" | "listen" | "shell" | "run" | "exec")
+        });
+        if !names_operands && !tool.effects.is_empty() {
+            for word in &parsed.positionals {
+                if let Some(text) = word.text()
+                    && looks_like_path(&text)
+                    && !text.contains(char::is_whitespace)
+                    && (matches!(word.value, Value::Str(_))
+                        || text.starts_with(['/', '~', '.'])
+                        || text.starts_with("$HOME"))
+                {
+                    found.push(effect_fact("read", name, (*word).clone(), call));
+                }
+            }
+        }
         // `wget URL`, `curl -O URL`: the download is written to a file named after the URL.
         let saved: Vec<Found> = found
             .iter()

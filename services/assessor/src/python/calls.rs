@@ -32,6 +32,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 (type_name(&callee), None)
             }
         };
+        // `operator.attrgetter("sys" + "tem")(os)`: the lookup happens here, on the argument.
+        if let Some(attribute) = name.strip_prefix(ATTRGETTER)
+            && let Some(object) = node.arguments.args.first()
+        {
+            let object = self.object(object, depth + 1);
+            let resolved = format!("{}.{attribute}", namespace(&type_name(&object)));
+            let key = match &*node.func {
+                ast::Expr::Call(inner) => inner.arguments.args.first(),
+                _ => None,
+            };
+            self.resolved(&resolved, key, span);
+            return Expr::new(Value::Name(resolved)).with_taints(object.taints);
+        }
         let mut call = Call::new(name, span);
         if let Some(r) = &receiver {
             call.taints = r.taints;
@@ -173,6 +186,58 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }) => format_template(template, call),
                 _ => Expr::new(Value::Call(call.name.clone())),
             },
+            // `compile(src, ...)` and `ast.parse(src)` are the code of their source: `exec` of
+            // either runs that source.
+            "compile" | "builtins.compile" | "ast.parse" => match call.args.first().or_else(|| call.kwarg("source")) {
+                Some(source) => source.clone(),
+                None => Expr::new(Value::Call(call.name.clone())),
+            },
+            // Text spelled out as character codes (`chr(111)`, `map(chr, [111, 115])`): the
+            // characters they make, so a name assembled from them is seen as that name.
+            "chr" | "builtins.chr" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Int(code)) => match u32::try_from(*code).ok().and_then(char::from_u32) {
+                    Some(c) => Expr::new(Value::Str(c.to_string())),
+                    None => Expr::new(Value::Call(call.name.clone())),
+                },
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            "map" | "builtins.map" => match (call.args.first().map(|a| &a.value), call.args.get(1).map(|a| &a.value)) {
+                (Some(Value::Name(f)), Some(Value::Seq(items))) if f == "chr" || f == "builtins.chr" => {
+                    let chars: Option<Vec<Expr>> = items
+                        .iter()
+                        .map(|item| match item.value {
+                            Value::Int(code) => u32::try_from(code)
+                                .ok()
+                                .and_then(char::from_u32)
+                                .map(|c| Expr::new(Value::Str(c.to_string()))),
+                            _ => None,
+                        })
+                        .collect();
+                    match chars {
+                        Some(chars) => Expr::new(Value::Seq(chars)),
+                        None => Expr::new(Value::Call(call.name.clone())),
+                    }
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `operator.attrgetter("system")` is `getattr` waiting for its object: called with
+            // one, it is that lookup (see `Walker::call`).
+            "operator.attrgetter" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Str(attribute)) if call.args.len() == 1 && !attribute.contains('.') => {
+                    Expr::new(Value::Name(format!("{ATTRGETTER}{attribute}")))
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // The C library loaded through ctypes (`CDLL(None)`, `CDLL("libc.so.6")`,
+            // `CDLL(find_library("c"))`): its `system` and `popen` run shell commands.
+            "ctypes.CDLL" | "ctypes.cdll.LoadLibrary" | "ctypes.PyDLL" | "ctypes.CDLL.__call__"
+                if call.args.first().is_none_or(names_libc) =>
+            {
+                Expr::new(Value::Name("ctypes.libc".into()))
+            }
+            "ctypes.util.find_library" if first_text().as_deref() == Some("c") => {
+                Expr::new(Value::Str("libc.so.6".into()))
+            }
             // A dynamic import of a literal module name is an import of that module.
             "__import__" | "importlib.import_module" | "importlib.__import__" => match first_text().or_else(|| {
                 call.kwargs
@@ -242,7 +307,26 @@ impl<'t> Walker<'_, '_, '_, 't> {
             Embedded::Source(language, code) => self.ctx.extract_embedded(language, &code, span),
             Embedded::Opaque(language, code) => self.ctx.opaque_code(Language::Python, language, &code, span),
             Embedded::Argv(argv) => crate::shell::command_from_argv(self.ctx, argv, span),
+            Embedded::Partial(language, text, code) => {
+                self.ctx.opaque_code(Language::Python, language, &code, span);
+                self.ctx.extract_embedded(language, &text, span);
+            }
         }
+    }
+}
+
+/// The name [`Walker::call_result`] gives `operator.attrgetter(NAME)`, before the attribute.
+pub(super) const ATTRGETTER: &str = "operator.attrgetter:";
+
+/// `None` (the program itself, libc included) or a name of the C library.
+fn names_libc(argument: &Expr) -> bool {
+    match &argument.value {
+        Value::None => true,
+        Value::Str(name) => {
+            let file = name.rsplit('/').next().unwrap_or(name);
+            file == "c" || file == "libc" || file.starts_with("libc.so") || file == "msvcrt" || file == "libc.dylib"
+        }
+        _ => false,
     }
 }
 

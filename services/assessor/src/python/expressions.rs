@@ -316,6 +316,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let mut items = Vec::new();
         let mut taints = Taints::NONE;
         for element in elements {
+            // `[tool, *paths]`: a known sequence spread into the display is its elements.
+            if let ast::Expr::Starred(starred) = element {
+                let spread = self.expr(&starred.value, depth);
+                taints = taints.union(spread.taints);
+                match spread.value {
+                    Value::Seq(inner) => {
+                        items.extend(inner.into_iter().take(MAX_SEQ_VALUES.saturating_sub(items.len())))
+                    }
+                    _ => items.push(Expr::other(spread.taints)),
+                }
+                continue;
+            }
             let item = self.expr(element, depth);
             taints = taints.union(item.taints);
             if items.len() < MAX_SEQ_VALUES {
@@ -486,7 +498,8 @@ enum Piece<'p, 't> {
 /// The qualified name an expression gives to attributes looked up on it.
 pub(super) fn type_name(expr: &Expr) -> String {
     match &expr.value {
-        Value::Name(q) | Value::Call(q) => q.clone(),
+        Value::Name(q) => q.clone(),
+        Value::Call(q) => constructed(q).to_string(),
         Value::Path(_) => "pathlib.Path".into(),
         Value::Str(_) | Value::Formatted(_) => "str".into(),
         Value::Int(_) => "int".into(),
@@ -495,6 +508,24 @@ pub(super) fn type_name(expr: &Expr) -> String {
         Value::None => "None".into(),
         Value::Seq(_) => "list".into(),
         Value::Other => "?".into(),
+    }
+}
+
+/// What a call made: an alternate constructor (`paramiko.SFTPClient.from_transport(t)`,
+/// `Image.frombytes`, `datetime.fromtimestamp`: a class's method named `from...`) makes an
+/// instance of its class, whose methods are then the class's.
+fn constructed(callee: &str) -> &str {
+    match callee.rsplit_once('.') {
+        Some((class, method))
+            if method.starts_with("from")
+                && class
+                    .rsplit('.')
+                    .next()
+                    .is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_uppercase())) =>
+        {
+            class
+        }
+        _ => callee,
     }
 }
 

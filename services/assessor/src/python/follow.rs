@@ -312,6 +312,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
             );
             bindings.push((name, value));
         }
+        // `def show(*paths)`: the rest of the positional arguments, as a tuple.
+        if let Some(rest) = &parameters.vararg {
+            let name = rest.name.as_str().to_string();
+            let items: Vec<Expr> = positional.cloned().collect();
+            let taints = items.iter().fold(Taints::NONE, |t, i| t.union(i.taints));
+            let value = Expr::new(Value::Seq(items)).with_taints(taints).step(
+                || "the arguments".into(),
+                || format!("`{function}(*{name})` (line {line})"),
+            );
+            bindings.push((name, value));
+        }
         bindings
     }
 }

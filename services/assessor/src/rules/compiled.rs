@@ -185,6 +185,9 @@ pub enum Embedded {
     Opaque(Language, Expr),
     /// An argument vector (`["rm", "-rf", path]`), shell only.
     Argv(Vec<Expr>),
+    /// Code built at run time around known text: the text is read, and the value (for its
+    /// holes) is code the analysis cannot follow.
+    Partial(Language, String, Expr),
 }
 
 /// One tree-sitter query per language made of every query rule's patterns, so the tree is walked
@@ -369,6 +372,8 @@ impl RuleSet {
                 .map(|t| t.into_owned())
                 .collect();
             return Some(Embedded::Source(spec.to, joined.join(" ")));
+        } else if spec.argv_args {
+            return (!call.args.is_empty()).then(|| Embedded::Argv(call.args.clone()));
         } else if let Some(flag) = &spec.after_flag {
             let position = call.args.iter().position(|a| match &a.value {
                 Value::Str(t) => t.starts_with('-') && !t.starts_with("--") && t[1..].contains(flag.as_str()),
@@ -393,6 +398,11 @@ impl RuleSet {
             }
             // Only the placeholder `xargs -I{}` or `find -exec` fills in: each input line is the code.
             Value::Str(s) if s.trim() == "{}" => Some(Embedded::Opaque(spec.to, code.clone())),
+            // Python code with holes (`exec(template.format(m=sys.argv[1]))`, an f-string):
+            // what is known of it is read, and what fills the holes is decided at run time.
+            Value::Formatted(s) if spec.from == Language::Python && spec.to == Language::Python => {
+                Some(Embedded::Partial(spec.to, s.clone(), code.clone()))
+            }
             Value::Str(s) | Value::Formatted(s) => Some(Embedded::Source(spec.to, s.clone())),
             Value::Seq(items) if spec.to == Language::Bash && !items.is_empty() => Some(Embedded::Argv(items.clone())),
             Value::Seq(_) | Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,

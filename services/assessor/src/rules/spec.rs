@@ -337,6 +337,10 @@ pub struct EmbedSpec {
     /// The code is all arguments joined by spaces (`eval`).
     #[serde(default)]
     pub all_args: bool,
+    /// The command is the positional arguments, one word each (`os.execl(path, arg0, ...)`,
+    /// `asyncio.create_subprocess_exec(program, *args)`).
+    #[serde(default)]
+    pub argv_args: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

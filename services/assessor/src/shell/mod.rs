@@ -384,11 +384,31 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             end,
         });
         let mut words = vec![Expr::new(Value::Str(keyword))];
+        // `declare -n ref=CMD`: `ref` names the variable `CMD`, and `$ref` is its value.
+        let nameref = declaration.args.iter().any(|arg| {
+            matches!(arg, DeclarationArg::Word(word)
+                if self.text(word.range).strip_prefix('-').is_some_and(|flags| flags.contains('n') && flags.bytes().all(|b| b.is_ascii_alphabetic())))
+        });
         for arg in &declaration.args {
             match arg {
                 DeclarationArg::Assignment(assignment) => {
                     self.assignment(assignment, depth);
                     let name = self.text(assignment.name);
+                    if nameref
+                        && let Some(Expr {
+                            value: Value::Str(target),
+                            ..
+                        }) = self.vars.get(name)
+                        && !target.is_empty()
+                        && target.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    {
+                        let referred = self
+                            .vars
+                            .get(target.as_str())
+                            .cloned()
+                            .unwrap_or_else(|| Expr::new(Value::Formatted(format!("${target}"))));
+                        self.vars.insert(name.to_string(), referred);
+                    }
                     let value = self
                         .vars
                         .get(name)
@@ -712,8 +732,10 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             .rules
             .label("downloaded")
             .union(self.ctx.rules.label("decoded"));
-        let code_given = (matches!(embedded, Some(Embedded::Source(..) | Embedded::Opaque(..)))
-            || found.iter().any(|f| f.code.is_some()))
+        let code_given = (matches!(
+            embedded,
+            Some(Embedded::Source(..) | Embedded::Opaque(..) | Embedded::Partial(..))
+        ) || found.iter().any(|f| f.code.is_some()))
             && words[1..].iter().all(|w| !w.taints.intersects(hidden));
         if code_given {
             call.flags.push(INLINE_CODE_FLAG.into());
@@ -743,6 +765,11 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             Some(Embedded::Opaque(language, code)) => self.ctx.opaque_code(Language::Bash, language, &code, span),
             Some(Embedded::Argv(argv)) => {
                 self.command_from_words(argv, span, pipe, via.clone());
+            }
+            // (Made for Python's `exec` only: read as far as it is known, and asked about.)
+            Some(Embedded::Partial(language, text, code)) => {
+                self.ctx.opaque_code(Language::Bash, language, &code, span);
+                self.ctx.extract_embedded(language, &text, span);
             }
             None => {}
         }

@@ -90,8 +90,24 @@ pub(super) fn integration_command(substitution: &str) -> Option<Vec<String>> {
                     | "aliases"
             )
     });
+    // Programs whose output is shell settings for `eval` (`eval "$(ssh-agent -s)"`, `eval
+    // "$(dircolors -b)"`): their job is to print them.
+    integration |= SETTINGS_PRINTERS.contains(&program.rsplit('/').next().unwrap_or(program));
     integration.then_some(words)
 }
+
+/// Programs that print shell variable settings for the caller to `eval`.
+const SETTINGS_PRINTERS: &[&str] = &[
+    "ssh-agent",
+    "gpg-agent",
+    "dircolors",
+    "gdircolors",
+    "resize",
+    "dbus-launch",
+    "gnome-keyring-daemon",
+    "keychain",
+    "locale",
+];
 
 /// A substitution whose one command sends its output to /dev/null (`` `dbus-send ... >
 /// /dev/null 2>&1` ``, `$(expr match "$x" '.* ' > /dev/null)` used as a test): it prints
