@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 mod children;
 mod follow;
+mod piped;
 mod reachable;
 mod redirects;
 #[cfg(test)]
@@ -31,7 +32,7 @@ mod tests;
 mod walker;
 mod words;
 
-use walker::{Body, Pipe, Walker};
+use walker::{Body, Pipe, Piped, Walker};
 
 use words::literal_word;
 
@@ -104,6 +105,8 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             runnable: Default::default(),
             never_called: Vec::new(),
             dispatched: Vec::new(),
+            printed: None,
+            piped: None,
         }
     }
 
@@ -445,7 +448,11 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             let mut to: Vec<String> = names[i + 1..].iter().take(MAX_PIPE_NAMES).cloned().collect();
             to.extend(pipe.to.iter().take(MAX_PIPE_NAMES.saturating_sub(to.len())).cloned());
             let stage_pipe = Pipe { stdin, from, to };
+            // What the stage before printed, for an interpreter that reads its program here.
+            let printed = self.printed.take();
+            self.piped = (i > 0).then(|| printed.map_or(Piped::Other, Piped::Printed));
             stdin = self.visit(stage, depth, &stage_pipe);
+            self.piped = None;
         }
         stdin
     }
@@ -617,6 +624,14 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         }
         let labels = self.ctx.rules.call_labels(Language::Bash, &call);
         let mut output = call.taints.union(labels);
+        if let Some(text) = piped::printed(&name, &words) {
+            self.printed = Some(text);
+        }
+        if self.piped.is_some()
+            && let Some(language) = piped::reads_program_from_stdin(&name, &words)
+        {
+            self.program_from_pipe(language, pipe.stdin, span);
+        }
         if children::narrows_to_own_children(&name, &words) {
             output = output.without(self.ctx.rules.label("process_list"));
         }
@@ -749,6 +764,13 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             call.flags.push(PROBE_FLAG.into());
         }
         output = output.union(self.ctx.record_effects(Language::Bash, program_run));
+        // What a command makes is what it writes: a screenshot tool's file holds the screen, a
+        // key logger's file the keys (the labels of its output go with its own writes).
+        for item in &mut found {
+            if matches!(item.call.name.as_str(), "@write" | "@append") {
+                item.call.taints = item.call.taints.union(labels);
+            }
+        }
         output = output.union(self.ctx.record_effects(Language::Bash, found));
         self.ctx.shell.push_call(call);
         let depth = self.depth;

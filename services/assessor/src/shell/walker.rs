@@ -60,6 +60,18 @@ pub(super) struct Walker<'c, 'r, 's> {
     /// (`__powerline_"$segment"_prompt`): one of the script's functions of that family when it
     /// defines some, else a program the assessor cannot follow (decided at the end of the walk).
     pub(super) dispatched: Vec<Dispatch>,
+    /// What the latest `echo` or `printf` of the pipeline stage being visited printed.
+    pub(super) printed: Option<Expr>,
+    /// What the stage before the one being visited feeds it (see `piped`).
+    pub(super) piped: Option<Piped>,
+}
+
+/// What a pipeline stage feeds the next one, when that one reads its program from the pipe.
+pub(super) enum Piped {
+    /// The words `echo` or `printf` printed.
+    Printed(Expr),
+    /// Another command's output.
+    Other,
 }
 
 /// A command whose name is `prefix`, something known only at run time, then `suffix`.
