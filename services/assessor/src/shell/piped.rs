@@ -112,7 +112,9 @@ impl Walker<'_, '_, '_> {
                     self.ctx.extract_embedded(language, &text, span);
                 }
             }
-            // (`curl ... | sh` is a download run, whatever else is said about it.)
+            // `curl ... | sh` is a download run (AIR-BEHAVIOUR-DOWNLOAD-AND-RUN), not code
+            // nobody can know: the rules that say so say it.
+            Piped::Other if stdin.intersects(self.ctx.rules.label("downloaded")) => {}
             Piped::Other => {
                 let code = Expr::other(stdin);
                 self.ctx.opaque_code(Language::Bash, language, &code, span);
