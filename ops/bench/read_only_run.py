@@ -8,7 +8,11 @@ the same run, interleaved, on a stack of its own. Three contenders:
 - `read-only + fetch`: one GET of a 20 KiB page through the run's proxy from an HTTPS origin
   on loopback, pinned as the allow-listed host `docs.test` (as tests/tests/read_only.rs does).
 
-    python3 ops/bench/read_only_run.py [--runs 20] [--airlock target/release/airlock]
+    python3 ops/bench/read_only_run.py [--runs 20] [--airlock target/release/airlock] [--runtime runsc]
+
+With `--runtime runsc` the stack's policy runs Mai's code under gVisor (every contender), where
+a read-only run has no network interface and reaches its proxy through a unix socket and the
+bootstrap's relay (docs/sandbox.md); each result must say so or the bench stops.
 
 Needs Docker with the sandbox image (`airlock image build`), nats-server and openssl. Prints
 p50/p90 per contender in milliseconds, and what each one adds over `none`.
@@ -79,6 +83,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20, help="measured runs per contender (after one warm-up each)")
     parser.add_argument("--airlock", default=str(REPO / "target" / "release" / "airlock"))
     parser.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run")
+    parser.add_argument("--runtime", choices=["runc", "runsc"], default="runc",
+                        help="the runtime the stack's policy gives Mai's code")
     args = parser.parse_args()
     airlock = Path(args.airlock)
     if not airlock.is_file():
@@ -98,6 +104,11 @@ def main() -> int:
                 "[executor.egress.pinned]\n"
                 f'"docs.test" = "https://127.0.0.1:{server.server_address[1]}"\n'
             )
+            if args.runtime == "runsc":
+                config.write(
+                    '[executor.runtimes]\navailable = ["runc", "runsc"]\n'
+                    '[gate.policy.runtimes]\ngenerated = "runsc"\nunavailable = "deny"\n'
+                )
         log = open(work / "up.log", "wb")
         up = subprocess.Popen([str(airlock), "--home", str(home), "up", "--port", "0"],
                               stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
@@ -123,12 +134,13 @@ def main() -> int:
                                      capture_output=True, text=True, timeout=120)
                 elapsed = (time.perf_counter() - started) * 1e3
                 result = json.loads(out.stdout)
-                if result.get("stdout", "").strip() != expected[name] or not result.get("receipt"):
+                if (result.get("stdout", "").strip() != expected[name] or not result.get("receipt")
+                        or result.get("runtime") != args.runtime):
                     sys.exit(f"{name}: unexpected result {json.dumps(result)[:2000]}")
                 if round_ > 0:
                     samples[name].append(elapsed)
         base50, base90 = percentile(samples["none"], 50), percentile(samples["none"], 90)
-        print(f"airlock run as a new process, with the receipt; {args.runs} runs each, interleaved")
+        print(f"airlock run as a new process, with the receipt, under {args.runtime}; {args.runs} runs each, interleaved")
         print(f"{'contender':<20} {'p50 ms':>8} {'p90 ms':>8} {'+p50 ms':>8} {'+p90 ms':>8}")
         for name, values in samples.items():
             p50, p90 = percentile(values, 50), percentile(values, 90)

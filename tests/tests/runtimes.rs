@@ -72,9 +72,13 @@ async fn external_code_runs_under_gvisor_and_generated_low_code_under_runc() {
         serde_json::json!(["runc", "runsc"]),
         "{report}"
     );
+    assert_eq!(executor["facts"]["runsc_read_only"], "runsc-read-only", "{report}");
     let out = stack.output(&["status"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("runtimes runc, runsc"), "{text}");
+    assert!(
+        text.contains("runtimes runc, runsc (read-only internet under runsc through the engine's runsc-read-only)"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

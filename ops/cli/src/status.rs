@@ -231,7 +231,11 @@ fn print(report: &Report) {
             }
             if let Some(runtimes) = instance.facts.get("runtimes").and_then(|r| r.as_array()) {
                 let names: Vec<&str> = runtimes.iter().filter_map(|r| r.as_str()).collect();
-                println!("    {:<24} runtimes {}", "", names.join(", "));
+                let read_only = match instance.facts.get("runsc_read_only").and_then(|r| r.as_str()) {
+                    Some(name) => format!(" (read-only internet under runsc through the engine's {name})"),
+                    None => String::new(),
+                };
+                println!("    {:<24} runtimes {}{read_only}", "", names.join(", "));
             }
             if let Some(observation) = instance.facts.get("observation").and_then(|o| o.as_str()) {
                 println!(

@@ -8,6 +8,7 @@
 #[path = "../tests/support/origin.rs"]
 mod support;
 
+use airlock_egress::forward::Listening;
 use airlock_egress::{EgressConfig, ForwardProxy};
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
@@ -38,7 +39,10 @@ async fn main() -> anyhow::Result<()> {
         max_total_bytes: u64::MAX,
         ..Default::default()
     };
-    let proxy = ForwardProxy::start((Ipv4Addr::LOCALHOST, 0).into(), config, |_| {}).await?;
+    let proxy = ForwardProxy::start(Listening::Tcp((Ipv4Addr::LOCALHOST, 0).into()), config, |_| {}).await?;
+    let Listening::Tcp(proxy_addr) = proxy.listening().clone() else {
+        anyhow::bail!("the proxy was asked to listen on TCP")
+    };
     let direct = || {
         reqwest::Client::builder()
             .no_proxy()
@@ -49,7 +53,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let proxied = || {
         reqwest::Client::builder()
-            .proxy(reqwest::Proxy::all(format!("http://{}", proxy.addr())).expect("proxy"))
+            .proxy(reqwest::Proxy::all(format!("http://{proxy_addr}")).expect("proxy"))
             .tls_certs_only([reqwest::Certificate::from_pem(proxy.ca_pem().as_bytes()).expect("run CA")])
             .build()
             .expect("client")

@@ -10,6 +10,12 @@ pub enum EgressError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the egress proxy cannot listen on the unix socket {}: {source}", path.display())]
+    ListenUnix {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the egress proxy's upstream client cannot be built: {source}")]
     Client {
         #[source]

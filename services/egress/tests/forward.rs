@@ -8,6 +8,7 @@
 #[path = "support/origin.rs"]
 mod support;
 
+use airlock_egress::forward::Listening;
 use airlock_egress::{EgressConfig, ForwardProxy};
 use airlock_protocol::Egress;
 use std::net::Ipv4Addr;
@@ -18,12 +19,41 @@ struct Setup {
     proxy: ForwardProxy,
     records: Arc<Mutex<Vec<Egress>>>,
     dir: tempfile::TempDir,
+    /// Where clients connect: the proxy's own address, or a relay to its unix socket.
+    url: String,
 }
 
 impl Setup {
     async fn new(max_total_bytes: u64) -> Setup {
-        let (origin, origin_ca) = origin().await;
+        Self::listening(max_total_bytes, None).await
+    }
+
+    /// A proxy on a unix socket in `dir`, reached through a TCP relay as the one inside a
+    /// gVisor sandbox reaches it (`services/executor/src/bootstrap.py`).
+    async fn on_unix_socket() -> Setup {
         let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("egress.sock");
+        let mut setup = Self::listening(1 << 20, Some((dir, socket.clone()))).await;
+        let relay = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        setup.url = format!("http://{}", relay.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = relay.accept().await {
+                let mut unix = tokio::net::UnixStream::connect(&socket).await.unwrap();
+                tokio::spawn(async move { tokio::io::copy_bidirectional(&mut tcp, &mut unix).await });
+            }
+        });
+        setup
+    }
+
+    async fn listening(max_total_bytes: u64, unix: Option<(tempfile::TempDir, std::path::PathBuf)>) -> Setup {
+        let (origin, origin_ca) = origin().await;
+        let (dir, at) = match unix {
+            Some((dir, socket)) => (dir, Listening::Unix(socket)),
+            None => (
+                tempfile::tempdir().unwrap(),
+                Listening::Tcp((Ipv4Addr::LOCALHOST, 0).into()),
+            ),
+        };
         let roots = dir.path().join("origin-ca.pem");
         std::fs::write(&roots, origin_ca).unwrap();
         let config = EgressConfig {
@@ -35,17 +65,24 @@ impl Setup {
         };
         let records = Arc::new(Mutex::new(Vec::new()));
         let sink = records.clone();
-        let proxy = ForwardProxy::start((Ipv4Addr::LOCALHOST, 0).into(), config, move |e| {
-            sink.lock().unwrap().push(e)
-        })
-        .await
-        .expect("the forward proxy starts");
+        let proxy = ForwardProxy::start(at, config, move |e| sink.lock().unwrap().push(e))
+            .await
+            .expect("the forward proxy starts");
         std::fs::write(dir.path().join("run-ca.pem"), proxy.ca_pem()).unwrap();
-        Setup { proxy, records, dir }
+        let url = match proxy.listening() {
+            Listening::Tcp(addr) => format!("http://{addr}"),
+            Listening::Unix(_) => String::new(),
+        };
+        Setup {
+            proxy,
+            records,
+            dir,
+            url,
+        }
     }
 
     fn url(&self) -> String {
-        format!("http://{}", self.proxy.addr())
+        self.url.clone()
     }
 
     fn ca_file(&self) -> std::path::PathBuf {
@@ -162,6 +199,32 @@ async fn gets_pass_through_the_tunnel_and_everything_else_is_refused_with_a_reas
         refused
             .iter()
             .any(|r| r.method == "CONNECT" && r.host == "evil.test" && r.status == Some(403))
+    );
+}
+
+#[tokio::test]
+async fn on_a_unix_socket_the_proxy_allows_and_refuses_alike_and_records_both() {
+    let setup = Setup::on_unix_socket().await;
+    let client = setup.client();
+    let page = client.get("https://docs.test/page").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.text().await.unwrap(), PAGE);
+    let post = client.post("https://docs.test/page").body("data").send().await.unwrap();
+    assert_eq!(post.status(), 405);
+    assert!(post.text().await.unwrap().contains("POST is refused"));
+    let other = client.get("https://example.com/").send().await;
+    assert!(other.is_err(), "a host off the list gets no tunnel: {other:?}");
+    let records = setup.finish().await;
+    assert!(
+        records
+            .iter()
+            .any(|e| e.allowed && e.method == "GET" && e.url == "https://docs.test/page"),
+        "{records:#?}"
+    );
+    assert!(records.iter().any(|e| !e.allowed && e.method == "POST"), "{records:#?}");
+    assert!(
+        records.iter().any(|e| !e.allowed && e.host == "example.com"),
+        "{records:#?}"
     );
 }
 

@@ -430,6 +430,146 @@ def _become_program_user():
             os._exit(126)
 
 
+def _start_relay():
+    """Read-only internet under gVisor: the container has no network interface, and the run's
+    proxy is a unix socket the executor mounts in (AIRLOCK_RELAY="PORT PATH"). A process of
+    Airlock's own relays connections to 127.0.0.1:PORT (gVisor's loopback, the program's
+    HTTP_PROXY) to that socket, where the proxy checks and records every request; it adds
+    nothing the program could not do itself with the socket, and decides nothing. It is bound
+    here, before the program exists, so the program cannot take its port; it runs as root
+    inside gVisor with no capability at all, so the program (another user) cannot signal or
+    trace it, and PID 1 kills it with everything else once the program is over."""
+    spec = os.environ.get("AIRLOCK_RELAY")
+    if not spec:
+        return
+    import socket
+    try:
+        port, path = spec.split(" ", 1)
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", int(port)))
+        listener.listen(64)
+    except (OSError, ValueError) as error:
+        os.write(2, b"airlock: the read-only relay could not listen: %s\n" % str(error).encode())
+        return
+    if os.fork() != 0:
+        listener.close()
+        return
+    try:
+        _prctl(15, b"airlock-relay")  # PR_SET_NAME
+        if os.geteuid() == 0:
+            _drop_all_capabilities()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        _relay(listener, path)
+    except BaseException as error:
+        try:
+            os.write(2, b"airlock: the read-only relay stopped: %s\n" % str(error).encode())
+        finally:
+            os._exit(1)
+    os._exit(0)
+
+
+def _drop_all_capabilities():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    cap = 0
+    while libc.prctl(24, cap, 0, 0, 0) == 0:  # PR_CAPBSET_DROP, until past the last one
+        cap += 1
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    # _LINUX_CAPABILITY_VERSION_3: two 32-bit words each of effective, permitted, inheritable.
+    if libc.capset(ctypes.byref(Header(0x20080522, 0)), (ctypes.c_uint32 * 6)()) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "no_new_privs")
+
+
+def _relay(listener, path, window=1 << 16):
+    """Copies bytes both ways between each accepted connection and a new connection to the
+    unix socket at `path`, in one thread (gVisor's poll works on both kinds of socket). A side
+    whose peer already holds `window` bytes unsent is not read; a read end is passed on as a
+    write shutdown once everything before it is sent; an error closes both."""
+    import selectors, socket
+    sel = selectors.DefaultSelector()
+    listener.setblocking(False)
+    sel.register(listener, selectors.EVENT_READ)
+    peer, unsent, ended, watched = {}, {}, set(), set()
+
+    def watch(x, wanted):
+        # A socket with nothing to wait for leaves the selector (an ended one would read as
+        # ready for ever), and comes back when its peer gives it bytes to send.
+        if not wanted:
+            if x in watched:
+                sel.unregister(x)
+                watched.discard(x)
+        elif x in watched:
+            sel.modify(x, wanted)
+        else:
+            sel.register(x, wanted)
+            watched.add(x)
+
+    def close(s):
+        for x in (s, peer.get(s)):
+            if x in peer:
+                watch(x, 0)
+                x.close()
+                del peer[x], unsent[x]
+                ended.discard(x)
+
+    while True:
+        for key, events in sel.select():
+            s = key.fileobj
+            if s is listener:
+                try:
+                    accepted, _ = listener.accept()
+                except OSError:
+                    continue
+                upstream = socket.socket(socket.AF_UNIX)
+                try:
+                    upstream.connect(path)
+                except OSError:
+                    accepted.close()
+                    upstream.close()
+                    continue
+                for x, y in ((accepted, upstream), (upstream, accepted)):
+                    x.setblocking(False)
+                    peer[x], unsent[x] = y, bytearray()
+                    watch(x, selectors.EVENT_READ)
+                continue
+            if s not in peer:
+                continue
+            other = peer[s]
+            try:
+                if events & selectors.EVENT_WRITE and unsent[s]:
+                    del unsent[s][:s.send(unsent[s])]
+                    if not unsent[s] and other in ended:
+                        s.shutdown(socket.SHUT_WR)
+                if events & selectors.EVENT_READ:
+                    data = s.recv(window)
+                    if data:
+                        unsent[other] += data
+                    else:
+                        ended.add(s)
+                        if not unsent[other]:
+                            other.shutdown(socket.SHUT_WR)
+            except OSError:
+                close(s)
+                continue
+            if s in ended and other in ended and not unsent[s] and not unsent[other]:
+                close(s)
+                continue
+            for x in (s, other):
+                wanted = 0
+                if x not in ended and len(unsent[peer[x]]) < window:
+                    wanted |= selectors.EVENT_READ
+                if unsent[x]:
+                    wanted |= selectors.EVENT_WRITE
+                watch(x, wanted)
+
+
 def _save_open_figures():
     """Figures a program left open in matplotlib are saved to out/ as PNG (figure-1.png, ...),
     so that a plot shown with plt.show() under the Agg backend still comes back."""
@@ -459,6 +599,7 @@ def _main():
     header = json.loads(_read_exact(int.from_bytes(magic[len(MAGIC):], "big"), frame_deadline))
     code = _read_exact(header["code_len"], frame_deadline) if header["code_len"] else b""
     files = _read_files(header.get("files", ()), frame_deadline)
+    _start_relay()
     try:
         os.write(1, START_MARKER)
     except OSError:

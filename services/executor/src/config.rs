@@ -173,13 +173,34 @@ pub use airlock_protocol::Quotas;
 #[serde(default, deny_unknown_fields)]
 pub struct RuntimesConfig {
     pub available: Vec<airlock_protocol::Runtime>,
+    /// The engine's name for gVisor registered to connect to host unix sockets (`runsc
+    /// --host-uds=open`), used only for read-only runs under runsc: the run's proxy is a unix
+    /// socket bind-mounted into a container with no network interface (docs/sandbox.md). Checked
+    /// at start whenever runsc is offered; every other run under runsc uses the plain `runsc`.
+    pub runsc_read_only: String,
 }
+
+/// `[executor.runtimes] runsc_read_only` by default (`ops/install-deps` registers it).
+pub const RUNSC_READ_ONLY: &str = "runsc-read-only";
 
 impl Default for RuntimesConfig {
     fn default() -> Self {
         RuntimesConfig {
             available: vec![airlock_protocol::Runtime::Runc],
+            runsc_read_only: RUNSC_READ_ONLY.to_owned(),
         }
+    }
+}
+
+impl RuntimesConfig {
+    /// Every name the engine must have registered: each runtime offered, and gVisor's
+    /// read-only registration beside runsc.
+    pub fn engine_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.available.iter().map(|r| r.as_str()).collect();
+        if self.available.contains(&airlock_protocol::Runtime::Runsc) {
+            names.push(&self.runsc_read_only);
+        }
+        names
     }
 }
 

@@ -2,7 +2,7 @@
 //! version, 1.41 here), the labels that let a restarted executor find what a crashed one left,
 //! and the one hardened container definition every sandbox container is made from.
 
-use crate::config::SandboxConfig;
+use crate::config::{RuntimesConfig, SandboxConfig};
 use crate::error::{SandboxError, from_docker};
 use airlock_protocol::{Limits, Runtime};
 use bollard::Docker;
@@ -63,26 +63,33 @@ impl ContainerEngine {
     }
 }
 
-/// Checks that the engine has every runtime in `wanted` registered under its name (gVisor as
-/// `runsc` in `/etc/docker/daemon.json`): a configured runtime that is missing stops the
-/// executor with the reason, rather than failing each run that needs it.
-pub async fn check_runtimes(engine: &ContainerEngine, wanted: &[Runtime]) -> Result<(), SandboxError> {
+/// Checks that the engine has every runtime `runtimes` needs registered under its name (gVisor
+/// as `runsc`, and as `runsc-read-only` for read-only runs, in `/etc/docker/daemon.json`): a
+/// configured runtime that is missing stops the executor with the reason, rather than failing
+/// each run that needs it.
+pub async fn check_runtimes(engine: &ContainerEngine, runtimes: &RuntimesConfig) -> Result<(), SandboxError> {
     let info = engine
         .docker
         .info()
         .await
         .map_err(|e| engine.err("read the engine's runtimes", e))?;
     let registered = info.runtimes.unwrap_or_default();
-    for runtime in wanted {
-        if !registered.contains_key(runtime.as_str()) {
+    for name in runtimes.engine_names() {
+        if !registered.contains_key(name) {
             let mut names: Vec<&str> = registered.keys().map(String::as_str).collect();
             names.sort_unstable();
+            let runtime = if name == Runtime::Runc.as_str() {
+                Runtime::Runc
+            } else {
+                Runtime::Runsc
+            };
             return Err(SandboxError::RuntimeUnavailable {
                 runtime: runtime.as_str(),
                 reason: format!(
-                    "the engine at {} has no runtime of that name (it has {}); `ops/install-deps` installs and registers runsc",
+                    "the engine at {} has no runtime named {name} (it has {}); `ops/install-deps` installs gVisor and registers runsc and {}",
                     engine.endpoint,
-                    names.join(", ")
+                    names.join(", "),
+                    crate::config::RUNSC_READ_ONLY,
                 ),
             });
         }
@@ -126,6 +133,21 @@ pub enum NetworkMode {
     /// An internal network whose only way out is the egress proxy at `gateway`; DNS goes to the
     /// gateway too, where nothing answers, so names cannot leak through Docker's resolver.
     Egress { network: String, gateway: String },
+    /// No interface but loopback, as `None`, under the engine runtime `runtime`: gVisor's
+    /// registration that may connect to a host unix socket mounted into the container (a
+    /// read-only run's proxy under runsc, reached through the bootstrap's relay, one process
+    /// of Airlock's own in the sandbox besides PID 1).
+    Relay { runtime: String },
+}
+
+impl NetworkMode {
+    /// Processes of Airlock's own a container with this network holds besides PID 1.
+    pub fn helpers(&self) -> u32 {
+        match self {
+            NetworkMode::Relay { .. } => 1,
+            NetworkMode::None | NetworkMode::Egress { .. } => 0,
+        }
+    }
 }
 
 /// Everything that varies between sandbox containers; the rest is fixed hardening.
@@ -157,8 +179,12 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         tmpfs_options.push_str(",noexec");
     }
     let (network_mode, dns, network_disabled) = match &spec.network {
-        NetworkMode::None => ("none".to_owned(), None, true),
+        NetworkMode::None | NetworkMode::Relay { .. } => ("none".to_owned(), None, true),
         NetworkMode::Egress { network, gateway } => (network.clone(), Some(vec![gateway.clone()]), false),
+    };
+    let engine_runtime = match &spec.network {
+        NetworkMode::Relay { runtime } => runtime.clone(),
+        _ => spec.runtime.as_str().to_owned(),
     };
     let identity = if spec.bootstrap {
         Identity::for_bootstrap(spec.runtime)
@@ -205,7 +231,7 @@ pub fn container_body(spec: ContainerSpec) -> ContainerCreateBody {
         init: Some(false),
         auto_remove: Some(false),
         // Named even for runc: an engine whose default runtime is another must not choose.
-        runtime: Some(spec.runtime.as_str().to_owned()),
+        runtime: Some(engine_runtime),
         ..Default::default()
     };
     ContainerCreateBody {

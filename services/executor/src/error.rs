@@ -86,15 +86,6 @@ pub enum SandboxError {
     /// registered. Nothing ran: a run is never moved to another runtime than the one signed.
     #[error("runtime {runtime} is not available: {reason}")]
     RuntimeUnavailable { runtime: &'static str, reason: String },
-    /// The decision grants a network mode the runtime it names cannot give here (read-only
-    /// internet under runsc, registered with `--network=none`). Nothing ran: a run never gets
-    /// another network, or another runtime, than the one signed.
-    #[error("network {network} is not available under runtime {runtime}: {reason}")]
-    NetworkUnavailable {
-        runtime: &'static str,
-        network: &'static str,
-        reason: String,
-    },
     /// The hosts a read-only decision grants are none, or lie outside this executor's
     /// `[executor.egress] read_only_hosts` (a gate configured apart from it). Nothing ran: a
     /// run's proxy never allows a list that was not signed, nor one wider than the operator's.
@@ -135,7 +126,6 @@ impl SandboxError {
             | SandboxError::Wheel(_)
             | SandboxError::PackageCache { .. }
             | SandboxError::RuntimeUnavailable { .. }
-            | SandboxError::NetworkUnavailable { .. }
             | SandboxError::HostsNotAllowed(_)
             | SandboxError::ObservationRequired { .. } => true,
             SandboxError::DockerUnreachable { .. }

@@ -51,6 +51,7 @@ pub fn follow(
     engine: &ContainerEngine,
     id: &str,
     host_pids: Option<(PathBuf, u64)>,
+    helpers: u32,
 ) -> (tokio::sync::watch::Receiver<Option<Inside>>, tokio::task::AbortHandle) {
     let (send, latest) = tokio::sync::watch::channel(None);
     let (engine, id) = (engine.clone(), id.to_owned());
@@ -71,7 +72,9 @@ pub fn follow(
             }
             match tokio::time::timeout(LOOK_TIMEOUT, look(&engine, &id)).await {
                 Ok(Ok(inside)) => {
-                    send.send_replace(Some(inside));
+                    // Airlock's own processes there (a read-only run's relay) are not the program's.
+                    let processes = inside.processes.saturating_sub(helpers);
+                    send.send_replace(Some(Inside { processes, ..inside }));
                 }
                 Ok(Err(error)) => tracing::debug!(container = %id, %error, "looking inside gVisor"),
                 Err(_) => tracing::debug!(container = %id, "looking inside gVisor timed out"),

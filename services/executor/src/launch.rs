@@ -44,6 +44,9 @@ pub struct Launched {
     /// Under runsc, gVisor's trace session for this sandbox, set up before any job reaches it
     /// (or why there is none); `None` under runc or with observation turned off.
     pub trace: Option<Result<crate::gvisor_trace::Trace, String>>,
+    /// Processes of Airlock's own in the sandbox besides PID 1 (a read-only run's relay under
+    /// gVisor), which gVisor's count of the program's processes leaves out.
+    pub helpers: u32,
 }
 
 impl Launched {
@@ -90,6 +93,7 @@ pub async fn launch(
     env.push(format!("AIRLOCK_BOOT={BOOTSTRAP}"));
     env.push(format!("AIRLOCK_IDLE_S={}", request.idle_secs));
     env.extend(request.extra_env);
+    let helpers = request.network.helpers();
     let body = docker::container_body(ContainerSpec {
         image: request.image.to_owned(),
         limits: request.limits,
@@ -113,6 +117,7 @@ pub async fn launch(
         Ok((attach, host_pid)) => Ok(Launched {
             seen_from_host: in_cgroup_of(&config.host, host_pid, &id),
             trace: gvisor_trace(config, request.runtime, host_pid, &id).await,
+            helpers,
             id,
             name,
             image: request.image.to_owned(),

@@ -71,16 +71,18 @@ impl Drop for ApiObserver {
 impl ApiObserver {
     /// Starts following the container's stats (needs a Tokio runtime).
     /// `look_inside`: under gVisor, the program's pids limit, for the looks inside (no look while
-    /// the host threads are past what that many processes need).
+    /// the host threads are past what that many processes need), and the processes of Airlock's
+    /// own there besides PID 1, which the looks leave out of the program's count.
     fn follow(
         engine: &ContainerEngine,
         id: &str,
         sandbox_pids: Option<PathBuf>,
-        look_inside: Option<u32>,
+        look_inside: Option<(u32, u32)>,
     ) -> ApiObserver {
-        let inside = look_inside.map(|pids| {
+        let inside = look_inside.map(|(pids, helpers)| {
             let threads_allowed = u64::from(crate::docker::runsc_host_threads_for(pids));
-            crate::inside::follow(engine, id, sandbox_pids.clone().map(|cgroup| (cgroup, threads_allowed)))
+            let host_pids = sandbox_pids.clone().map(|cgroup| (cgroup, threads_allowed));
+            crate::inside::follow(engine, id, host_pids, helpers)
         });
         let (send, latest) = tokio::sync::watch::channel(None);
         let (engine, id) = (engine.clone(), id.to_owned());
@@ -219,19 +221,20 @@ impl Observer {
     /// A container under gVisor, whose host processes are gVisor's own: the engine's stats,
     /// the fork refusals and threads the host's pids cgroup counts for the sandbox
     /// (`sandbox_pid`, when the host's files are visible), and gVisor's own answers about a
-    /// program allowed `pids` processes (`inside.rs`).
+    /// program allowed `pids` processes (`inside.rs`) beside `helpers` of Airlock's own.
     pub fn for_gvisor(
         host: &HostConfig,
         engine: &ContainerEngine,
         id: &str,
         sandbox_pid: Option<u32>,
         pids: u32,
+        helpers: u32,
     ) -> Observer {
         let sandbox_pids = sandbox_pid
             .filter(|_| host.observe == Observe::Auto)
             .and_then(|pid| CgroupObserver::find(host, pid))
             .map(|cgroup| cgroup.pids);
-        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids, Some(pids)))
+        Observer::Api(ApiObserver::follow(engine, id, sandbox_pids, Some((pids, helpers))))
     }
 
     pub fn is_host(&self) -> bool {

@@ -7,26 +7,34 @@
 //! `HTTP_PROXY`/`HTTPS_PROXY` and the run's own CA (made by the proxy, its key never leaving
 //! it) as its only trust: bind-mounted over the system bundle and named by the variables that
 //! Python's `ssl`, `requests`, curl, pip and Node read. See docs/sandbox.md.
+//!
+//! Under gVisor a container cannot join such a network (runsc is registered with
+//! `--network=none`): there a read-only run has no network interface at all, the proxy listens
+//! on a unix socket bind-mounted into the container, and the bootstrap (PID 1's side, not the
+//! program's) relays the program's connections to `127.0.0.1:`[`RELAY_PORT`] to it, under
+//! gVisor's registration that may connect to host sockets (`[executor.runtimes]
+//! runsc_read_only`).
 
 use crate::SandboxEvent;
 use crate::config::SandboxConfig;
 use crate::docker::{self, ContainerEngine, NetworkMode};
 use crate::error::SandboxError;
 use airlock_egress::ForwardProxy;
+use airlock_egress::forward::Listening;
+use airlock_protocol::Runtime;
 use bollard::models::{Ipam, NetworkCreateRequest};
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-/// Why a read-only run is refused under runsc. gVisor is registered with the engine with
-/// `--network=none` (what lets the `--network none` containers of every other run start), so a
-/// container under it has loopback alone whatever network it joins: the run's proxy would be
-/// unreachable and the program would fail with "no route to host" and no reason. Refused
-/// before anything starts instead (docs/sandbox.md, "Read-only internet").
-pub const READ_ONLY_UNDER_RUNSC: &str = "gVisor (runsc) is registered with the engine with --network=none, \
-     so a container under it has no interface to reach the run's proxy; ask for network \"none\", \
-     or have the gate's policy choose runc for code that needs read-only internet";
+/// Where the bootstrap's relay listens inside a gVisor sandbox (gVisor's own loopback, which
+/// nothing outside the sandbox shares): the program's `HTTP_PROXY`.
+pub const RELAY_PORT: u16 = 3128;
+/// Where the directory holding the proxy's socket appears in the container.
+const RELAY_DIR: &str = "/run/airlock/egress";
+/// The proxy's socket, in that directory.
+const RELAY_SOCKET: &str = "egress.sock";
 
 /// A read-only run's hosts, as its decision signs them, checked against this executor's own
 /// `[executor.egress] read_only_hosts`: a gate's policy narrows that list, it never widens it.
@@ -117,39 +125,79 @@ pub async fn remove(engine: &ContainerEngine, name: &str) {
 /// A read-only run's network and proxy, from before its container is created until after it
 /// is gone.
 pub struct ReadOnlyNet {
-    name: String,
-    gateway: IpAddr,
+    way: Way,
     proxy: ForwardProxy,
-    /// Holds the run's CA certificate, bind-mounted into the container.
-    ca_dir: tempfile::TempDir,
+    /// Holds the run's CA certificate, bind-mounted into the container (and, under gVisor, the
+    /// proxy's socket, which the directory is mounted for).
+    dir: tempfile::TempDir,
+}
+
+/// How the program reaches the run's proxy.
+enum Way {
+    /// An internal Docker network whose gateway the proxy listens on (runc).
+    Network { name: String, gateway: IpAddr },
+    /// No network: the proxy's unix socket, through the bootstrap's relay, under the engine
+    /// runtime named (gVisor's registration that may connect to host sockets).
+    Relay { runtime: String },
 }
 
 impl ReadOnlyNet {
-    /// Creates the network and starts the run's proxy on its gateway, reporting each request
-    /// to `events`.
+    /// Makes the way out for a run under `runtime` and starts the run's proxy there, reporting
+    /// each request to `events`.
     pub async fn open(
         engine: &ContainerEngine,
         config: &SandboxConfig,
         request_id: &str,
+        runtime: Runtime,
         hosts: &[String],
         events: UnboundedSender<SandboxEvent>,
     ) -> Result<ReadOnlyNet, SandboxError> {
-        let (name, gateway) = create_internal(engine, config, "readonly", request_id).await?;
-        match Self::with_proxy(config, &name, gateway, hosts, events).await {
-            Ok(net) => Ok(net),
-            Err(error) => {
-                remove(engine, &name).await;
-                Err(error)
+        let dir = Self::run_dir(config)?;
+        match runtime {
+            Runtime::Runc => {
+                let (name, gateway) = create_internal(engine, config, "readonly", request_id).await?;
+                let at = Listening::Tcp(SocketAddr::new(gateway, 0));
+                let way = Way::Network {
+                    name: name.clone(),
+                    gateway,
+                };
+                match Self::with_proxy(config, at, hosts, events, dir, way).await {
+                    Ok(net) => Ok(net),
+                    Err(error) => {
+                        remove(engine, &name).await;
+                        Err(error)
+                    }
+                }
+            }
+            Runtime::Runsc => {
+                let at = Listening::Unix(dir.path().join(RELAY_SOCKET));
+                let runtime = config.runtimes.runsc_read_only.clone();
+                Self::with_proxy(config, at, hosts, events, dir, Way::Relay { runtime }).await
             }
         }
     }
 
+    /// A directory of the run's own beside the package cache: a path the Docker host shares
+    /// with this process, as the package mounts need too. Readable by the container's user (the
+    /// certificate is public; the socket reaches only this run's proxy).
+    fn run_dir(config: &SandboxConfig) -> Result<tempfile::TempDir, SandboxError> {
+        let io = |e: std::io::Error| SandboxError::Internal(format!("making the run's proxy directory: {e}"));
+        std::fs::create_dir_all(&config.packages.cache_dir).map_err(io)?;
+        let dir = tempfile::Builder::new()
+            .prefix("read-only-")
+            .tempdir_in(&config.packages.cache_dir)
+            .map_err(io)?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        Ok(dir)
+    }
+
     async fn with_proxy(
         config: &SandboxConfig,
-        name: &str,
-        gateway: IpAddr,
+        at: Listening,
         hosts: &[String],
         events: UnboundedSender<SandboxEvent>,
+        dir: tempfile::TempDir,
+        way: Way,
     ) -> Result<ReadOnlyNet, SandboxError> {
         let report = move |egress| {
             let _ = events.send(SandboxEvent::Egress(egress));
@@ -160,30 +208,20 @@ impl ReadOnlyNet {
             read_only_hosts: hosts.to_vec(),
             ..config.egress.clone()
         };
-        let proxy = ForwardProxy::start(SocketAddr::new(gateway, 0), egress, report).await?;
-        // Beside the package cache: a path the Docker host shares with this process, as the
-        // package mounts need too. Readable by the container's user (the certificate is public).
+        let proxy = ForwardProxy::start(at, egress, report).await?;
         let io = |e: std::io::Error| SandboxError::Internal(format!("writing the run's CA certificate: {e}"));
-        std::fs::create_dir_all(&config.packages.cache_dir).map_err(io)?;
-        let ca_dir = tempfile::Builder::new()
-            .prefix("run-ca-")
-            .tempdir_in(&config.packages.cache_dir)
-            .map_err(io)?;
-        std::fs::set_permissions(ca_dir.path(), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
-        let file = ca_dir.path().join("run-ca.pem");
+        let file = dir.path().join("run-ca.pem");
         std::fs::write(&file, proxy.ca_pem()).map_err(io)?;
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).map_err(io)?;
-        Ok(ReadOnlyNet {
-            name: name.to_owned(),
-            gateway,
-            proxy,
-            ca_dir,
-        })
+        Ok(ReadOnlyNet { way, proxy, dir })
     }
 
     /// How the run's container joins: the network, its environment and its mounts.
     pub fn container_parts(&self) -> (NetworkMode, Vec<String>, Vec<(String, String)>) {
-        let proxy = format!("http://{}", self.proxy.addr());
+        let proxy = match self.proxy.listening() {
+            Listening::Tcp(addr) => format!("http://{addr}"),
+            Listening::Unix(_) => format!("http://127.0.0.1:{RELAY_PORT}"),
+        };
         let mut env = Vec::new();
         for key in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
             env.push(format!("{key}={proxy}"));
@@ -200,11 +238,21 @@ impl ReadOnlyNet {
         ] {
             env.push(format!("{key}={RUN_CA_PATH}"));
         }
-        let file = self.ca_dir.path().join("run-ca.pem").display().to_string();
-        let binds = vec![(file.clone(), RUN_CA_PATH.to_owned()), (file, SYSTEM_BUNDLE.to_owned())];
-        let mode = NetworkMode::Egress {
-            network: self.name.clone(),
-            gateway: self.gateway.to_string(),
+        let file = self.dir.path().join("run-ca.pem").display().to_string();
+        let mut binds = vec![(file.clone(), RUN_CA_PATH.to_owned()), (file, SYSTEM_BUNDLE.to_owned())];
+        let mode = match &self.way {
+            Way::Network { name, gateway } => NetworkMode::Egress {
+                network: name.clone(),
+                gateway: gateway.to_string(),
+            },
+            Way::Relay { runtime } => {
+                // Read by the bootstrap (PID 1's side), never passed on to the program.
+                env.push(format!("AIRLOCK_RELAY={RELAY_PORT} {RELAY_DIR}/{RELAY_SOCKET}"));
+                binds.push((self.dir.path().display().to_string(), RELAY_DIR.to_owned()));
+                NetworkMode::Relay {
+                    runtime: runtime.clone(),
+                }
+            }
         };
         (mode, env, binds)
     }
@@ -214,11 +262,12 @@ impl ReadOnlyNet {
     pub async fn close(self, engine: &ContainerEngine, cleanup: &tokio_util::task::TaskTracker) {
         self.proxy.stop().await;
         let engine = engine.clone();
-        let name = self.name;
-        let ca_dir = self.ca_dir;
+        let (way, dir) = (self.way, self.dir);
         cleanup.spawn(async move {
-            remove(&engine, &name).await;
-            drop(ca_dir);
+            if let Way::Network { name, .. } = way {
+                remove(&engine, &name).await;
+            }
+            drop(dir);
         });
     }
 }

@@ -72,6 +72,8 @@ pub struct Execution<'a> {
     pub warm: bool,
     /// Which run of the request this is.
     pub attempt: u32,
+    /// Processes of Airlock's own in the sandbox besides PID 1 ([`Launched::helpers`]).
+    pub helpers: u32,
     /// Where the monitor reports the job's memory use (for admission of other jobs).
     pub memory_used: Arc<AtomicU64>,
     /// Background removals, awaited at shutdown.
@@ -376,9 +378,14 @@ impl<'a> Run<'a> {
         // the run is watched through the engine (and the host's count of refused forks).
         let observer = match exec.runtime {
             airlock_protocol::Runtime::Runc => Observer::for_container(&exec.config.host, exec.engine, id, host_pid),
-            airlock_protocol::Runtime::Runsc => {
-                Observer::for_gvisor(&exec.config.host, exec.engine, id, host_pid, exec.limits.pids)
-            }
+            airlock_protocol::Runtime::Runsc => Observer::for_gvisor(
+                &exec.config.host,
+                exec.engine,
+                id,
+                host_pid,
+                exec.limits.pids,
+                exec.helpers,
+            ),
         };
         // A warm container's idle interpreter does not count towards the job's peak.
         observer.reset_peak();

@@ -98,7 +98,7 @@ impl Sandbox {
     /// crashed executor of the same instance left behind, and starts the warm pool.
     pub async fn start(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
         let engine = ContainerEngine::connect(&config).await?;
-        docker::check_runtimes(&engine, &config.runtimes.available).await?;
+        docker::check_runtimes(&engine, &config.runtimes).await?;
         for image in [&config.images.python, &config.images.bash] {
             crate::image::check_image(&engine, image).await?;
         }
@@ -225,13 +225,6 @@ impl Sandbox {
                 reason: "this executor does not offer it ([executor.runtimes] available)".into(),
             });
         }
-        if job.network == NetworkMode::ReadOnly && job.runtime == Runtime::Runsc {
-            return Err(SandboxError::NetworkUnavailable {
-                runtime: job.runtime.as_str(),
-                network: job.network.as_str(),
-                reason: crate::network::READ_ONLY_UNDER_RUNSC.into(),
-            });
-        }
         if job.network == NetworkMode::ReadOnly {
             crate::network::check_hosts(&inner.config.egress.read_only_hosts, &job.read_only_hosts)?;
         }
@@ -256,6 +249,7 @@ impl Sandbox {
                     &inner.engine,
                     &inner.config,
                     &job.request_id,
+                    job.runtime,
                     &job.read_only_hosts,
                     events.sender(),
                 )
@@ -321,6 +315,7 @@ impl Sandbox {
                 stdin: job.inputs.stdin,
                 warm: is_warm,
                 attempt: job.attempt,
+                helpers: launched.helpers,
                 memory_used: admission.used.clone(),
                 cleanup: &inner.cleanup,
                 quiet: &inner.quiet,

@@ -427,6 +427,9 @@ async fn start_sandbox(
                 // Each was checked with the engine by the start: these are usable, not hoped for.
                 let runtimes: Vec<&str> = config.runtimes.available.iter().map(|r| r.as_str()).collect();
                 counters.set_fact("runtimes", runtimes);
+                if config.runtimes.available.contains(&airlock_protocol::Runtime::Runsc) {
+                    counters.set_fact("runsc_read_only", config.runtimes.runsc_read_only.as_str());
+                }
                 let observation = match sandbox.observation_unavailable() {
                     None => format!("on: {}", crate::observation::SOURCE),
                     Some(reason) => format!("unavailable: {reason}"),

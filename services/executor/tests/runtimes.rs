@@ -363,34 +363,86 @@ async fn memory_cpu_and_tmp_limits_hold_under_runsc() {
     leaks.assert_none();
 }
 
+/// What a read-only program under gVisor tries: the run's proxy through `HTTP_PROXY` (which
+/// refuses a host off the list, with its reason), any other way out, and the relay itself.
+const READ_ONLY_PROBE: &str = r#"
+import os, signal, socket, urllib.request, urllib.error
+def attempt(name, fn):
+    try:
+        print(f"{name}: ok {fn()!r}"[:300], flush=True)
+    except urllib.error.HTTPError as e:
+        print(f"{name}: error HTTP {e.code} {e.read().decode()!r}"[:300], flush=True)
+    except Exception as e:
+        print(f"{name}: error {type(e).__name__}: {e}"[:300], flush=True)
+fetch = lambda: urllib.request.urlopen("http://evil.test/x", timeout=15).read()
+attempt("proxied", fetch)
+attempt("interfaces", lambda: sorted(name for _, name in socket.if_nameindex()))
+attempt("direct", lambda: socket.create_connection(("1.1.1.1", 80), timeout=3) and "connected")
+def comm(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
+relay = [int(p) for p in os.listdir("/proc") if p.isdigit() and comm(p) == "airlock-relay"]
+attempt("relay", lambda: len(relay))
+attempt("kill_relay", lambda: [os.kill(p, signal.SIGKILL) for p in relay])
+attempt("proxied_again", fetch)
+attempt("proxy_env", lambda: os.environ["HTTPS_PROXY"])
+attempt("relay_env", lambda: os.environ.get("AIRLOCK_RELAY"))
+"#;
+
 #[tokio::test]
-async fn read_only_internet_under_runsc_is_refused_before_anything_starts() {
+async fn read_only_internet_under_runsc_reaches_the_runs_proxy_and_nothing_else() {
     let mut cfg = both_runtimes("gvisor-read-only");
     cfg.pool.enabled = false;
+    cfg.egress.read_only_hosts = vec!["docs.test".into()];
     let (sandbox, leaks) = start(cfg).await;
-    let mut j = under_runsc(Language::Python, "print('ran')", quota());
+    let mut j = under_runsc(Language::Python, READ_ONLY_PROBE, quota());
     j.network = airlock_protocol::NetworkMode::ReadOnly;
-    let started_at = std::time::Instant::now();
-    let (result, events) = run(&sandbox, j).await;
-    match result {
-        Err(
-            error @ SandboxError::NetworkUnavailable {
-                runtime: "runsc",
-                network: "read-only",
-                ..
-            },
-        ) => {
-            assert!(error.is_permanent() && !error.may_have_run(), "{error}");
-            assert!(error.to_string().contains("--network=none"), "{error}");
-        }
-        other => panic!("read-only under runsc must be refused: {other:?}"),
+    j.read_only_hosts = vec!["docs.test".into()];
+    let (report, events) = run_ok(&sandbox, j).await;
+    let stdout = text(&report.stdout);
+    eprintln!("{stdout}{}", text(&report.stderr));
+    assert_eq!(report.exit_code, Some(0), "{stdout}");
+    assert_eq!(started(&events).runtime, Runtime::Runsc, "ran under gVisor");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{stdout}"))
+            .to_owned()
+    };
+    // The proxy answered, through the relay and the unix socket, and said why it refused.
+    for name in ["proxied", "proxied_again"] {
+        let shown = line(name);
+        assert!(
+            shown.contains("HTTP 403") && shown.contains("evil.test is not on the read-only allow-list"),
+            "{shown}"
+        );
     }
-    assert!(
-        started_at.elapsed() < Duration::from_secs(5),
-        "refused at once, no wait"
+    // No interface but loopback, so no other way out.
+    assert_eq!(line("interfaces"), "interfaces: ok ['lo']");
+    assert!(line("direct").starts_with("direct: error"), "{stdout}");
+    // The relay is there, is not the program's to kill, and keeps serving.
+    assert_eq!(line("relay"), "relay: ok 1");
+    assert!(line("kill_relay").contains("PermissionError"), "{stdout}");
+    assert_eq!(line("proxy_env"), "proxy_env: ok 'http://127.0.0.1:3128'");
+    assert_eq!(
+        line("relay_env"),
+        "relay_env: ok None",
+        "the relay's address is not the program's"
     );
-    assert!(events.is_empty(), "nothing started: {events:?}");
-    // Neither a container nor the run's internal network was made.
+    // Each request reached the run's proxy and is recorded.
+    let refused: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            airlock_executor::SandboxEvent::Egress(egress) if !egress.allowed && egress.host == "evil.test" => {
+                Some(egress)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 2, "{events:?}");
     sandbox.shutdown().await;
     leaks.assert_none();
 }

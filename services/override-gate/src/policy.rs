@@ -473,20 +473,6 @@ impl EffectivePolicy {
             Origin::Generated => self.rules.read_only.generated,
             Origin::External => self.rules.read_only.external,
         };
-        // The executor refuses read-only internet under gVisor (runsc is registered with
-        // `--network=none`): said here, before anyone is asked to approve what cannot run.
-        if network == NetworkMode::ReadOnly
-            && !matches!(ruling, Ruling::Deny { .. })
-            && self.runtime(level, origin) == Ok(Runtime::Runsc)
-        {
-            return Ruling::Deny {
-                reason: format!(
-                    "policy: {level} {} code runs under gVisor (runsc), where read-only internet is not available; \
-                     ask for network \"none\", or run it where the policy chooses runc",
-                    origin.as_str()
-                ),
-            };
-        }
         match ruling {
             Ruling::Approve { .. } if network == NetworkMode::ReadOnly && !ceiling.allows(level) => Ruling::Ask,
             Ruling::Approve { grant, rule } => Ruling::Approve {
@@ -713,46 +699,29 @@ mod tests {
     }
 
     #[test]
-    fn read_only_internet_under_gvisor_is_denied_before_anyone_is_asked() {
+    fn read_only_internet_under_gvisor_is_granted_as_under_runc_and_keeps_its_runtime() {
+        let q = Quotas::default();
         let policy = EffectivePolicy::new(
-            toml::from_str("[runtimes]\nexternal = \"runsc\"\n").unwrap(),
+            toml::from_str("[runtimes]\nexternal = \"runsc\"\n[read_only]\nexternal = \"low\"\n").unwrap(),
             BTreeMap::new(),
             [Runtime::Runc, Runtime::Runsc].into(),
         );
-        let approve = Ruling::Approve {
-            grant: Grant {
-                quota: TrustLevel::Untrusted,
-                limits: Quotas::default().untrusted,
-                runtime: Runtime::Runsc,
-                network: NetworkMode::None,
-                read_only_hosts: vec![],
-            },
-            rule: "test".into(),
-        };
-        for ruling in [approve.clone(), Ruling::Ask] {
-            let ruled = policy.rule_network(ruling, Level::Low, Origin::External, NetworkMode::ReadOnly);
-            assert!(
-                matches!(&ruled, Ruling::Deny { reason } if reason.contains("gVisor")),
-                "{ruled:?}"
-            );
+        let ruling = policy.decide(&q, Level::Low, Origin::External, TrustLevel::Untrusted);
+        match policy.rule_network(ruling, Level::Low, Origin::External, NetworkMode::ReadOnly) {
+            Ruling::Approve { grant, .. } => {
+                assert_eq!((grant.runtime, grant.network), (Runtime::Runsc, NetworkMode::ReadOnly))
+            }
+            other => panic!("LOW external code with read-only internet is approved under runsc: {other:?}"),
         }
-        // Under runc, or without network, nothing changes.
-        let ruled = policy.rule_network(approve.clone(), Level::Low, Origin::Generated, NetworkMode::ReadOnly);
-        assert!(
-            matches!(
-                ruled,
-                Ruling::Approve {
-                    grant: Grant {
-                        network: NetworkMode::ReadOnly,
-                        ..
-                    },
-                    ..
-                }
-            ),
-            "{ruled:?}"
+        // What a human approves is the same: runsc, read-only.
+        let grant = policy.approval_grant(
+            &q,
+            TrustLevel::Trusted,
+            Level::High,
+            Origin::External,
+            NetworkMode::ReadOnly,
         );
-        let ruled = policy.rule_network(approve, Level::Low, Origin::External, NetworkMode::None);
-        assert!(matches!(ruled, Ruling::Approve { .. }), "{ruled:?}");
+        assert_eq!((grant.runtime, grant.network), (Runtime::Runsc, NetworkMode::ReadOnly));
     }
 
     #[test]

@@ -26,6 +26,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use rules::Target;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -40,9 +41,52 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The forward proxy of one read-only run; [`ForwardProxy::stop`] ends it.
 pub struct ForwardProxy {
-    addr: SocketAddr,
+    at: Listening,
     state: Arc<Forward>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// Where a forward proxy takes connections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listening {
+    /// A TCP address: the run network's gateway, which only that network reaches (runc).
+    Tcp(SocketAddr),
+    /// A unix socket, bind-mounted into the run's container, which has no network interface at
+    /// all; a relay inside it carries the program's TCP connections here (gVisor).
+    Unix(PathBuf),
+}
+
+/// Connections from either kind of listener, served alike.
+enum Listener {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener),
+}
+
+/// One accepted connection, of either kind.
+trait Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Connection for T {}
+
+impl Listener {
+    async fn accept(&self) -> std::io::Result<Box<dyn Connection>> {
+        Ok(match self {
+            Listener::Tcp(listener) => Box::new(listener.accept().await?.0),
+            Listener::Unix(listener) => Box::new(listener.accept().await?.0),
+        })
+    }
+}
+
+/// Binds a unix socket at `path` (which must not exist), connectable by any user: the
+/// container's relay runs as another user than the executor, and the directory holding the
+/// socket is what decides who reaches it.
+fn listen_unix(path: &Path) -> Result<tokio::net::UnixListener, EgressError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let error = |source| EgressError::ListenUnix {
+        path: path.to_owned(),
+        source,
+    };
+    let listener = tokio::net::UnixListener::bind(path).map_err(error)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(error)?;
+    Ok(listener)
 }
 
 struct Forward {
@@ -56,15 +100,21 @@ struct Forward {
 }
 
 impl ForwardProxy {
-    /// Listens on `bind` (the run network's gateway address, so only that network reaches it)
-    /// with a fresh CA, and reports each request through `report`.
+    /// Listens on `at` with a fresh CA, and reports each request through `report`. A TCP
+    /// address with port 0 is given a free port ([`ForwardProxy::listening`] says which).
     pub async fn start(
-        bind: SocketAddr,
+        at: Listening,
         config: EgressConfig,
         report: impl Fn(Egress) + Send + Sync + 'static,
     ) -> Result<ForwardProxy, EgressError> {
         let ca = RunCa::generate(&config.read_only_hosts)?;
-        let (listener, addr) = proxy::listen(bind).await?;
+        let (listener, at) = match at {
+            Listening::Tcp(bind) => {
+                let (listener, addr) = proxy::listen(bind).await?;
+                (Listener::Tcp(listener), Listening::Tcp(addr))
+            }
+            Listening::Unix(path) => (Listener::Unix(listen_unix(&path)?), Listening::Unix(path)),
+        };
         let state = Arc::new(Forward {
             client: proxy::upstream_client(&config)?,
             config,
@@ -74,11 +124,12 @@ impl ForwardProxy {
             tasks: TaskTracker::new(),
         });
         let task = tokio::spawn(serve(listener, state.clone()));
-        Ok(ForwardProxy { addr, state, task })
+        Ok(ForwardProxy { at, state, task })
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
+    /// Where it takes connections (with the port chosen, for TCP).
+    pub fn listening(&self) -> &Listening {
+        &self.at
     }
 
     /// The run's CA certificate (PEM): what the run's container trusts, and nothing else does.
@@ -101,13 +152,13 @@ impl ForwardProxy {
     }
 }
 
-async fn serve(listener: tokio::net::TcpListener, state: Arc<Forward>) {
+async fn serve(listener: Listener, state: Arc<Forward>) {
     loop {
         let accepted = tokio::select! {
             _ = state.cancel.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
-        let Ok((stream, _)) = accepted else { continue };
+        let Ok(stream) = accepted else { continue };
         let conn_state = state.clone();
         state.tasks.spawn(async move {
             let service_state = conn_state.clone();
