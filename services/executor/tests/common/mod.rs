@@ -93,7 +93,10 @@ pub fn two_busy_processes(seconds: u32) -> String {
 }
 
 /// Fails unless the engine held a run of [`two_busy_processes`] to `cpu_millis` (with a fifth
-/// of slack for sampling) and the program did run.
+/// of slack for sampling) and the program did run: at least [`RAN_CPU_MS`] of CPU, which a
+/// program that never started cannot show. (The floor was a quarter of the wall time until a
+/// CI run on a host loaded past 8 gave the two busy loops 384 ms in 1,952 ms: how much CPU a
+/// neighbourless host gives is a benchmark's question, not this test's.)
 pub fn assert_cpu_capped(usage: &airlock_protocol::Usage, cpu_millis: u64) {
     let allowed = usage.wall_ms * cpu_millis / 1000 + usage.wall_ms / 5 + 100;
     assert!(
@@ -102,8 +105,11 @@ pub fn assert_cpu_capped(usage: &airlock_protocol::Usage, cpu_millis: u64) {
         usage.cpu_ms,
         usage.wall_ms
     );
-    assert!(usage.cpu_ms >= usage.wall_ms / 4, "the program did run: {usage:?}");
+    assert!(usage.cpu_ms >= RAN_CPU_MS, "the program did run: {usage:?}");
 }
+
+/// CPU time that shows a busy program ran.
+const RAN_CPU_MS: u64 = 100;
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
