@@ -134,6 +134,16 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             out.push(Scanned::Shell(literal.clone()));
         }
     }
+    // A shell started with its command as separate arguments, in any language
+    // (`ProcessBuilder("/bin/bash", "-c", CMD)`, `spawn("sh", ["-c", CMD])`,
+    // `exec.Command("sh", "-c", CMD)`): the command after `-c` is shell code.
+    for window in strings.windows(3) {
+        if is_shell_command(&window[0].1) && matches!(window[1].1.trim(), "-c" | "/c" | "-lc" | "-ic") {
+            runs_shell = true;
+            runs_any = true;
+            out.push(Scanned::Shell(window[2].1.clone()));
+        }
+    }
     // vim, ed, less, man, ftp and gdb run what follows `!` (and gdb `shell`) as a shell command.
     if matches!(language, "vim" | "gdb" | "ed" | "less" | "ftp") {
         for command in code.split('!').skip(1).chain(code.split("shell ").skip(1)) {

@@ -84,8 +84,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.collect_into_receiver(node, &call);
         let mut found = self.ctx.rules.effects.python_effects(&call);
         found.extend(self.writes_to_opened_file(node, &call));
+        let sent = self.client_send(node, &call, &found);
+        found.extend(sent);
         let data = self.ctx.record_effects(Language::Python, found);
         result = result.with_taints(data);
+        // What is made with a network address is a network client (`Redis(host=IP)`, `Minio(URL)`).
+        if self.names_an_address(&call) {
+            result = result.with_taints(self.ctx.rules.label("network"));
+            self.configure_client(node, &call);
+        }
+        self.call_through(node, &call, depth);
+        self.sh_library_command(node, &call);
         self.program.note_call(&call);
         let followed = self.follow_call(node, &call, depth);
         self.ctx.python.push_call(call);
@@ -219,6 +228,81 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     }
                 }
                 _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `pydoc.locate("os.system")`, `pkgutil.resolve_name("os:system")`: a function looked
+            // up by its dotted name, as `getattr(__import__(module), name)` is.
+            "pydoc.locate" | "pkgutil.resolve_name" => match first_text() {
+                Some(dotted) if !dotted.is_empty() && !dotted.contains(char::is_whitespace) => {
+                    let dotted = dotted.replace(':', ".");
+                    self.resolved(&dotted, node.arguments.args.first(), call.span);
+                    Expr::new(Value::Name(dotted))
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `operator.methodcaller("system", "id")` calls the method of that name on the object it
+            // is given: the lookup is `getattr`'s (see `Walker::call`).
+            "operator.methodcaller" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Str(attribute)) if !attribute.contains('.') => {
+                    Expr::new(Value::Name(format!("{ATTRGETTER}{attribute}")))
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `bytes([111, 115])`: the bytes of those codes, read as text.
+            "bytes" | "bytearray" | "builtins.bytes" | "builtins.bytearray" => {
+                match call.args.first().map(|a| &a.value) {
+                    Some(Value::Seq(items)) if !items.is_empty() => {
+                        let codes: Option<Vec<u8>> = items
+                            .iter()
+                            .map(|i| match i.value {
+                                Value::Int(code) => u8::try_from(code).ok(),
+                                _ => None,
+                            })
+                            .collect();
+                        match codes.and_then(|c| String::from_utf8(c).ok()) {
+                            Some(text) => Expr::new(Value::Str(text)),
+                            None => Expr::new(Value::Call(call.name.clone())),
+                        }
+                    }
+                    Some(Value::Str(text)) => Expr::new(Value::Str(text.clone())),
+                    _ => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            // Text decoded or encoded as UTF-8 or ASCII is the same text.
+            "str.decode" | "str.encode" | "bytes.decode" | "bytes.encode"
+                if call.args.first().is_none_or(|a| {
+                    a.text().is_some_and(|t| {
+                        matches!(
+                            t.to_ascii_lowercase().as_str(),
+                            "utf-8" | "utf8" | "ascii" | "latin-1" | "latin1"
+                        )
+                    })
+                }) =>
+            {
+                match &call.receiver {
+                    Some(Expr {
+                        value: Value::Str(text),
+                        ..
+                    }) => Expr::new(Value::Str(text.clone())),
+                    _ => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            // `bytes.fromhex("6f73")`: the text the hexadecimal digits spell.
+            "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex" => match first_text() {
+                Some(hex) => {
+                    let digits: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
+                    let bytes: Option<Vec<u8>> = (0..digits.len())
+                        .step_by(2)
+                        .map(|i| digits.get(i..i + 2).and_then(|d| u8::from_str_radix(d, 16).ok()))
+                        .collect();
+                    match bytes
+                        .filter(|_| digits.len().is_multiple_of(2))
+                        .and_then(|b| String::from_utf8(b).ok())
+                    {
+                        Some(text) => Expr::new(Value::Str(text)),
+                        None => Expr::new(Value::Call(call.name.clone())),
+                    }
+                }
+                None => Expr::new(Value::Call(call.name.clone())),
             },
             // `operator.attrgetter("system")` is `getattr` waiting for its object: called with
             // one, it is that lookup (see `Walker::call`).

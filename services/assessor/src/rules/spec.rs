@@ -394,7 +394,19 @@ impl WrapperSpec {
                 break;
             }
             if word.starts_with('-') && word.len() > 1 {
-                i += if self.options_with_value.contains(&word) { 2 } else { 1 };
+                // A cluster of short options whose last takes a value (`screen -dmS NAME`).
+                let clustered = !word.starts_with("--")
+                    && word.len() > 2
+                    && word[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    && word
+                        .chars()
+                        .last()
+                        .is_some_and(|c| self.options_with_value.contains(&format!("-{c}")));
+                i += if self.options_with_value.contains(&word) || clustered {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             if self.skip_assignments && is_assignment(&word) {
