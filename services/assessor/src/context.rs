@@ -126,10 +126,18 @@ impl<'r> Context<'r> {
             }
         }
         for mut item in later {
+            // (Code given in the command's words, `rsync -e 'ssh -i key'`, `awk PROGRAM`, is that
+            // code: what the command fetches or reads is its data, not code it runs.)
+            let code_in_words = item.call.name == "@shell"
+                && item
+                    .code
+                    .as_ref()
+                    .is_some_and(|(_, code)| code.text().is_some_and(|t| !t.trim().is_empty()));
             if matches!(
                 item.call.name.as_str(),
                 "@write" | "@append" | "@send" | "@shell" | "@exec" | "@run" | "@load"
-            ) {
+            ) && !code_in_words
+            {
                 item.call.taints = item.call.taints.union(data);
             }
             if matches!(item.call.name.as_str(), "@run" | "@load")

@@ -584,9 +584,11 @@ impl EffectTables {
     /// inline code otherwise, since an interpreter fed a here-document runs it.
     pub fn stdin_language(&self, name: &str) -> Option<String> {
         let tool = self.tools.get(name)?;
+        // (Shell commands given under an option, `rsync -e CMD`, `git -c`, do not make the
+        // program a shell that reads its input as commands.)
         tool.effects
             .iter()
-            .filter(|e| e.kind == "shell")
+            .filter(|e| e.kind == "shell" && !(e.language.as_deref() == Some("bash") && !e.options.is_empty()))
             .find_map(|e| e.language.clone())
     }
 
