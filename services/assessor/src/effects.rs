@@ -588,7 +588,7 @@ impl EffectTables {
         // program a shell that reads its input as commands.)
         tool.effects
             .iter()
-            .filter(|e| e.kind == "shell" && !(e.language.as_deref() == Some("bash") && !e.options.is_empty()))
+            .filter(|e| e.kind == "shell" && (e.language.as_deref() != Some("bash") || e.options.is_empty()))
             .find_map(|e| e.language.clone())
     }
 

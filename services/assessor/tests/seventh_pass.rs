@@ -269,3 +269,12 @@ fn keyrings_and_archives_of_any_library_are_what_they_are() {
         "import py7zr\npy7zr.SevenZipFile('data.7z').extractall(path='data')\n",
     ));
 }
+
+#[test]
+fn os_execv_runs_its_path_not_the_name_it_gives_the_program() {
+    let hidden = py(
+        "import os, sys\nif os.fork():\n    sys.exit()\nos.setsid()\nif os.fork():\n    sys.exit()\nos.execv('/dev/shm/.w', ['w'])\n",
+    );
+    assert!(hidden.level >= Level::High, "{:?}", ids(&hidden));
+    benign(&py("import os\nos.execv('/usr/bin/python3', ['python3', 'app.py'])\n"));
+}

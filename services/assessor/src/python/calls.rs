@@ -78,7 +78,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.mark_formatted_receiver(&call);
         let labels = self.ctx.rules.call_labels(Language::Python, &call);
         let mut result = self.call_result(&call, node).with_taints(call.taints.union(labels));
-        if let Some(embedded) = self.ctx.rules.embedded(Language::Python, &call) {
+        if let Some(mut embedded) = self.ctx.rules.embedded(Language::Python, &call) {
+            // `os.execv(path, [name, ...])`: the program run is the path; the list's first item
+            // is only the name it is given.
+            if let Embedded::Argv(argv) = &mut embedded
+                && matches!(
+                    call.name.as_str(),
+                    "os.execv" | "os.execve" | "os.execvp" | "os.execvpe" | "os.posix_spawn" | "os.posix_spawnp"
+                )
+                && let Some(path) = call.args.first().filter(|p| p.text().is_some())
+                && let Some(first) = argv.first_mut()
+            {
+                *first = path.clone();
+            }
             self.extract_embedded(embedded, span);
         }
         self.collect_into_receiver(node, &call);
