@@ -960,7 +960,19 @@ impl FileTaints {
         if self.by_path.is_empty() {
             return Taints::NONE;
         }
-        let path = normalise(path);
+        let mut path = normalise(path);
+        // `shutil.make_archive("/tmp/h", "zip", ...)` writes `/tmp/h.zip`: an archive read under
+        // its full name was written under its base name.
+        if !self.by_path.contains_key(path.as_str())
+            && let Some(base) = [
+                ".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".zip", ".tar", ".gztar", ".bztar", ".xztar",
+            ]
+            .iter()
+            .find_map(|ext| path.strip_suffix(ext))
+            && self.by_path.contains_key(base)
+        {
+            path = base.to_string();
+        }
         let mut taints = Taints::NONE;
         let mut current = path.as_str();
         loop {

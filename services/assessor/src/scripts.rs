@@ -144,6 +144,36 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             out.push(Scanned::Shell(window[2].1.clone()));
         }
     }
+    // awk runs the command a string names when it is piped: `"cmd" | getline` reads its output,
+    // `print ... | "cmd"` feeds it. Both in one program pass what the first prints to the second.
+    if language == "awk" {
+        let readers: Vec<&String> = strings
+            .iter()
+            .filter(|(at, literal)| {
+                // (Where the literal ends as written; escapes make it shorter, and then it is
+                // not looked at.)
+                code.get(at + literal.len() + 2..)
+                    .and_then(|after| after.trim_start().strip_prefix('|'))
+                    .is_some_and(|after| after.trim_start().starts_with("getline"))
+            })
+            .map(|(_, l)| l)
+            .collect();
+        let writers: Vec<&String> = strings
+            .iter()
+            .filter(|(at, _)| {
+                let before = tail_before(code, *at).trim_end();
+                before.ends_with('|') && !before.ends_with("||")
+            })
+            .map(|(_, l)| l)
+            .collect();
+        for command in readers.iter().chain(writers.iter()) {
+            runs_any = true;
+            out.push(Scanned::Shell((*command).clone()));
+        }
+        if let (Some(reader), Some(writer)) = (readers.first(), writers.first()) {
+            out.push(Scanned::Shell(format!("{reader} | {writer}")));
+        }
+    }
     // vim, ed, less, man, ftp and gdb run what follows `!` (and gdb `shell`) as a shell command.
     if matches!(language, "vim" | "gdb" | "ed" | "less" | "ftp") {
         for command in code.split('!').skip(1).chain(code.split("shell ").skip(1)) {

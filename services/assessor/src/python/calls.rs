@@ -78,6 +78,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.mark_formatted_receiver(&call);
         let labels = self.ctx.rules.call_labels(Language::Python, &call);
         let mut result = self.call_result(&call, node).with_taints(call.taints.union(labels));
+        // What shell code run here takes in is what it can print: the output of
+        // `check_output("cat /etc/passwd", shell=True)` carries what `cat` read.
+        let shell_facts_before = self.ctx.shell.calls.len();
         if let Some(mut embedded) = self.ctx.rules.embedded(Language::Python, &call) {
             // `os.execv(path, [name, ...])`: the program run is the path; the list's first item
             // is only the name it is given.
@@ -92,6 +95,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 *first = path.clone();
             }
             self.extract_embedded(embedded, span);
+            let local = self.local_labels();
+            let taken = self
+                .ctx
+                .shell
+                .calls
+                .get(shell_facts_before..)
+                .unwrap_or_default()
+                .iter()
+                .fold(crate::facts::Taints::NONE, |t, c| t.union(c.taints));
+            result = result.with_taints(crate::facts::Taints(taken.0 & local.0));
         }
         self.collect_into_receiver(node, &call);
         let mut found = self.ctx.rules.effects.python_effects(&call);

