@@ -109,14 +109,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.collect_into_receiver(node, &call);
         let mut found = self.ctx.rules.effects.python_effects(&call);
         found.extend(self.writes_to_opened_file(node, &call));
-        let sent = self.client_send(node, &call, &found);
+        let addressed = self.names_an_address(&call);
+        let sent = self.client_send(node, &call, &found, addressed);
         found.extend(sent);
         let data = self.ctx.record_effects(Language::Python, found);
         result = result.with_taints(data);
         // What is made with a network address is a network client (`Redis(host=IP)`, `Minio(URL)`).
-        if self.names_an_address(&call) {
+        if addressed {
             result = result.with_taints(self.ctx.rules.label("network"));
-            self.configure_client(node, &call);
+            self.configure_client(node);
         }
         self.call_through(node, &call, depth);
         self.sh_library_command(node, &call);

@@ -146,16 +146,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// `c.setopt(c.URL, "https://...")`: an object given an address by a method becomes a network
     /// client (its later calls send to it).
-    pub(super) fn configure_client(&mut self, node: &'t ast::ExprCall, call: &Call) {
+    pub(super) fn configure_client(&mut self, node: &'t ast::ExprCall) {
         let ast::Expr::Attribute(function) = &*node.func else {
             return;
         };
         let ast::Expr::Name(object) = &*function.value else {
             return;
         };
-        if !self.names_an_address(call) {
-            return;
-        }
         let network = self.ctx.rules.label("network");
         if let Some(super::walker::Bound::Var(value)) = self.names.get_mut(object.id.as_str()) {
             value.taints = value.taints.union(network);
@@ -164,19 +161,27 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// Whether a call is given a network address: then what it makes is a network client.
     pub(super) fn names_an_address(&self, call: &Call) -> bool {
-        call.args
-            .iter()
-            .take(2)
-            .any(|a| a.text().is_some_and(|t| is_address(&t)))
+        fn literal(e: &Expr) -> Option<&str> {
+            match &e.value {
+                Value::Str(t) => Some(t.as_str()),
+                _ => None,
+            }
+        }
+        call.args.iter().take(2).filter_map(literal).any(is_address)
             || call.kwargs.iter().any(|(k, v)| {
-                v.text()
-                    .is_some_and(|t| is_address(&t) || (HOST_KEYWORDS.contains(&k.as_str()) && looks_like_host(&t)))
+                literal(v).is_some_and(|t| is_address(t) || (HOST_KEYWORDS.contains(&k.as_str()) && looks_like_host(t)))
             })
     }
 
     /// A method of a network client (or a call given an address) handed local data or a local
     /// file: a send to that address, for a library the call table does not describe.
-    pub(super) fn client_send(&mut self, node: &'t ast::ExprCall, call: &Call, found: &[Found]) -> Vec<Found> {
+    pub(super) fn client_send(
+        &mut self,
+        node: &'t ast::ExprCall,
+        call: &Call,
+        found: &[Found],
+        addressed: bool,
+    ) -> Vec<Found> {
         // A call the table describes is what the table says.
         if !found.is_empty() {
             return Vec::new();
@@ -186,7 +191,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         // call given an address.
         let on_client = call.receiver.as_ref().is_some_and(|r| r.taints.intersects(network))
             || call.all_args().any(|a| a.taints.intersects(network));
-        if !on_client && !self.names_an_address(call) {
+        if !on_client && !addressed {
             return Vec::new();
         }
         // Reading a reply, closing, logging in: not a send of what the call is given.
@@ -348,6 +353,10 @@ fn names_local_file(text: &str) -> bool {
 /// `host:port`.
 fn is_address(text: &str) -> bool {
     let text = text.trim();
+    // (Most strings are neither: no colon, and not an IPv4 address.)
+    if !text.contains(':') && !(text.len() <= 15 && text.as_bytes().first().is_some_and(u8::is_ascii_digit)) {
+        return false;
+    }
     if let Some((scheme, rest)) = text.split_once("://") {
         return !scheme.is_empty()
             && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
