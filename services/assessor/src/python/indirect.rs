@@ -354,7 +354,8 @@ fn names_local_file(text: &str) -> bool {
 fn is_address(text: &str) -> bool {
     let text = text.trim();
     // (Most strings are neither: no colon, and not an IPv4 address.)
-    if !text.contains(':') && !(text.len() <= 15 && text.as_bytes().first().is_some_and(u8::is_ascii_digit)) {
+    let may_be_ip = text.len() <= 15 && text.as_bytes().first().is_some_and(u8::is_ascii_digit);
+    if !text.contains(':') && !may_be_ip {
         return false;
     }
     if let Some((scheme, rest)) = text.split_once("://") {
