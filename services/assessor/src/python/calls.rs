@@ -312,6 +312,38 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     _ => Expr::new(Value::Call(call.name.clone())),
                 }
             }
+            // `base64.b64decode("Y3VybC...")`, `codecs.decode("...", "rot13")`: the text a literal
+            // decodes to (still labelled decoded), so what is run from it is read.
+            "base64.b64decode"
+            | "base64.standard_b64decode"
+            | "base64.urlsafe_b64decode"
+            | "base64.decodebytes"
+            | "base64.decodestring" => match first_text().and_then(|t| decode_base64(&t)) {
+                Some(text) => Expr::new(Value::Str(text)),
+                None => Expr::new(Value::Call(call.name.clone())),
+            },
+            "codecs.decode" | "codecs.encode"
+                if call
+                    .args
+                    .get(1)
+                    .and_then(|a| a.text())
+                    .is_some_and(|c| matches!(c.to_ascii_lowercase().as_str(), "rot13" | "rot_13" | "rot-13")) =>
+            {
+                match first_text() {
+                    Some(text) => Expr::new(Value::Str(rot13(&text))),
+                    None => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            "codecs.decode"
+                if call.args.get(1).and_then(|a| a.text()).is_some_and(|c| {
+                    matches!(c.to_ascii_lowercase().as_str(), "base64" | "base_64" | "base64_codec")
+                }) =>
+            {
+                match first_text().and_then(|t| decode_base64(&t)) {
+                    Some(text) => Expr::new(Value::Str(text)),
+                    None => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
             // `bytes.fromhex("6f73")`: the text the hexadecimal digits spell.
             "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex" => match first_text() {
                 Some(hex) => {
@@ -423,6 +455,52 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
         }
     }
+}
+
+/// Base64 text (standard or URL-safe alphabet, padding optional) decoded, when what it holds is
+/// UTF-8 text without control characters other than whitespace.
+fn decode_base64(text: &str) -> Option<String> {
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
+        .collect();
+    if digits.is_empty() || digits.len() > 64 * 1024 {
+        return None;
+    }
+    let value = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for b in digits {
+        buffer = (buffer << 6) | u32::from(value(b)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    let text = String::from_utf8(out).ok()?;
+    text.chars()
+        .all(|c| !c.is_control() || c.is_whitespace())
+        .then_some(text)
+}
+
+fn rot13(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            _ => c,
+        })
+        .collect()
 }
 
 /// The name [`Walker::call_result`] gives `operator.attrgetter(NAME)`, before the attribute.

@@ -138,13 +138,20 @@ impl<'s> Walker<'_, '_, 's> {
     pub(super) fn for_statement(&mut self, clause: &'s For, range: Range, depth: u32, pipe: &Pipe) -> Taints {
         let mut values = Vec::new();
         for word in clause.words.iter().flatten() {
-            let mut value = self.word(word, depth);
-            // The words a loop goes over are a listing (`for d in /proc/[0-9]*` lists processes):
-            // sources over `@list` give the loop variable their labels.
-            let mut listing = Call::new("@list".into(), self.span(range));
-            listing.args.push(value.clone());
-            value.taints = value.taints.union(self.ctx.rules.call_labels(Language::Bash, &listing));
-            values.push(value);
+            let word = self.word(word, depth);
+            // `for f in "${FILES[@]}"` of a literal array goes over its words.
+            let items = match word.value {
+                Value::Seq(items) => items,
+                _ => vec![word],
+            };
+            for mut value in items {
+                // The words a loop goes over are a listing (`for d in /proc/[0-9]*` lists
+                // processes): sources over `@list` give the loop variable their labels.
+                let mut listing = Call::new("@list".into(), self.span(range));
+                listing.args.push(value.clone());
+                value.taints = value.taints.union(self.ctx.rules.call_labels(Language::Bash, &listing));
+                values.push(value);
+            }
         }
         let body = &clause.body;
         let name = self.text(clause.variable).to_string();
