@@ -338,7 +338,13 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
         let Some(text) = word.text() else { continue };
         // Code given under a code-like option: text that reads as code, or has spaces (a
         // program's text names paths too: `jrunscript -e 'new ProcessBuilder("/bin/sh", ...)'`).
-        if code_next && (looks_like_code(&text) || (text.contains(char::is_whitespace) && looks_like_code_text(&text)))
+        // (Only text written as it stands: a computed value with spaces in it, `"$(cd "$d" && pwd)"/f`,
+        // is a path.)
+        if code_next
+            && (looks_like_code(&text)
+                || (matches!(word.value, Value::Str(_))
+                    && text.contains(char::is_whitespace)
+                    && looks_like_code_text(&text)))
         {
             code_next = false;
             found.push(inline_code_fact(name, word.clone(), call));
@@ -422,6 +428,16 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
     }
     if let Some(target) = written {
         found.push(effect_fact("write", name, target, call));
+    }
+    // `start-stop-daemon --startas /bin/sh -- -c CODE`: code given beside a shell is shell code.
+    if names_shell {
+        for item in &mut found {
+            if let Some((language, _)) = &mut item.code
+                && language == name
+            {
+                *language = "bash".into();
+            }
+        }
     }
     let sends_data = !paths.is_empty() || !call.taints.is_empty();
     for url in urls {

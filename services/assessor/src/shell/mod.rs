@@ -897,6 +897,22 @@ impl<'s> Walker<'_, '_, 's> {
             if !text.starts_with('-') || text == "-" || text.starts_with(":::") {
                 break;
             }
+            // `parallel -V`, `--help`, `--citation`, `--number-of-cores`: it reports, runs nothing.
+            if matches!(
+                text.as_ref(),
+                "-V" | "--version"
+                    | "-h"
+                    | "--help"
+                    | "--citation"
+                    | "--bibtex"
+                    | "--number-of-cpus"
+                    | "--number-of-cores"
+                    | "--number-of-sockets"
+                    | "--number-of-threads"
+                    | "--max-line-length-allowed"
+            ) {
+                return Taints::NONE;
+            }
             i += if WITH_VALUE.contains(&text.as_ref()) { 2 } else { 1 };
         }
         let rest = words.get(i..).unwrap_or_default();

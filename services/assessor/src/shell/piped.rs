@@ -69,7 +69,7 @@ pub(super) fn printed(name: &str, words: &[Expr]) -> Option<Expr> {
     Some(Expr::built(text.join(" "), literal, taints))
 }
 
-/// `printf FORMAT ARGS`: the format with each `%s` / `%b` filled by the next argument (other
+/// `printf FORMAT ARGS`: the format with each `%s` / `%b` / `%q` filled by the next argument (other
 /// conversions kept as they are) and `\n` read as a newline.
 fn fill_format(format: &Expr, arguments: &[&Expr]) -> Expr {
     let mut literal = matches!(format.value, Value::Str(_));
@@ -80,7 +80,7 @@ fn fill_format(format: &Expr, arguments: &[&Expr]) -> Expr {
     let mut chars = template.chars().peekable();
     while let Some(c) = chars.next() {
         match (c, chars.peek()) {
-            ('%', Some(conversion @ ('s' | 'b'))) => {
+            ('%', Some(conversion @ ('s' | 'b' | 'q'))) => {
                 let escapes = *conversion == 'b';
                 chars.next();
                 if let Some(arg) = next.next() {
