@@ -119,7 +119,10 @@ impl<'r> Context<'r> {
                         labels = labels.union(self.files.of(&path));
                     }
                     item.call.taints = item.call.taints.union(labels);
-                    data = data.union(labels);
+                    // (A key or a configuration read for the program's own use is not its data.)
+                    if !item.call.flags.iter().any(|f| f == crate::effects::OWN_USE_FLAG) {
+                        data = data.union(labels);
+                    }
                     self.facts(language).push_call(item.call);
                 }
                 _ => later.push(item),

@@ -72,6 +72,8 @@ pub struct Effect {
     pub verb_at: usize,
     pub file_prefix: Option<char>,
     pub reads_file: bool,
+    /// A `read` for the program's own use, not data of its sends and writes.
+    pub own: bool,
     pub operand: Option<String>,
     pub last_remote: Option<bool>,
     pub stdin: bool,
@@ -856,6 +858,9 @@ impl EffectTables {
             _ => None,
         };
         fact.args.push(operand);
+        if effect.own {
+            fact.flags.push(OWN_USE_FLAG.into());
+        }
         // The data of a send or a write, for the path it took (the second argument).
         if matches!(effect.kind.as_str(), "send" | "write" | "append")
             && let Some(data) = call
@@ -930,6 +935,9 @@ fn inline_code_fact_in(language: &str, program: &str, code: Expr, call: &Call) -
         code: Some((language.to_string(), code)),
     }
 }
+
+/// The flag of a `@read` for the program's own use (`ssh -i KEY`): not the data of its sends.
+pub const OWN_USE_FLAG: &str = "@own";
 
 /// `@/etc/passwd`, `file=@/etc/passwd`: the file a data option names.
 fn file_operand(operand: &Expr, prefix: char) -> Option<Expr> {

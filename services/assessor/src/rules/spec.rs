@@ -81,6 +81,10 @@ pub struct EffectSpec {
     /// The operand names a file that is read for the effect (`--post-file FILE`, `scp FILE host:`).
     #[serde(default)]
     pub reads_file: bool,
+    /// `read`: the file is read for the program's own use (an identity key, a configuration,
+    /// a CA certificate), not as data it sends or writes (`ssh -i KEY host`).
+    #[serde(default)]
+    pub own: bool,
     /// The operands are the words that follow one of these words inside the options' values (a
     /// small command language: `put FILE` in `lftp -e 'put FILE; bye'`).
     #[serde(default)]
