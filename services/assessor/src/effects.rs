@@ -284,6 +284,11 @@ const COPY_VERBS: &[&str] = &[
     "push", "copy", "cp", "install", "sync", "put", "deploy", "mv", "move", "link", "ln", "write", "save", "upload",
 ];
 
+/// Verbs (or parts of a program's name) that send the files named to another machine.
+const SEND_VERBS: &[&str] = &[
+    "send", "upload", "share", "post", "publish", "exfil", "beam", "transfer", "sendfile",
+];
+
 /// Options under which programs commonly take inline code.
 const CODE_OPTIONS: &[&str] = &[
     "e", "c", "x", "eval", "exec", "execute", "command", "Command", "ex", "script", "run",
@@ -417,11 +422,21 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
         }
     }
     // The copy convention (`cp`, `install`, `rsync`): a verb that copies, then two or more paths,
-    // the last being the destination.
+    // the last being the destination. A program whose name ends in a part that says it copies (`safe-cp`,
+    // `files-install`) follows it too.
+    let named_like = |verbs: &[&str]| name.split(['-', '_', '.']).skip(1).any(|part| verbs.contains(&part));
     let copies = words
         .get(1)
         .and_then(|w| w.text())
-        .is_some_and(|verb| COPY_VERBS.contains(&verb.as_ref()));
+        .is_some_and(|verb| COPY_VERBS.contains(&verb.as_ref()))
+        || named_like(COPY_VERBS);
+    // A verb that sends (`croc send FILE`, `wormhole send FILE`, `tool upload FILE`): the files
+    // named go wherever the program sends them. (Not a name: `dbus-send` sends messages on the
+    // bus, naming objects by paths.)
+    let sends = words
+        .get(1)
+        .and_then(|w| w.text())
+        .is_some_and(|verb| SEND_VERBS.contains(&verb.as_ref()));
     let written = (copies && paths.len() >= 2 && urls.is_empty())
         .then(|| paths.pop())
         .flatten();
@@ -440,6 +455,9 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
                 *language = "bash".into();
             }
         }
+    }
+    if sends && urls.is_empty() && addresses.is_empty() && !paths.is_empty() {
+        found.push(effect_fact("send", name, Expr::new(Value::Str(String::new())), call));
     }
     let sends_data = !paths.is_empty() || !call.taints.is_empty();
     for url in urls {
@@ -549,6 +567,24 @@ fn looks_like_host_name(text: &str) -> bool {
 fn looks_like_address(text: &str) -> bool {
     if text.contains(char::is_whitespace) || text.starts_with(['-', '/', '.', '~', '$', '@']) || text.contains("://") {
         return false;
+    }
+    // A mail or chat address (`admin@example.org`): a recipient somewhere else.
+    if let Some((user, domain)) = text.split_once('@')
+        && !user.is_empty()
+        && !domain.contains([':', '@', '/'])
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+        && domain.contains('.')
+        && domain
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && domain
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+    {
+        return true;
     }
     let rest = text
         .split_once(':')
