@@ -371,6 +371,24 @@ impl<'t> Walker<'_, '_, '_, 't> {
             );
             bindings.push((name, value));
         }
+        // `def report(**fields)`: the keyword arguments no parameter took, as a mapping (its
+        // values, with their labels).
+        if let Some(rest) = &parameters.kwarg {
+            let named: Vec<&str> = bindings.iter().map(|(n, _): &(String, Expr)| n.as_str()).collect();
+            let items: Vec<Expr> = call
+                .kwargs
+                .iter()
+                .filter(|(k, _)| !named.contains(&k.as_str()))
+                .map(|(_, v)| v.clone())
+                .collect();
+            let taints = items.iter().fold(Taints::NONE, |t, i| t.union(i.taints));
+            let name = rest.name.as_str().to_string();
+            let value = Expr::new(Value::Seq(items)).with_taints(taints).step(
+                || "the keyword arguments".into(),
+                || format!("`{function}(**{name})` (line {line})"),
+            );
+            bindings.push((name, value));
+        }
         // `def show(*paths)`: the rest of the positional arguments, as a tuple.
         if let Some(rest) = &parameters.vararg {
             let name = rest.name.as_str().to_string();
