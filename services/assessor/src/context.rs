@@ -119,17 +119,28 @@ impl<'r> Context<'r> {
                         labels = labels.union(self.files.of(&path));
                     }
                     item.call.taints = item.call.taints.union(labels);
-                    data = data.union(labels);
+                    // (A key or a configuration read for the program's own use is not its data.)
+                    if !item.call.flags.iter().any(|f| f == crate::effects::OWN_USE_FLAG) {
+                        data = data.union(labels);
+                    }
                     self.facts(language).push_call(item.call);
                 }
                 _ => later.push(item),
             }
         }
         for mut item in later {
+            // (Code given in the command's words, `rsync -e 'ssh -i key'`, `awk PROGRAM`, is that
+            // code: what the command fetches or reads is its data, not code it runs.)
+            let code_in_words = item.call.name == "@shell"
+                && item
+                    .code
+                    .as_ref()
+                    .is_some_and(|(_, code)| code.text().is_some_and(|t| !t.trim().is_empty()));
             if matches!(
                 item.call.name.as_str(),
                 "@write" | "@append" | "@send" | "@shell" | "@exec" | "@run" | "@load"
-            ) {
+            ) && !code_in_words
+            {
                 item.call.taints = item.call.taints.union(data);
             }
             if matches!(item.call.name.as_str(), "@run" | "@load")
@@ -180,7 +191,16 @@ impl<'r> Context<'r> {
     /// are parsed; the others are scanned for the commands they run and the connections they open.
     /// Code that is not a literal is also `@opaque`.
     pub fn inline_code(&mut self, language: &str, code: &crate::facts::Expr, span: Span) {
-        if !code.is_literal() {
+        // Shell code with values filled in (`trap "rm -f $tmp" EXIT`, `rsync -e "ssh -i $KEY"`)
+        // is read as written, as `bash -c` and `eval` read theirs; code that is one expansion and
+        // nothing more (`trap "$1" INT`) is code the assessor cannot see.
+        let shell_text = matches!(language, "bash" | "sh")
+            && code.text().is_some_and(|t| !is_whole_expansion(&t))
+            && matches!(
+                code.value,
+                crate::facts::Value::Formatted(_) | crate::facts::Value::Str(_)
+            );
+        if !code.is_literal() && !shell_text {
             let mut fact = crate::facts::Call::new("@opaque".into(), span);
             fact.flags = vec!["code".into(), language.into()];
             fact.taints = code.taints;
@@ -202,15 +222,31 @@ impl<'r> Context<'r> {
                     fact.taints = code.taints;
                     self.shell.push_call(fact);
                 }
+                // The script's own reads, writes and connections, recorded as a command's effects
+                // are: a script that reads local files and opens a connection sends what it read
+                // (`perl -MIO::Socket -e '...open(F, "/etc/shadow"); print $s <F>'`).
+                let mut facts = Vec::new();
                 for found in crate::scripts::scan(other, &text, span, code.taints) {
                     match found {
                         crate::scripts::Scanned::Shell(command) => {
                             self.extract_embedded(Language::Bash, &command, span)
                         }
-                        crate::scripts::Scanned::Fact(call) => self.shell.push_call(call),
+                        crate::scripts::Scanned::Fact(call) => facts.push(call),
                         crate::scripts::Scanned::String(lit) => self.shell.push_string(lit),
                     }
                 }
+                let reads = facts.iter().any(|c| c.name == "@read");
+                let connection = facts.iter().find(|c| c.name == "@connect").cloned();
+                let mut found: Vec<crate::effects::Found> = facts
+                    .into_iter()
+                    .map(|call| crate::effects::Found { call, code: None })
+                    .collect();
+                if reads && let Some(mut send) = connection {
+                    send.name = "@send".into();
+                    send.flags.clear();
+                    found.push(crate::effects::Found { call: send, code: None });
+                }
+                self.record_effects(Language::Bash, found);
             }
         }
     }
@@ -237,4 +273,19 @@ impl<'r> Context<'r> {
         self.extract(language, code, Some(outer));
         self.embed_level -= 1;
     }
+}
+
+/// A shell word that is one expansion and nothing else (`$CODE`, `${1}`, `"$@"`, `$(cmd)`).
+fn is_whole_expansion(text: &str) -> bool {
+    let inner = text.trim();
+    if inner.starts_with("$(") && inner.ends_with(')') || inner.starts_with('`') && inner.ends_with('`') {
+        return true;
+    }
+    let name = inner
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| inner.strip_prefix('$'));
+    name.is_some_and(|n| {
+        !n.is_empty() && (n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || n == "@" || n == "*")
+    })
 }

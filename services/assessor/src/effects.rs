@@ -72,6 +72,8 @@ pub struct Effect {
     pub verb_at: usize,
     pub file_prefix: Option<char>,
     pub reads_file: bool,
+    /// A `read` for the program's own use, not data of its sends and writes.
+    pub own: bool,
     pub operand: Option<String>,
     pub last_remote: Option<bool>,
     pub stdin: bool,
@@ -282,6 +284,11 @@ const COPY_VERBS: &[&str] = &[
     "push", "copy", "cp", "install", "sync", "put", "deploy", "mv", "move", "link", "ln", "write", "save", "upload",
 ];
 
+/// Verbs (or parts of a program's name) that send the files named to another machine.
+const SEND_VERBS: &[&str] = &[
+    "send", "upload", "share", "post", "publish", "exfil", "beam", "transfer", "sendfile",
+];
+
 /// Options under which programs commonly take inline code.
 const CODE_OPTIONS: &[&str] = &[
     "e", "c", "x", "eval", "exec", "execute", "command", "Command", "ex", "script", "run",
@@ -324,18 +331,34 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
     }
     let mut paths: Vec<Expr> = Vec::new();
     let mut urls: Vec<Expr> = Vec::new();
+    // Network addresses that are not URLs (`203.0.113.7`, `host:9092`, `u@host:/dir`, the value of
+    // `-h`/`--host`/`--server`), whether a shell is named (`-l /bin/sh`, `-s bash`) and whether a
+    // port is given to listen on (`-p 2323`).
+    let mut addresses: Vec<Expr> = Vec::new();
+    let mut names_shell = false;
+    let mut port_option = false;
     let mut i = 1;
     let mut code_next = false;
     while i < words.len() {
         let word = &words[i];
         i += 1;
         let Some(text) = word.text() else { continue };
-        if code_next && looks_like_code(&text) {
+        // Code given under a code-like option: text that reads as code, or has spaces (a
+        // program's text names paths too: `jrunscript -e 'new ProcessBuilder("/bin/sh", ...)'`).
+        // (Only text written as it stands: a computed value with spaces in it, `"$(cd "$d" && pwd)"/f`,
+        // is a path.)
+        if code_next
+            && (looks_like_code(&text)
+                || (matches!(word.value, Value::Str(_))
+                    && text.contains(char::is_whitespace)
+                    && looks_like_code_text(&text)))
+        {
             code_next = false;
             found.push(inline_code_fact(name, word.clone(), call));
             continue;
         }
         code_next = false;
+        names_shell |= is_shell_program(&text);
         let option = text
             .strip_prefix("--")
             .or_else(|| text.strip_prefix('-'))
@@ -344,10 +367,17 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
             if let Some((option, _)) = option.split_once('=').filter(|_| text.starts_with("--")) {
                 let value = option_value(option, word);
                 let value_text = value.text().map(|t| t.into_owned()).unwrap_or_default();
+                names_shell |= is_shell_program(&value_text);
                 if OUTPUT_OPTIONS.contains(&option) && looks_like_path(&value_text) {
                     found.push(effect_fact("write", name, value, call));
                 } else if CODE_OPTIONS.contains(&option) && looks_like_code(&value_text) {
                     found.push(inline_code_fact(name, value, call));
+                } else if HOST_OPTIONS.contains(&option) && looks_like_host_name(&value_text) {
+                    addresses.push(value);
+                } else if PORT_OPTIONS.contains(&option) && is_port(&value_text) {
+                    port_option = true;
+                } else if looks_like_address(&value_text) {
+                    addresses.push(value);
                 } else if looks_like_path(&value_text) {
                     paths.push(value);
                 }
@@ -358,7 +388,22 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
             {
                 found.push(effect_fact("write", name, next.clone(), call));
                 i += 1;
+            } else if HOST_OPTIONS.contains(&option)
+                && let Some(next) = words
+                    .get(i)
+                    .filter(|w| w.text().is_some_and(|t| looks_like_host_name(&t)))
+            {
+                addresses.push(next.clone());
+                i += 1;
+            } else if PORT_OPTIONS.contains(&option) && words.get(i).and_then(|w| w.text()).is_some_and(|t| is_port(&t))
+            {
+                port_option = true;
+                i += 1;
             }
+            continue;
+        }
+        if looks_like_address(&text) {
+            addresses.push(word.clone());
             continue;
         }
         if i == 2 && matches!(text.as_ref(), "eval" | "exec" | "-e") {
@@ -377,11 +422,21 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
         }
     }
     // The copy convention (`cp`, `install`, `rsync`): a verb that copies, then two or more paths,
-    // the last being the destination.
+    // the last being the destination. A program whose name ends in a part that says it copies (`safe-cp`,
+    // `files-install`) follows it too.
+    let named_like = |verbs: &[&str]| name.split(['-', '_', '.']).skip(1).any(|part| verbs.contains(&part));
     let copies = words
         .get(1)
         .and_then(|w| w.text())
-        .is_some_and(|verb| COPY_VERBS.contains(&verb.as_ref()));
+        .is_some_and(|verb| COPY_VERBS.contains(&verb.as_ref()))
+        || named_like(COPY_VERBS);
+    // A verb that sends (`croc send FILE`, `wormhole send FILE`, `tool upload FILE`): the files
+    // named go wherever the program sends them. (Not a name: `dbus-send` sends messages on the
+    // bus, naming objects by paths.)
+    let sends = words
+        .get(1)
+        .and_then(|w| w.text())
+        .is_some_and(|verb| SEND_VERBS.contains(&verb.as_ref()));
     let written = (copies && paths.len() >= 2 && urls.is_empty())
         .then(|| paths.pop())
         .flatten();
@@ -391,6 +446,20 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
     if let Some(target) = written {
         found.push(effect_fact("write", name, target, call));
     }
+    // `start-stop-daemon --startas /bin/sh -- -c CODE`: code given beside a shell is shell code.
+    if names_shell {
+        for item in &mut found {
+            if let Some((language, _)) = &mut item.code
+                && language == name
+            {
+                *language = "bash".into();
+            }
+        }
+    }
+    if sends && urls.is_empty() && addresses.is_empty() && !paths.is_empty() {
+        found.push(effect_fact("send", name, Expr::new(Value::Str(String::new())), call));
+    }
+    let sends_data = !paths.is_empty() || !call.taints.is_empty();
     for url in urls {
         if paths.is_empty() {
             found.push(effect_fact("fetch", name, url, call));
@@ -398,7 +467,142 @@ pub fn unknown_program_effects(name: &str, words: &[Expr], call: &Call) -> Vec<F
             found.push(effect_fact("send", name, url, call));
         }
     }
+    // A program given a network address is a network client: what it takes in (its local
+    // paths, its standard input, its arguments' data) goes there (`redis-cli -h HOST -x set k <
+    // KEY`, `mosquitto_pub -h HOST -f FILE`, `restic -r sftp:u@HOST:/r backup /home`). With a
+    // shell named beside the address or a port to listen on, it is a shell reachable from the
+    // network (`rcat connect -s bash HOST PORT`, `telnetd -l /bin/sh -p 2323`).
+    for address in &addresses {
+        let mut fact = effect_fact(if sends_data { "send" } else { "connect" }, name, address.clone(), call);
+        if names_shell {
+            fact.call.flags.push("shell".into());
+            if sends_data {
+                let mut connect = effect_fact("connect", name, address.clone(), call);
+                connect.call.flags.push("shell".into());
+                found.push(connect);
+            }
+        }
+        found.push(fact);
+    }
+    if names_shell && addresses.is_empty() && port_option {
+        let mut fact = effect_fact("listen", name, Expr::new(Value::Str(String::new())), call);
+        fact.call.flags.push("shell".into());
+        found.push(fact);
+    }
     found
+}
+
+/// Options under which programs commonly take the host they talk to.
+const HOST_OPTIONS: &[&str] = &[
+    "h",
+    "host",
+    "hostname",
+    "server",
+    "broker",
+    "brokers",
+    "bootstrap-server",
+    "bootstrap-servers",
+    "remote",
+    "endpoint",
+    "addr",
+    "address",
+    "connect",
+    "b",
+    "r",
+    "repo",
+    "H",
+];
+
+/// Options under which programs commonly take a port to serve on.
+const PORT_OPTIONS: &[&str] = &["p", "port", "l", "listen", "P"];
+
+fn is_port(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 5 && text.chars().all(|c| c.is_ascii_digit())
+}
+
+/// A program that is a shell, named as an argument (`-l /bin/sh`, `-s bash`, `EXEC:bash`).
+fn is_shell_program(text: &str) -> bool {
+    let program = text.rsplit(['/', ':']).next().unwrap_or(text);
+    matches!(
+        program,
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "cmd.exe" | "powershell" | "pwsh"
+    ) || text.starts_with("/bin/sh ")
+        || text.starts_with("/bin/bash ")
+}
+
+/// Text that reads as a program's code: brackets, quotes, statement separators.
+fn looks_like_code_text(text: &str) -> bool {
+    text.contains(['(', ')', '{', '}', ';', '"', '\'', '`', '='])
+}
+
+/// An IPv4 address written out (`203.0.113.7`).
+fn is_ipv4(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok())
+}
+
+/// A host name or an address as an option's value: an IPv4 address, `localhost`, or a dotted
+/// name (not a path, not a file name with an extension only).
+fn looks_like_host_name(text: &str) -> bool {
+    let host = text.rsplit_once('@').map_or(text, |(_, h)| h);
+    let host = host.split_once(':').map_or(host, |(h, _)| h);
+    if host.is_empty() || host.contains(['/', ' ', '$', '(', '`', '=', ',']) {
+        return false;
+    }
+    is_ipv4(host)
+        || host == "localhost"
+        || (host.matches('.').count() >= 2
+            && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            && host
+                .rsplit('.')
+                .next()
+                .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())))
+}
+
+/// A network address that is not a URL: an IPv4 address (with a port, a user or a path),
+/// `host:PORT`, `user@host:path`, or a remote repository (`sftp:user@host:/dir`).
+fn looks_like_address(text: &str) -> bool {
+    if text.contains(char::is_whitespace) || text.starts_with(['-', '/', '.', '~', '$', '@']) || text.contains("://") {
+        return false;
+    }
+    // A mail or chat address (`admin@example.org`): a recipient somewhere else.
+    if let Some((user, domain)) = text.split_once('@')
+        && !user.is_empty()
+        && !domain.contains([':', '@', '/'])
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+        && domain.contains('.')
+        && domain
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && domain
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+    {
+        return true;
+    }
+    let rest = text
+        .split_once(':')
+        .filter(|(scheme, _)| matches!(*scheme, "sftp" | "ssh" | "rest" | "s3" | "rclone" | "tcp" | "udp"))
+        .map_or(text, |(_, r)| r);
+    let (user_host, tail) = rest.split_once(':').map_or((rest, None), |(h, t)| (h, Some(t)));
+    let (user, host) = user_host
+        .rsplit_once('@')
+        .map_or((None, user_host), |(u, h)| (Some(u), h));
+    if is_ipv4(host) {
+        return true;
+    }
+    let dotted = host.contains('.') && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    match tail {
+        Some(port) if is_port(port) => dotted || host == "localhost",
+        Some(_) => user.is_some_and(|u| !u.is_empty()) && (dotted || host == "localhost"),
+        None => false,
+    }
 }
 
 /// A word that is a URL: a scheme (or an expansion holding one, `$proto://$host`) before its
@@ -434,9 +638,11 @@ impl EffectTables {
     /// inline code otherwise, since an interpreter fed a here-document runs it.
     pub fn stdin_language(&self, name: &str) -> Option<String> {
         let tool = self.tools.get(name)?;
+        // (Shell commands given under an option, `rsync -e CMD`, `git -c`, do not make the
+        // program a shell that reads its input as commands.)
         tool.effects
             .iter()
-            .filter(|e| e.kind == "shell")
+            .filter(|e| e.kind == "shell" && (e.language.as_deref() != Some("bash") || e.options.is_empty()))
             .find_map(|e| e.language.clone())
     }
 
@@ -581,6 +787,7 @@ impl EffectTables {
                 }
             }
         }
+        found.extend(configured_commands(name, &parsed.positionals, call));
         // `wget URL`, `curl -O URL`: the download is written to a file named after the URL.
         let saved: Vec<Found> = found
             .iter()
@@ -687,6 +894,9 @@ impl EffectTables {
             _ => None,
         };
         fact.args.push(operand);
+        if effect.own {
+            fact.flags.push(OWN_USE_FLAG.into());
+        }
         // The data of a send or a write, for the path it took (the second argument).
         if matches!(effect.kind.as_str(), "send" | "write" | "append")
             && let Some(data) = call
@@ -700,6 +910,70 @@ impl EffectTables {
         found
     }
 }
+
+/// `git config core.fsmonitor CMD`, `git config alias.x '!CMD'`: a setting whose value git runs as
+/// a shell command later (a hook in all but name). The value is shell code, analysed as such.
+fn configured_commands(program: &str, positionals: &[&Expr], call: &Call) -> Vec<Found> {
+    if program != "git" || positionals.first().and_then(|w| word_text(w)).as_deref() != Some("config") {
+        return Vec::new();
+    }
+    let (Some(key), Some(value)) = (positionals.get(1).and_then(|w| word_text(w)), positionals.get(2)) else {
+        return Vec::new();
+    };
+    let key = key.to_ascii_lowercase();
+    let runs = matches!(
+        key.as_str(),
+        "core.fsmonitor"
+            | "core.sshcommand"
+            | "core.pager"
+            | "core.editor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "gpg.program"
+            | "gpg.ssh.program"
+            | "uploadpack.packobjectshook"
+            | "core.gitproxy"
+    ) || key.starts_with("alias.")
+        || (key.starts_with("credential.") && key.ends_with(".helper"))
+        || key == "credential.helper"
+        || (key.starts_with("diff.") && (key.ends_with(".command") || key.ends_with(".textconv")))
+        || (key.starts_with("merge.") && key.ends_with(".driver"))
+        || (key.starts_with("filter.")
+            && (key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process")));
+    if !runs {
+        return Vec::new();
+    }
+    let mut code = (*value).clone();
+    // An editor or a pager the user names at run time (`core.editor "$EDITOR"`) is theirs.
+    if matches!(key.as_str(), "core.pager" | "core.editor" | "sequence.editor") && !code.is_literal() {
+        return Vec::new();
+    }
+    if let Some(text) = code.text().map(|t| t.into_owned()) {
+        // An alias runs a shell command only when it starts with `!`; a credential helper does
+        // when it does (otherwise it names a `git-credential-*` program).
+        if key.starts_with("alias.") || key.contains("credential") {
+            let Some(command) = text.strip_prefix('!') else {
+                return Vec::new();
+            };
+            code.value = match &code.value {
+                Value::Str(_) => Value::Str(command.to_string()),
+                _ => Value::Formatted(command.to_string()),
+            };
+        }
+    }
+    vec![inline_code_fact_in("bash", "git", code, call)]
+}
+
+/// Shell code a program runs later (a setting's value), to be read as shell.
+fn inline_code_fact_in(language: &str, program: &str, code: Expr, call: &Call) -> Found {
+    Found {
+        call: effect_fact("shell", program, code.clone(), call).call,
+        code: Some((language.to_string(), code)),
+    }
+}
+
+/// The flag of a `@read` for the program's own use (`ssh -i KEY`): not the data of its sends.
+pub const OWN_USE_FLAG: &str = "@own";
 
 /// `@/etc/passwd`, `file=@/etc/passwd`: the file a data option names.
 fn file_operand(operand: &Expr, prefix: char) -> Option<Expr> {
@@ -746,7 +1020,19 @@ impl FileTaints {
         if self.by_path.is_empty() {
             return Taints::NONE;
         }
-        let path = normalise(path);
+        let mut path = normalise(path);
+        // `shutil.make_archive("/tmp/h", "zip", ...)` writes `/tmp/h.zip`: an archive read under
+        // its full name was written under its base name.
+        if !self.by_path.contains_key(path.as_str())
+            && let Some(base) = [
+                ".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".zip", ".tar", ".gztar", ".bztar", ".xztar",
+            ]
+            .iter()
+            .find_map(|ext| path.strip_suffix(ext))
+            && self.by_path.contains_key(base)
+        {
+            path = base.to_string();
+        }
         let mut taints = Taints::NONE;
         let mut current = path.as_str();
         loop {

@@ -134,6 +134,46 @@ pub fn scan(language: &str, code: &str, span: Span, taints: Taints) -> Vec<Scann
             out.push(Scanned::Shell(literal.clone()));
         }
     }
+    // A shell started with its command as separate arguments, in any language
+    // (`ProcessBuilder("/bin/bash", "-c", CMD)`, `spawn("sh", ["-c", CMD])`,
+    // `exec.Command("sh", "-c", CMD)`): the command after `-c` is shell code.
+    for window in strings.windows(3) {
+        if is_shell_command(&window[0].1) && matches!(window[1].1.trim(), "-c" | "/c" | "-lc" | "-ic") {
+            runs_shell = true;
+            runs_any = true;
+            out.push(Scanned::Shell(window[2].1.clone()));
+        }
+    }
+    // awk runs the command a string names when it is piped: `"cmd" | getline` reads its output,
+    // `print ... | "cmd"` feeds it. Both in one program pass what the first prints to the second.
+    if language == "awk" {
+        let readers: Vec<&String> = strings
+            .iter()
+            .filter(|(at, literal)| {
+                // (Where the literal ends as written; escapes make it shorter, and then it is
+                // not looked at.)
+                code.get(at + literal.len() + 2..)
+                    .and_then(|after| after.trim_start().strip_prefix('|'))
+                    .is_some_and(|after| after.trim_start().starts_with("getline"))
+            })
+            .map(|(_, l)| l)
+            .collect();
+        let writers: Vec<&String> = strings
+            .iter()
+            .filter(|(at, _)| {
+                let before = tail_before(code, *at).trim_end();
+                before.ends_with('|') && !before.ends_with("||")
+            })
+            .map(|(_, l)| l)
+            .collect();
+        for command in readers.iter().chain(writers.iter()) {
+            runs_any = true;
+            out.push(Scanned::Shell((*command).clone()));
+        }
+        if let (Some(reader), Some(writer)) = (readers.first(), writers.first()) {
+            out.push(Scanned::Shell(format!("{reader} | {writer}")));
+        }
+    }
     // vim, ed, less, man, ftp and gdb run what follows `!` (and gdb `shell`) as a shell command.
     if matches!(language, "vim" | "gdb" | "ed" | "less" | "ftp") {
         for command in code.split('!').skip(1).chain(code.split("shell ").skip(1)) {

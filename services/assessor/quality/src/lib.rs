@@ -352,6 +352,15 @@ pub const SIXTH_PASS: [&str; 4] = [
     "fresh_unknown",
 ];
 
+/// Issue 26's seventh pass: a second set of fresh cases of the same four groups, written before
+/// the pass read or changed any rule, in other styles, tools and libraries than the sets before.
+pub const SEVENTH_PASS: [&str; 4] = [
+    "seventh_tool_fallback",
+    "seventh_local_data",
+    "seventh_intent",
+    "seventh_unknown",
+];
+
 impl BehaviourReport {
     /// The outcomes of these behaviours only.
     pub fn only(self, behaviours: &[&str]) -> BehaviourReport {

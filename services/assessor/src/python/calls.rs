@@ -78,14 +78,49 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.mark_formatted_receiver(&call);
         let labels = self.ctx.rules.call_labels(Language::Python, &call);
         let mut result = self.call_result(&call, node).with_taints(call.taints.union(labels));
-        if let Some(embedded) = self.ctx.rules.embedded(Language::Python, &call) {
+        // What shell code run here takes in is what it can print: the output of
+        // `check_output("cat /etc/passwd", shell=True)` carries what `cat` read.
+        let shell_facts_before = self.ctx.shell.calls.len();
+        if let Some(mut embedded) = self.ctx.rules.embedded(Language::Python, &call) {
+            // `os.execv(path, [name, ...])`: the program run is the path; the list's first item
+            // is only the name it is given.
+            if let Embedded::Argv(argv) = &mut embedded
+                && matches!(
+                    call.name.as_str(),
+                    "os.execv" | "os.execve" | "os.execvp" | "os.execvpe" | "os.posix_spawn" | "os.posix_spawnp"
+                )
+                && let Some(path) = call.args.first().filter(|p| p.text().is_some())
+                && let Some(first) = argv.first_mut()
+            {
+                *first = path.clone();
+            }
             self.extract_embedded(embedded, span);
+            let local = self.local_labels();
+            let taken = self
+                .ctx
+                .shell
+                .calls
+                .get(shell_facts_before..)
+                .unwrap_or_default()
+                .iter()
+                .fold(crate::facts::Taints::NONE, |t, c| t.union(c.taints));
+            result = result.with_taints(crate::facts::Taints(taken.0 & local.0));
         }
         self.collect_into_receiver(node, &call);
         let mut found = self.ctx.rules.effects.python_effects(&call);
         found.extend(self.writes_to_opened_file(node, &call));
+        let addressed = self.names_an_address(&call);
+        let sent = self.client_send(node, &call, &found, addressed);
+        found.extend(sent);
         let data = self.ctx.record_effects(Language::Python, found);
         result = result.with_taints(data);
+        // What is made with a network address is a network client (`Redis(host=IP)`, `Minio(URL)`).
+        if addressed {
+            result = result.with_taints(self.ctx.rules.label("network"));
+            self.configure_client(node);
+        }
+        self.call_through(node, &call, depth);
+        self.sh_library_command(node, &call);
         self.program.note_call(&call);
         let followed = self.follow_call(node, &call, depth);
         self.ctx.python.push_call(call);
@@ -220,6 +255,124 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 _ => Expr::new(Value::Call(call.name.clone())),
             },
+            // `pydoc.locate("os.system")`, `pkgutil.resolve_name("os:system")`: a function looked
+            // up by its dotted name, as `getattr(__import__(module), name)` is.
+            "pydoc.locate" | "pkgutil.resolve_name" => match first_text() {
+                Some(dotted) if !dotted.is_empty() && !dotted.contains(char::is_whitespace) => {
+                    let dotted = dotted.replace(':', ".");
+                    self.resolved(&dotted, node.arguments.args.first(), call.span);
+                    Expr::new(Value::Name(dotted))
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `operator.methodcaller("system", "id")` calls the method of that name on the object it
+            // is given: the lookup is `getattr`'s (see `Walker::call`).
+            "operator.methodcaller" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Str(attribute)) if !attribute.contains('.') => {
+                    Expr::new(Value::Name(format!("{ATTRGETTER}{attribute}")))
+                }
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `bytes([111, 115])`: the bytes of those codes, read as text.
+            "bytes" | "bytearray" | "builtins.bytes" | "builtins.bytearray" => {
+                match call.args.first().map(|a| &a.value) {
+                    Some(Value::Seq(items)) if !items.is_empty() => {
+                        let codes: Option<Vec<u8>> = items
+                            .iter()
+                            .map(|i| match i.value {
+                                Value::Int(code) => u8::try_from(code).ok(),
+                                _ => None,
+                            })
+                            .collect();
+                        match codes.and_then(|c| String::from_utf8(c).ok()) {
+                            Some(text) => Expr::new(Value::Str(text)),
+                            None => Expr::new(Value::Call(call.name.clone())),
+                        }
+                    }
+                    Some(Value::Str(text)) => Expr::new(Value::Str(text.clone())),
+                    _ => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            // Text decoded or encoded as UTF-8 or ASCII is the same text.
+            "str.decode" | "str.encode" | "bytes.decode" | "bytes.encode"
+                if call.args.first().is_none_or(|a| {
+                    a.text().is_some_and(|t| {
+                        matches!(
+                            t.to_ascii_lowercase().as_str(),
+                            "utf-8" | "utf8" | "ascii" | "latin-1" | "latin1"
+                        )
+                    })
+                }) =>
+            {
+                match &call.receiver {
+                    Some(Expr {
+                        value: Value::Str(text),
+                        ..
+                    }) => Expr::new(Value::Str(text.clone())),
+                    _ => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            // `base64.b64decode("Y3VybC...")`, `codecs.decode("...", "rot13")`: the text a literal
+            // decodes to (still labelled decoded), so what is run from it is read.
+            "base64.b64decode"
+            | "base64.standard_b64decode"
+            | "base64.urlsafe_b64decode"
+            | "base64.decodebytes"
+            | "base64.decodestring" => match first_text().and_then(|t| decode_base64(&t)) {
+                Some(text) => Expr::new(Value::Str(text)),
+                None => Expr::new(Value::Call(call.name.clone())),
+            },
+            "codecs.decode" | "codecs.encode"
+                if call
+                    .args
+                    .get(1)
+                    .and_then(|a| a.text())
+                    .is_some_and(|c| matches!(c.to_ascii_lowercase().as_str(), "rot13" | "rot_13" | "rot-13")) =>
+            {
+                match first_text() {
+                    Some(text) => Expr::new(Value::Str(rot13(&text))),
+                    None => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            "codecs.decode"
+                if call.args.get(1).and_then(|a| a.text()).is_some_and(|c| {
+                    matches!(c.to_ascii_lowercase().as_str(), "base64" | "base_64" | "base64_codec")
+                }) =>
+            {
+                match first_text().and_then(|t| decode_base64(&t)) {
+                    Some(text) => Expr::new(Value::Str(text)),
+                    None => Expr::new(Value::Call(call.name.clone())),
+                }
+            }
+            // `reversed("metsys")`: the characters in the other order (joined, the reversed text).
+            "reversed" | "builtins.reversed" => match call.args.first().map(|a| &a.value) {
+                Some(Value::Str(text)) if text.len() <= 4096 => Expr::new(Value::Seq(
+                    text.chars()
+                        .rev()
+                        .map(|c| Expr::new(Value::Str(c.to_string())))
+                        .collect(),
+                )),
+                Some(Value::Seq(items)) => Expr::new(Value::Seq(items.iter().rev().cloned().collect())),
+                _ => Expr::new(Value::Call(call.name.clone())),
+            },
+            // `bytes.fromhex("6f73")`: the text the hexadecimal digits spell.
+            "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex" => match first_text() {
+                Some(hex) => {
+                    let digits: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
+                    let bytes: Option<Vec<u8>> = (0..digits.len())
+                        .step_by(2)
+                        .map(|i| digits.get(i..i + 2).and_then(|d| u8::from_str_radix(d, 16).ok()))
+                        .collect();
+                    match bytes
+                        .filter(|_| digits.len().is_multiple_of(2))
+                        .and_then(|b| String::from_utf8(b).ok())
+                    {
+                        Some(text) => Expr::new(Value::Str(text)),
+                        None => Expr::new(Value::Call(call.name.clone())),
+                    }
+                }
+                None => Expr::new(Value::Call(call.name.clone())),
+            },
             // `operator.attrgetter("system")` is `getattr` waiting for its object: called with
             // one, it is that lookup (see `Walker::call`).
             "operator.attrgetter" => match call.args.first().map(|a| &a.value) {
@@ -313,6 +466,52 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
         }
     }
+}
+
+/// Base64 text (standard or URL-safe alphabet, padding optional) decoded, when what it holds is
+/// UTF-8 text without control characters other than whitespace.
+fn decode_base64(text: &str) -> Option<String> {
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
+        .collect();
+    if digits.is_empty() || digits.len() > 64 * 1024 {
+        return None;
+    }
+    let value = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for b in digits {
+        buffer = (buffer << 6) | u32::from(value(b)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    let text = String::from_utf8(out).ok()?;
+    text.chars()
+        .all(|c| !c.is_control() || c.is_whitespace())
+        .then_some(text)
+}
+
+fn rot13(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            _ => c,
+        })
+        .collect()
 }
 
 /// The name [`Walker::call_result`] gives `operator.attrgetter(NAME)`, before the attribute.

@@ -271,6 +271,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 items.extend(b.iter().cloned());
                 Value::Seq(items)
             }
+            // `["pytest", "-q"] + sys.argv[1:]`: a known list followed by values known at run time
+            // (one item stands for them); the program it names is still the first.
+            (Operator::Add, Value::Seq(a), Value::Name(_) | Value::Call(_) | Value::Other) if !a.is_empty() => {
+                let mut items = a.clone();
+                items.push(right.clone());
+                Value::Seq(items)
+            }
             (Operator::BitOr, Value::Int(a), Value::Int(b)) => Value::Int(a | b),
             // `stat.S_ISUID | 0o755`: the flag's name is what rules look for.
             (Operator::BitOr, Value::Name(n), _) | (Operator::BitOr, _, Value::Name(n)) => Value::Name(n.clone()),
@@ -472,6 +479,32 @@ impl<'t> Walker<'_, '_, '_, 't> {
         body: [Option<&'t ast::Expr>; 2],
         depth: u32,
     ) -> Expr {
+        // `[open(p).read() for p in ("/etc/hosts", "/etc/resolv.conf")]`: over a literal sequence
+        // (up to 8 items), the element is evaluated once per item, as a `for` loop's body is.
+        if let [generator] = generators
+            && generator.ifs.is_empty()
+            && matches!(generator.target, ast::Expr::Name(_))
+            && let [Some(element), None] = body
+        {
+            let iterated = self.expr(&generator.iter, depth);
+            if let Value::Seq(items) = &iterated.value
+                && !items.is_empty()
+                && items.len() <= 8
+            {
+                let mut taints = iterated.taints;
+                let mut values = Vec::with_capacity(items.len());
+                for item in items.clone() {
+                    self.bind_target(&generator.target, item, depth);
+                    let value = self.expr(element, depth);
+                    taints = taints.union(value.taints);
+                    values.push(value);
+                }
+                return Expr::new(Value::Seq(values)).with_taints(taints);
+            }
+            self.bind_target(&generator.target, Expr::other(iterated.taints), depth);
+            let value = self.expr(element, depth);
+            return Expr::other(iterated.taints.union(value.taints));
+        }
         let mut taints = Taints::NONE;
         for generator in generators {
             let iterated = self.expr(&generator.iter, depth);

@@ -52,6 +52,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.expr(&keyword.value, depth);
             }
         }
+        let fields: Vec<String> = node
+            .body
+            .iter()
+            .filter_map(|statement| match statement {
+                ast::Stmt::AnnAssign(a) => match &*a.target {
+                    ast::Expr::Name(n) => Some(n.id.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        if !fields.is_empty() {
+            self.program.fields.insert(name.clone(), fields);
+        }
         let outer = self.program.current_class.replace(name);
         self.suite(&node.body, depth);
         self.program.current_class = outer;
@@ -156,7 +170,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let ast::Expr::Attribute(function) = &*node.func else {
             return Vec::new();
         };
-        if !matches!(function.attr.as_str(), "write" | "writelines") {
+        // (An archive's `add`, `write` and `writestr` put a file or data into it.)
+        if !matches!(
+            function.attr.as_str(),
+            "write" | "writelines" | "add" | "writestr" | "addfile"
+        ) {
             return Vec::new();
         }
         let path = match &*function.value {
@@ -180,6 +198,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let (key, definition, receiver) = match &*node.func {
             ast::Expr::Name(function) => {
                 let name = function.id.to_string();
+                if let Some(lambda) = self.program.lambdas.get(&name).copied() {
+                    return self.follow_lambda(&name, lambda, call, depth);
+                }
                 if let Some(definition) = self.program.functions.get(&name) {
                     (name, *definition, None)
                 } else if self.program.classes.contains(&name) {
@@ -187,6 +208,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     let instance = Expr::new(Value::Call(name.clone()));
                     if let Some(init) = init {
                         self.follow(&format!("{name}.__init__"), init, call, Some(instance.clone()), depth);
+                    } else if let Some(fields) = self.program.fields.get(&name).cloned() {
+                        // A dataclass's generated `__init__`: the arguments set its fields in order.
+                        let mut positional = call.args.iter();
+                        for field in fields {
+                            let value = call.kwarg(&field).or_else(|| positional.next()).cloned();
+                            if let Some(value) = value {
+                                self.names.insert(format!("self.{field}"), Bound::Var(value));
+                            }
+                        }
                     }
                     return Some(instance);
                 } else {
@@ -226,7 +256,36 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.follow(&key, definition, call, receiver, depth)
     }
 
-    fn follow(
+    /// A lambda bound to a name, called: its body with the call's arguments bound.
+    fn follow_lambda(&mut self, key: &str, lambda: &'t ast::ExprLambda, call: &Call, depth: u32) -> Option<Expr> {
+        if self.program.calling.len() >= MAX_CALL_DEPTH
+            || self.program.followed >= MAX_FOLLOWED_CALLS
+            || self.program.calling.iter().any(|c| c == key)
+        {
+            return None;
+        }
+        self.program.followed += 1;
+        let saved = self.names.clone();
+        if let Some(parameters) = &lambda.parameters {
+            let mut positional = call.args.iter();
+            for parameter in parameters.iter_non_variadic_params() {
+                let name = parameter.parameter.name.as_str();
+                let value = call
+                    .kwarg(name)
+                    .or_else(|| positional.next())
+                    .cloned()
+                    .unwrap_or_else(|| Expr::new(Value::Name(name.to_string())));
+                self.names.insert(name.to_string(), Bound::Var(value));
+            }
+        }
+        self.program.calling.push(key.to_string());
+        let returned = self.expr(&lambda.body, depth + 1);
+        self.program.calling.pop();
+        self.names = saved;
+        Some(returned)
+    }
+
+    pub(super) fn follow(
         &mut self,
         key: &str,
         definition: &'t ast::StmtFunctionDef,
@@ -309,6 +368,24 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let value = value.step(
                 || "an argument".into(),
                 || format!("`{function}({name})` (line {line})"),
+            );
+            bindings.push((name, value));
+        }
+        // `def report(**fields)`: the keyword arguments no parameter took, as a mapping (its
+        // values, with their labels).
+        if let Some(rest) = &parameters.kwarg {
+            let named: Vec<&str> = bindings.iter().map(|(n, _): &(String, Expr)| n.as_str()).collect();
+            let items: Vec<Expr> = call
+                .kwargs
+                .iter()
+                .filter(|(k, _)| !named.contains(&k.as_str()))
+                .map(|(_, v)| v.clone())
+                .collect();
+            let taints = items.iter().fold(Taints::NONE, |t, i| t.union(i.taints));
+            let name = rest.name.as_str().to_string();
+            let value = Expr::new(Value::Seq(items)).with_taints(taints).step(
+                || "the keyword arguments".into(),
+                || format!("`{function}(**{name})` (line {line})"),
             );
             bindings.push((name, value));
         }

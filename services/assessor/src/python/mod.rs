@@ -22,6 +22,7 @@ const PRESCAN_FACTOR: u32 = 4;
 mod calls;
 mod expressions;
 mod follow;
+mod indirect;
 mod prescan;
 mod program;
 mod walker;
@@ -344,6 +345,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
         // `a = b = v` binds the innermost target first, as it reads right to left.
         for target in targets.iter().rev() {
             self.bind_target(target, value.clone(), depth);
+            if let ast::Expr::Name(name) = target {
+                match value_node {
+                    ast::Expr::Lambda(lambda) => {
+                        self.program.lambdas.insert(name.id.to_string(), lambda);
+                    }
+                    _ => {
+                        self.program.lambdas.remove(name.id.as_str());
+                    }
+                }
+            }
         }
     }
 

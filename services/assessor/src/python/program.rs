@@ -22,6 +22,11 @@ pub(super) struct Program<'t> {
     pub(super) calling: Vec<String>,
     pub(super) followed: usize,
     pub(super) current_class: Option<String>,
+    /// The annotated fields of a class with no `__init__` of its own (a dataclass, a named
+    /// tuple), in order: its constructor's arguments set them.
+    pub(super) fields: HashMap<String, Vec<String>>,
+    /// Lambdas bound to a name (`read = lambda p: open(p).read()`): called, they are followed.
+    pub(super) lambdas: HashMap<String, &'t ast::ExprLambda>,
     /// Variables holding a file opened for writing, with its path.
     pub(super) opened: HashMap<String, Expr>,
     /// The path of the latest `open(...)` call, for the assignment or `with` that names it.
@@ -37,6 +42,10 @@ const OPENERS: &[&str] = &[
     "codecs.open",
     "pathlib.Path.open",
     "aiofiles.open",
+    // Archives opened for writing: what is added to them is written to their file.
+    "zipfile.ZipFile",
+    "tarfile.open",
+    "tarfile.TarFile",
 ];
 const LISTINGS: &[&str] = &[
     "os.walk",

@@ -363,6 +363,7 @@ impl Compiler<'_> {
             verb_at: spec.verb_at,
             file_prefix,
             reads_file: spec.reads_file,
+            own: spec.own,
             operand: spec.operand.clone(),
             last_remote: spec.last_remote,
             stdin: spec.stdin,

@@ -81,6 +81,10 @@ pub struct EffectSpec {
     /// The operand names a file that is read for the effect (`--post-file FILE`, `scp FILE host:`).
     #[serde(default)]
     pub reads_file: bool,
+    /// `read`: the file is read for the program's own use (an identity key, a configuration,
+    /// a CA certificate), not as data it sends or writes (`ssh -i KEY host`).
+    #[serde(default)]
+    pub own: bool,
     /// The operands are the words that follow one of these words inside the options' values (a
     /// small command language: `put FILE` in `lftp -e 'put FILE; bye'`).
     #[serde(default)]
@@ -394,7 +398,19 @@ impl WrapperSpec {
                 break;
             }
             if word.starts_with('-') && word.len() > 1 {
-                i += if self.options_with_value.contains(&word) { 2 } else { 1 };
+                // A cluster of short options whose last takes a value (`screen -dmS NAME`).
+                let clustered = !word.starts_with("--")
+                    && word.len() > 2
+                    && word[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    && word
+                        .chars()
+                        .last()
+                        .is_some_and(|c| self.options_with_value.contains(&format!("-{c}")));
+                i += if self.options_with_value.contains(&word) || clustered {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             if self.skip_assignments && is_assignment(&word) {

@@ -2,7 +2,7 @@
 //! literal words, `read` loops, and libraries preloaded into what runs.
 
 use super::walker::{Pipe, Walker};
-use crate::facts::{Call, Expr, Span, Taints};
+use crate::facts::{Call, Expr, Span, Taints, Value};
 use airlock_bash_parser::ast::{CompoundKind, For, Range, Stmt, StmtKind};
 use airlock_protocol::request::Language;
 
@@ -138,13 +138,20 @@ impl<'s> Walker<'_, '_, 's> {
     pub(super) fn for_statement(&mut self, clause: &'s For, range: Range, depth: u32, pipe: &Pipe) -> Taints {
         let mut values = Vec::new();
         for word in clause.words.iter().flatten() {
-            let mut value = self.word(word, depth);
-            // The words a loop goes over are a listing (`for d in /proc/[0-9]*` lists processes):
-            // sources over `@list` give the loop variable their labels.
-            let mut listing = Call::new("@list".into(), self.span(range));
-            listing.args.push(value.clone());
-            value.taints = value.taints.union(self.ctx.rules.call_labels(Language::Bash, &listing));
-            values.push(value);
+            let word = self.word(word, depth);
+            // `for f in "${FILES[@]}"` of a literal array goes over its words.
+            let items = match word.value {
+                Value::Seq(items) => items,
+                _ => vec![word],
+            };
+            for mut value in items {
+                // The words a loop goes over are a listing (`for d in /proc/[0-9]*` lists
+                // processes): sources over `@list` give the loop variable their labels.
+                let mut listing = Call::new("@list".into(), self.span(range));
+                listing.args.push(value.clone());
+                value.taints = value.taints.union(self.ctx.rules.call_labels(Language::Bash, &listing));
+                values.push(value);
+            }
         }
         let body = &clause.body;
         let name = self.text(clause.variable).to_string();
@@ -205,6 +212,10 @@ impl<'s> Walker<'_, '_, 's> {
 
     /// `LD_PRELOAD=lib.so cmd`, `export LD_AUDIT=...`: a library loaded into every program run.
     pub(super) fn preload(&mut self, name: &str, value: &Expr, span: Span) {
+        if let Some(strict) = command_variable(name) {
+            self.command_in_variable(name, value, strict, span);
+            return;
+        }
         if !matches!(
             name,
             "LD_PRELOAD" | "LD_AUDIT" | "LD_LIBRARY_PATH" | "DYLD_INSERT_LIBRARIES"
@@ -217,6 +228,60 @@ impl<'s> Walker<'_, '_, 's> {
         fact.args.push(value.clone());
         self.ctx
             .record_effects(Language::Bash, vec![crate::effects::Found { call: fact, code: None }]);
+    }
+
+    /// `GIT_SSH_COMMAND=CMD git fetch`, `export LESSOPEN='| filter %s'`: a variable whose value
+    /// a program runs as a shell command. A literal value is read as shell code; one known only
+    /// at run time is code the assessor cannot see (for the variables programs run without
+    /// being asked: `strict`), and is left alone for an editor or a pager the user chooses.
+    fn command_in_variable(&mut self, name: &str, value: &Expr, strict: bool, span: Span) {
+        let mut code = value.clone();
+        // `LESSOPEN='| lesspipe %s'`: the command after the pipe sign, its file as `%s`.
+        if let Some(text) = code.text().map(|t| t.into_owned()) {
+            let command = text
+                .trim_start()
+                .trim_start_matches(['|', '-'])
+                .trim_start()
+                .to_string();
+            if command != text {
+                code.value = match &code.value {
+                    Value::Str(_) => Value::Str(command),
+                    _ => Value::Formatted(command),
+                };
+            }
+        }
+        // An editor or a pager the user chooses (`EDITOR="$1"`) is theirs to choose.
+        if !code.is_literal() && !strict && code.text().is_some_and(|t| t.trim().starts_with('$')) {
+            return;
+        }
+        let mut fact = Call::new("@shell".into(), span);
+        fact.via = vec![name.to_string()];
+        fact.taints = code.taints;
+        fact.args.push(code.clone());
+        self.ctx.record_effects(
+            Language::Bash,
+            vec![crate::effects::Found {
+                call: fact,
+                code: Some(("bash".into(), code)),
+            }],
+        );
+    }
+
+    /// Labels of data that must not leave the machine (as AIR-BEHAVIOUR-EXFILTRATION counts them).
+    pub(super) fn local_data_labels(&self) -> Taints {
+        [
+            "sensitive_file",
+            "environment",
+            "system_file",
+            "local_data",
+            "system_info",
+            "process_list",
+            "clipboard",
+            "screen",
+            "keystrokes",
+        ]
+        .iter()
+        .fold(Taints::NONE, |t, l| t.union(self.ctx.rules.label(l)))
     }
 
     /// `read -r a b` gives its variables what standard input carries.
@@ -237,5 +302,17 @@ impl<'s> Walker<'_, '_, 's> {
                 Expr::other(call.taints).step(|| "standard input".into(), || format!("`read {text}` (line {line})"));
             self.vars.insert(text.into_owned(), value);
         }
+    }
+}
+
+/// Variables whose value a program runs as a shell command: `Some(true)` for those run without
+/// the user choosing them (an ssh command for git or rsync, a pager's input filter, a shell's
+/// start-up file), `Some(false)` for an editor or pager the user chooses.
+fn command_variable(name: &str) -> Option<bool> {
+    match name {
+        "GIT_SSH_COMMAND" | "GIT_SSH" | "GIT_EXTERNAL_DIFF" | "GIT_ASKPASS" | "SSH_ASKPASS" | "SUDO_ASKPASS"
+        | "RSYNC_RSH" | "CVS_RSH" | "LESSOPEN" | "LESSCLOSE" | "GIT_PROXY_COMMAND" => Some(true),
+        "PAGER" | "MANPAGER" | "GIT_PAGER" | "GIT_EDITOR" | "EDITOR" | "VISUAL" | "SYSTEMD_PAGER" => Some(false),
+        _ => None,
     }
 }

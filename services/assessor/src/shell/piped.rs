@@ -51,18 +51,25 @@ pub(super) fn printed(name: &str, words: &[Expr]) -> Option<Expr> {
         }
         _ => return None,
     };
+    let escapes = name == "echo"
+        && words
+            .iter()
+            .skip(1)
+            .take_while(|w| matches!(&w.value, Value::Str(t) if t.starts_with('-')))
+            .any(|w| w.text().is_some_and(|t| t.contains('e')));
     let mut literal = true;
     let mut taints = Taints::NONE;
     let mut text = Vec::new();
     for arg in args {
         literal &= matches!(arg.value, Value::Str(_));
         taints = taints.union(arg.taints);
-        text.push(arg.text().map(|t| t.into_owned()).unwrap_or_else(|| "{}".into()));
+        let printed = arg.text().map(|t| t.into_owned()).unwrap_or_else(|| "{}".into());
+        text.push(if escapes { unescape(&printed) } else { printed });
     }
     Some(Expr::built(text.join(" "), literal, taints))
 }
 
-/// `printf FORMAT ARGS`: the format with each `%s` / `%b` filled by the next argument (other
+/// `printf FORMAT ARGS`: the format with each `%s` / `%b` / `%q` filled by the next argument (other
 /// conversions kept as they are) and `\n` read as a newline.
 fn fill_format(format: &Expr, arguments: &[&Expr]) -> Expr {
     let mut literal = matches!(format.value, Value::Str(_));
@@ -73,17 +80,34 @@ fn fill_format(format: &Expr, arguments: &[&Expr]) -> Expr {
     let mut chars = template.chars().peekable();
     while let Some(c) = chars.next() {
         match (c, chars.peek()) {
-            ('%', Some('s' | 'b')) => {
+            ('%', Some(conversion @ ('s' | 'b' | 'q'))) => {
+                let escapes = *conversion == 'b';
                 chars.next();
                 if let Some(arg) = next.next() {
                     literal &= matches!(arg.value, Value::Str(_));
                     taints = taints.union(arg.taints);
-                    out.push_str(&arg.text().unwrap_or_default());
+                    let text = arg.text().unwrap_or_default();
+                    // `%b` reads the argument's backslash escapes (`\x72`, `\162`).
+                    if escapes {
+                        out.push_str(&unescape(&text));
+                    } else {
+                        out.push_str(&text);
+                    }
                 }
             }
             ('\\', Some('n')) => {
                 chars.next();
                 out.push('\n');
+            }
+            ('\\', Some('x')) => {
+                chars.next();
+                let hex: String = std::iter::from_fn(|| chars.next_if(|c| c.is_ascii_hexdigit()))
+                    .take(2)
+                    .collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(byte) => out.push(char::from(byte)),
+                    Err(_) => out.push_str("\\x"),
+                }
             }
             _ => out.push(c),
         }
@@ -94,6 +118,48 @@ fn fill_format(format: &Expr, arguments: &[&Expr]) -> Expr {
         taints = taints.union(arg.taints);
     }
     Expr::built(out, literal, taints)
+}
+
+/// Backslash escapes as `printf %b` and `echo -e` read them: `\xHH`, `\0NNN` and `\NNN`
+/// (octal), `\n`, `\t`, `\\`.
+fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('x') => {
+                let hex: String = std::iter::from_fn(|| chars.next_if(|c| c.is_ascii_hexdigit()))
+                    .take(2)
+                    .collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(byte) => out.push(char::from(byte)),
+                    Err(_) => out.push_str("\\x"),
+                }
+            }
+            Some(d) if d.is_digit(8) => {
+                let mut octal = String::from(d);
+                octal.extend(std::iter::from_fn(|| chars.next_if(|c| c.is_digit(8))).take(3));
+                let octal = octal.strip_prefix('0').filter(|o| !o.is_empty()).unwrap_or(&octal);
+                match u8::from_str_radix(octal, 8) {
+                    Ok(byte) => out.push(char::from(byte)),
+                    Err(_) => out.push_str(octal),
+                }
+            }
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 impl Walker<'_, '_, '_> {

@@ -66,20 +66,42 @@ impl<'s> Walker<'_, '_, 's> {
         }
         // `python3 - <<EOF ... EOF` and `bash <<< "..."` run the text they are given; given
         // their code (`awk '{print $2}' <<< "$line"`, `python3 app.py <<EOF`) it is their data.
-        let code_on_stdin = match body {
-            Body::Simple(simple) => self.reads_code_from_stdin(simple, &body_name),
+        // `source /dev/stdin <<< "$x"`, `. /dev/fd/0`: the shell reads its code from its input.
+        let sources_stdin = match body {
+            Body::Simple(simple) if matches!(body_name.as_str(), "source" | ".") => {
+                simple.words.get(1).is_some_and(|w| {
+                    matches!(
+                        literal_word(self.text(w.range)).as_str(),
+                        "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-"
+                    )
+                })
+            }
             _ => false,
         };
+        let code_on_stdin = sources_stdin
+            || match body {
+                Body::Simple(simple) => self.reads_code_from_stdin(simple, &body_name),
+                _ => false,
+            };
         if let Some(content) = &heredoc
             && code_on_stdin
             && let Some(text) = content.text()
         {
             let interpreter = match body_name.as_str() {
-                n if is_shell(n) => Some(Language::Bash),
+                n if is_shell(n) || sources_stdin => Some(Language::Bash),
                 n if n.starts_with("python") => Some(Language::Python),
                 _ => None,
             };
             let span = self.span(range);
+            // A program known only at run time (`python3 - <<< "$PY"`, `bash <<< "$BODY"`):
+            // code the assessor cannot see.
+            // (Text with a value filled in, a here-document naming `$HOME`, is read as written.)
+            if let Some(language) = interpreter
+                && !content.is_literal()
+                && whole_expansion(&text)
+            {
+                self.ctx.opaque_code(Language::Bash, language, content, span);
+            }
             if let Some(language) = interpreter {
                 let text = text.into_owned();
                 self.ctx.extract_embedded(language, &text, span);
@@ -266,4 +288,22 @@ pub(super) fn is_shell(name: &str) -> bool {
         name,
         "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "busybox-sh" | "rbash"
     )
+}
+
+/// Text that is one expansion and nothing else (`$PY`, `${BODY}`, `$(get_config)`): what it
+/// holds is known only at run time.
+fn whole_expansion(text: &str) -> bool {
+    let text = text.trim();
+    if let Some(inner) = text.strip_prefix("$(").and_then(|t| t.strip_suffix(')')) {
+        return !inner.contains("$(");
+    }
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'));
+    name.is_some_and(|n| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@' || c == '*')
+    })
 }

@@ -16,6 +16,21 @@ const MAX_EXPANDED_TEXT: usize = 16 * 1024 * 1024;
 /// The first program named by a substitution that only looks programs up by literal names
 /// (`$(type -p greadlink readlink | head -1)`, `$(command -v gsed)`, `` `which python3` ``):
 /// whichever is found, it is one the script chose.
+/// A substitution that is one `printf` or `echo` and nothing else.
+fn prints_only(substitution: &str) -> bool {
+    let Some(inner) = substitution
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| substitution.strip_prefix('`').and_then(|t| t.strip_suffix('`')))
+    else {
+        return false;
+    };
+    let inner = inner.trim();
+    (inner.starts_with("printf ") || inner.starts_with("echo "))
+        && !inner.contains(['|', ';', '&', '\n', '`', '>', '<'])
+        && !inner.contains("$(")
+}
+
 fn looked_up_program(substitution: &str) -> Option<&str> {
     let inner = substitution
         .strip_prefix("$(")
@@ -343,10 +358,18 @@ impl<'s> Walker<'_, '_, 's> {
             WordPart::DoubleQuoted(_, parts) => self.concatenation(parts, depth),
             WordPart::Param(param) => self.expansion(param, depth),
             WordPart::CommandSub(range, body) | WordPart::ProcessSub(range, body) => {
+                let saved = self.printed.take();
                 let output = self.statements(body, depth + 1, &Pipe::default());
+                let printed = std::mem::replace(&mut self.printed, saved);
                 // `$(type -p greadlink readlink | head -1)`: a program the script names itself.
                 if let Some(program) = looked_up_program(self.text(*range)) {
                     return Expr::new(Value::Str(program.to_string())).with_taints(output);
+                }
+                // `$(printf '%b' '\x72\x6d ...')`, `$(echo -e ...)`: the text printed.
+                if let Some(printed) = printed
+                    && prints_only(self.text(*range))
+                {
+                    return printed.with_taints(output);
                 }
                 let inner: String = self.text(*range).chars().take(SUBSTITUTION_TEXT).collect();
                 Expr {

@@ -474,6 +474,7 @@ fn judgement(engine: &Engine) -> Result<(), Box<dyn std::error::Error>> {
         ("issue 10, second round", &quality::SECOND_ROUND[..]),
         ("issue 26, third round", &quality::THIRD_ROUND[..]),
         ("issue 26, sixth pass: fresh cases", &quality::SIXTH_PASS[..]),
+        ("issue 26, seventh pass: fresh cases", &quality::SEVENTH_PASS[..]),
     ] {
         println!();
         println!("## Behaviour collections ({title}): training and validation splits");
