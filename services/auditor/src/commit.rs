@@ -62,15 +62,27 @@ impl Auditor {
         async {
             let batch = self
                 .writer
-                .prepare(items, airlock_protocol::now_ms(), last_stream_seq.to_be_bytes().to_vec())
+                .prepare(
+                    items,
+                    airlock_protocol::now_ms(),
+                    last_stream_seq.to_be_bytes().to_vec(),
+                )
                 .map_err(|e| Error::integrity_from("preparing the batch", e))?;
             tracing::Span::current().record("size", batch.staged.size);
             self.crash.at("prepared");
+            // Microseconds from `began` to the end of each step, for the debug line below: which
+            // step holds a slow commit (and so a waiting client's receipt) up.
+            let mut steps = [0u64; 8];
+            let mark = |step: &mut u64| *step = began.elapsed().as_micros() as u64;
             store_step(shutdown, "writing blobs", || write_blobs(&self.store, &batch.blobs)).await?;
+            mark(&mut steps[0]);
             self.crash.at("blobs");
             let staging = store_step(shutdown, "staging the batch", || batch.staged.stage(&self.store)).await?;
+            mark(&mut steps[1]);
             self.crash.at("staged");
-            self.swap_head(&batch, staging.clone(), last_stream_seq, shutdown).await?;
+            self.swap_head(&batch, staging.clone(), last_stream_seq, shutdown)
+                .await?;
+            mark(&mut steps[2]);
             self.crash.at("swapped");
             // Committed: from here on the batch is finished, now or by the next start. Its
             // receipts go out at once: each carries its proof and the signed checkpoint, and
@@ -81,27 +93,47 @@ impl Auditor {
             }
             let Outgoing { receipts, log } = self.outgoing(&batch.staged, &batch.entries).await?;
             self.send_all(receipts, shutdown).await?;
+            mark(&mut steps[3]);
             self.apply(&batch, shutdown).await?;
+            mark(&mut steps[4]);
             self.metrics.committed(batch.staged.size);
             self.crash.at("checkpoint");
             self.writer.accept(&batch);
             self.committed_seq = last_stream_seq;
-            self.drop_superseded_partials(&batch).await;
+            mark(&mut steps[5]);
             // The checkpoint message only once the checkpoint object is there to be read.
             self.send_all(log, shutdown).await?;
+            mark(&mut steps[6]);
             self.crash.at("published");
             if let Some(message) = last_message {
                 airlock_bus::consume::ack(&message).await;
             }
             self.crash.at("acked");
-            if let Err(e) = self.store.delete(&staging).await {
-                tracing::warn!(error = %airlock_bus::error_text(&e), "cannot delete the staging object; the next start will");
-            }
+            mark(&mut steps[7]);
+            self.tidy_after(&batch, staging);
             self.counters.add("entries", count as u64);
             self.counters.incr("checkpoints");
+            let [
+                blobs_us,
+                staged_us,
+                swapped_us,
+                receipts_us,
+                tiles_us,
+                accepted_us,
+                published_us,
+                acked_us,
+            ] = steps;
             tracing::debug!(
                 size = batch.staged.size,
                 entries = count,
+                blobs_us,
+                staged_us,
+                swapped_us,
+                receipts_us,
+                tiles_us,
+                accepted_us,
+                published_us,
+                acked_us,
                 took_us = began.elapsed().as_micros() as u64,
                 "checkpoint"
             );
@@ -147,23 +179,36 @@ impl Auditor {
         .await
     }
 
-    /// Once a full tile is written, the partial ones of the same index are redundant (readers
-    /// holding an older checkpoint fall back to the full tile).
-    async fn drop_superseded_partials(&self, batch: &Batch) {
-        for object in &batch.staged.tiles {
-            let Some(id) = TileId::parse(&object.path) else {
-                continue;
-            };
-            if !id.is_full() {
-                continue;
+    /// What a finished batch leaves to tidy, done beside the next commits rather than before
+    /// them: a delete on a busy local disk took 50 ms and more (this VM mounts ext4 with
+    /// `discard`), which every request whose terminal event arrived meanwhile waited for. The
+    /// staging object is no longer needed (the head names it until the next swap, and a start
+    /// that finds it gone checks the checkpoint instead; one left by a crash is removed at the
+    /// next start). Once a full tile is written, the partial ones of the same index are
+    /// redundant (readers holding an older checkpoint fall back to the full tile), and no later
+    /// batch writes a partial of that index again. A clean shutdown waits for both.
+    fn tidy_after(&self, batch: &Batch, staging: String) {
+        let store = self.store.clone();
+        let full_tiles: Vec<TileId> = batch
+            .staged
+            .tiles
+            .iter()
+            .filter_map(|object| TileId::parse(&object.path))
+            .filter(TileId::is_full)
+            .collect();
+        self.tidying.spawn(async move {
+            if let Err(e) = store.delete(&staging).await {
+                tracing::warn!(error = %airlock_bus::error_text(&e), "cannot delete the staging object; the next start will");
             }
-            let prefix = format!("{}.p/", id.path());
-            if let Ok(paths) = self.store.list(&prefix).await {
-                for path in paths {
-                    let _ = self.store.delete(&path).await;
+            for id in full_tiles {
+                let prefix = format!("{}.p/", id.path());
+                if let Ok(paths) = store.list(&prefix).await {
+                    for path in paths {
+                        let _ = store.delete(&path).await;
+                    }
                 }
             }
-        }
+        });
     }
 
     /// What a committed batch publishes: its entries, its checkpoint, and a receipt for each

@@ -125,6 +125,8 @@ pub(crate) struct Auditor {
     pub(crate) metrics: crate::metrics::AuditMetrics,
     /// What is stored in full and what by digest only (per-client byte budgets).
     pub(crate) retention: crate::retention::Retention,
+    /// Deletes a finished commit leaves behind (`Auditor::tidy_after`), awaited at shutdown.
+    pub(crate) tidying: tokio_util::task::TaskTracker,
 }
 
 /// How often the audit store's use is measured (a listing of the whole store).
@@ -209,6 +211,7 @@ impl Auditor {
             gap_since: None,
             last_head_write: Instant::now(),
             metrics: Default::default(),
+            tidying: tokio_util::task::TaskTracker::new(),
         }
     }
 
@@ -274,6 +277,8 @@ impl Auditor {
         if !self.pending.is_empty() {
             self.commit(&CancellationToken::new()).await?;
         }
+        self.tidying.close();
+        self.tidying.wait().await;
         Ok(())
     }
 
