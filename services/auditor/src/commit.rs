@@ -1,15 +1,25 @@
 //! One commit: blobs → staging object → swap of the head in the KV bucket (the commit point,
-//! guarded by the lease) → tiles → `checkpoint` → publish entries, checkpoint and receipts →
-//! ack → delete the staging object. Killed anywhere, a restarted auditor either redoes the
-//! batch (before the swap: nothing of it was committed) or finishes it from the staging object
-//! (after the swap, see [`crate::recovery`]), and skips redelivered messages its head covers.
+//! guarded by the lease) → receipts; then, in a task of its own, tiles → `checkpoint` →
+//! publish entries and checkpoint → ack → tidy. Killed anywhere, a restarted auditor either
+//! redoes the batch (before the swap: nothing of it was committed) or finishes it from the
+//! staging object (after the swap, see [`crate::recovery`]), and skips redelivered messages its
+//! head covers.
+//!
+//! The next batch's commit point does not wait for the last one's writes: a terminal event that
+//! arrives while they are under way (a tile write that a busy disk holds up for tens of
+//! milliseconds) is committed and receipted at once. The writes stay in order (each finish
+//! waits for the one before), and a batch committed while earlier ones are unfinished carries
+//! their tiles in its staging object ([`Staged::carry`]), so finishing it from that object alone
+//! finishes them too.
 
+use crate::crash::CrashPoint;
 use crate::error::Error;
 use crate::head::Head;
 use crate::service::{Auditor, store_step};
 use airlock_auditlog::entry::Entry;
 use airlock_auditlog::proof::TlogProof;
 use airlock_auditlog::reader::TileReader;
+use airlock_auditlog::store::Store;
 use airlock_auditlog::tile::TileId;
 use airlock_auditlog::writer::{Batch, Staged, write_blobs};
 use airlock_bus::{Backoff, retry_judged};
@@ -17,6 +27,8 @@ use airlock_protocol::subjects::{AUDIT_CHECKPOINT, audit_entry_subject, audit_re
 use airlock_protocol::{AuditReceipt, RequestId};
 use async_nats::jetstream;
 use bytes::Bytes;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -46,8 +58,32 @@ impl Outgoing {
     }
 }
 
+/// A committed batch whose writes may still be under way.
+pub(crate) struct Unfinished {
+    staged: Arc<Staged>,
+    done: Arc<AtomicBool>,
+}
+
+/// What finishing a committed batch needs, owned by its task.
+struct Finish {
+    store: Store,
+    js: jetstream::Context,
+    crash: Arc<CrashPoint>,
+    tidying: tokio_util::task::TaskTracker,
+    staged: Arc<Staged>,
+    staging: String,
+    log: Vec<Message>,
+    last_message: Option<jetstream::Message>,
+    done: Arc<AtomicBool>,
+    /// When the commit began, and how far its commit point took (µs per step), for the debug line.
+    began: Instant,
+    steps: [u64; 4],
+    entries: usize,
+}
+
 impl Auditor {
     pub(crate) async fn commit(&mut self, shutdown: &CancellationToken) -> Result<(), Error> {
+        self.surface_finish_failure().await?;
         if self.pending.is_empty() {
             self.pending_since = None;
             return Ok(());
@@ -60,7 +96,7 @@ impl Auditor {
         let began = Instant::now();
         let span = tracing::info_span!("audit.commit", entries = count, size = tracing::field::Empty);
         async {
-            let batch = self
+            let mut batch = self
                 .writer
                 .prepare(
                     items,
@@ -69,10 +105,14 @@ impl Auditor {
                 )
                 .map_err(|e| Error::integrity_from("preparing the batch", e))?;
             tracing::Span::current().record("size", batch.staged.size);
+            self.unfinished.retain(|u| !u.done.load(Ordering::Acquire));
+            if let Some(earlier) = self.unfinished.last() {
+                batch.staged.carry(&earlier.staged);
+            }
             self.crash.at("prepared");
-            // Microseconds from `began` to the end of each step, for the debug line below: which
-            // step holds a slow commit (and so a waiting client's receipt) up.
-            let mut steps = [0u64; 8];
+            // Microseconds from `began` to the end of each step of the commit point, for the
+            // finish's debug line: which step holds a slow commit (and a client's receipt) up.
+            let mut steps = [0u64; 4];
             let mark = |step: &mut u64| *step = began.elapsed().as_micros() as u64;
             store_step(shutdown, "writing blobs", || write_blobs(&self.store, &batch.blobs)).await?;
             mark(&mut steps[0]);
@@ -87,60 +127,68 @@ impl Auditor {
             // Committed: from here on the batch is finished, now or by the next start. Its
             // receipts go out at once: each carries its proof and the signed checkpoint, and
             // proves inclusion without the store, so a waiting client need not wait for the
-            // tiles (a store write that a busy disk can hold up for tens of milliseconds).
+            // tiles.
             for (entry, _) in &batch.entries {
                 self.index(entry);
             }
-            let Outgoing { receipts, log } = self.outgoing(&batch.staged, &batch.entries).await?;
+            let Outgoing { receipts, log } = self
+                .outgoing(&batch.staged, &batch.entries, batch.staged.old_size)
+                .await?;
             self.send_all(receipts, shutdown).await?;
             mark(&mut steps[3]);
-            self.apply(&batch, shutdown).await?;
-            mark(&mut steps[4]);
             self.metrics.committed(batch.staged.size);
-            self.crash.at("checkpoint");
             self.writer.accept(&batch);
             self.committed_seq = last_stream_seq;
-            mark(&mut steps[5]);
-            // The checkpoint message only once the checkpoint object is there to be read.
-            self.send_all(log, shutdown).await?;
-            mark(&mut steps[6]);
-            self.crash.at("published");
-            if let Some(message) = last_message {
-                airlock_bus::consume::ack(&message).await;
-            }
-            self.crash.at("acked");
-            mark(&mut steps[7]);
-            self.tidy_after(&batch, staging);
             self.counters.add("entries", count as u64);
             self.counters.incr("checkpoints");
-            let [
-                blobs_us,
-                staged_us,
-                swapped_us,
-                receipts_us,
-                tiles_us,
-                accepted_us,
-                published_us,
-                acked_us,
-            ] = steps;
-            tracing::debug!(
-                size = batch.staged.size,
-                entries = count,
-                blobs_us,
-                staged_us,
-                swapped_us,
-                receipts_us,
-                tiles_us,
-                accepted_us,
-                published_us,
-                acked_us,
-                took_us = began.elapsed().as_micros() as u64,
-                "checkpoint"
-            );
+            let Batch { staged, .. } = batch;
+            let staged = Arc::new(staged);
+            let done = Arc::new(AtomicBool::new(false));
+            self.unfinished.push(Unfinished {
+                staged: staged.clone(),
+                done: done.clone(),
+            });
+            let finish = Finish {
+                store: self.store.clone(),
+                js: self.js.clone(),
+                crash: self.crash.clone(),
+                tidying: self.tidying.clone(),
+                staged,
+                staging,
+                log,
+                last_message,
+                done,
+                began,
+                steps,
+                entries: count,
+            };
+            let earlier = self.finishing.take();
+            let shutdown = shutdown.clone();
+            self.finishing = Some(tokio::spawn(
+                finish.run(earlier, shutdown).instrument(tracing::Span::current()),
+            ));
             Ok::<(), Error>(())
         }
         .instrument(span)
         .await
+    }
+
+    /// A finish that failed (its writes refused, or stopped): the auditor stops with its error,
+    /// as it would have had the writes been made in the commit; a restart finishes the batch.
+    pub(crate) async fn surface_finish_failure(&mut self) -> Result<(), Error> {
+        match self.finishing.take_if(|task| task.is_finished()) {
+            Some(task) => joined(task.await),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits until every committed batch is written, published and acked (at shutdown, and
+    /// before a checkpoint is written outside a commit).
+    pub(crate) async fn finish_all(&mut self) -> Result<(), Error> {
+        match self.finishing.take() {
+            Some(task) => joined(task.await),
+            None => Ok(()),
+        }
     }
 
     /// The commit point: the head names the new size, root and staging object.
@@ -165,55 +213,15 @@ impl Auditor {
         Ok(())
     }
 
-    /// Writes the batch's tiles and the checkpoint.
-    async fn apply(&self, batch: &Batch, shutdown: &CancellationToken) -> Result<(), Error> {
-        let crash = &self.crash;
-        let first_tile = std::sync::atomic::AtomicBool::new(true);
-        store_step(shutdown, "writing tiles", || {
-            batch.staged.apply(&self.store, |path| {
-                if path.starts_with("tile/") && first_tile.swap(false, std::sync::atomic::Ordering::SeqCst) {
-                    crash.at("tile");
-                }
-            })
-        })
-        .await
-    }
-
-    /// What a finished batch leaves to tidy, done beside the next commits rather than before
-    /// them: a delete on a busy local disk took 50 ms and more (this VM mounts ext4 with
-    /// `discard`), which every request whose terminal event arrived meanwhile waited for. The
-    /// staging object is no longer needed (the head names it until the next swap, and a start
-    /// that finds it gone checks the checkpoint instead; one left by a crash is removed at the
-    /// next start). Once a full tile is written, the partial ones of the same index are
-    /// redundant (readers holding an older checkpoint fall back to the full tile), and no later
-    /// batch writes a partial of that index again. A clean shutdown waits for both.
-    fn tidy_after(&self, batch: &Batch, staging: String) {
-        let store = self.store.clone();
-        let full_tiles: Vec<TileId> = batch
-            .staged
-            .tiles
-            .iter()
-            .filter_map(|object| TileId::parse(&object.path))
-            .filter(TileId::is_full)
-            .collect();
-        self.tidying.spawn(async move {
-            if let Err(e) = store.delete(&staging).await {
-                tracing::warn!(error = %airlock_bus::error_text(&e), "cannot delete the staging object; the next start will");
-            }
-            for id in full_tiles {
-                let prefix = format!("{}.p/", id.path());
-                if let Ok(paths) = store.list(&prefix).await {
-                    for path in paths {
-                        let _ = store.delete(&path).await;
-                    }
-                }
-            }
-        });
-    }
-
     /// What a committed batch publishes: its entries, its checkpoint, and a receipt for each
-    /// request it ends.
-    pub(crate) async fn outgoing(&mut self, staged: &Staged, entries: &[(Entry, Vec<u8>)]) -> Result<Outgoing, Error> {
+    /// request it ends (entries from `receipts_from` on: a batch finished at a restart
+    /// republishes the entries of the earlier batches it carries, whose receipts went out).
+    pub(crate) async fn outgoing(
+        &mut self,
+        staged: &Staged,
+        entries: &[(Entry, Vec<u8>)],
+        receipts_from: u64,
+    ) -> Result<Outgoing, Error> {
         let mut out = Vec::new();
         if self.config.publish_entries {
             for (entry, bytes) in entries {
@@ -232,12 +240,16 @@ impl Auditor {
         let Some(signed) = staged.signed_checkpoint() else {
             return Err(Error::integrity("a staged checkpoint does not parse"));
         };
+        // Carried objects too: an earlier batch's tiles may not be in the store yet.
         let mut tiles = TileReader::new(&self.store, staged.size);
-        for object in &staged.tiles {
+        for object in staged.objects() {
             tiles.preload(&object.path, &object.bytes);
         }
         let mut receipts = Vec::new();
-        for (entry, bytes) in entries.iter().filter(|(e, _)| e.is_terminal()) {
+        for (entry, bytes) in entries
+            .iter()
+            .filter(|(e, _)| e.is_terminal() && e.seq >= receipts_from)
+        {
             let Ok(request_id) = RequestId::parse(&entry.request_id) else {
                 continue;
             };
@@ -270,26 +282,119 @@ impl Auditor {
         Ok(Outgoing { receipts, log: out })
     }
 
-    /// Publishes to the audit stream, pipelined, retrying the lot until every publish is
-    /// acknowledged (message ids make repeats harmless).
+    /// Publishes to the audit stream (see [`send_all`]).
     pub(crate) async fn send_all(&self, outgoing: Vec<Message>, shutdown: &CancellationToken) -> Result<(), Error> {
-        let backoff = Backoff {
-            first: Duration::from_millis(100),
-            max: Duration::from_secs(5),
-            patience: None,
-        };
-        retry_judged(
-            shutdown,
-            backoff,
-            "publishing audit messages",
-            |_| false,
-            || send_once(&self.js, &outgoing),
-        )
-        .await
-        .map_err(|_| Error::Cancelled {
-            what: "publishing audit messages",
-        })
+        send_all(&self.js, outgoing, shutdown).await
     }
+}
+
+impl Finish {
+    /// Once the batch before is finished: tiles and `checkpoint`, the log messages (the
+    /// checkpoint message only once the checkpoint object is there to be read), the ack, and
+    /// what is left to tidy.
+    async fn run(
+        self,
+        earlier: Option<tokio::task::JoinHandle<Result<(), Error>>>,
+        shutdown: CancellationToken,
+    ) -> Result<(), Error> {
+        if let Some(earlier) = earlier {
+            joined(earlier.await)?;
+        }
+        let waited_us = self.began.elapsed().as_micros() as u64;
+        let crash = &self.crash;
+        let first_tile = AtomicBool::new(true);
+        store_step(&shutdown, "writing tiles", || {
+            self.staged.apply_own(&self.store, |path| {
+                if path.starts_with("tile/") && first_tile.swap(false, Ordering::SeqCst) {
+                    crash.at("tile");
+                }
+            })
+        })
+        .await?;
+        let tiles_us = self.began.elapsed().as_micros() as u64;
+        crash.at("checkpoint");
+        send_all(&self.js, self.log, &shutdown).await?;
+        let published_us = self.began.elapsed().as_micros() as u64;
+        crash.at("published");
+        if let Some(message) = &self.last_message {
+            airlock_bus::consume::ack(message).await;
+        }
+        crash.at("acked");
+        self.done.store(true, Ordering::Release);
+        tidy_after(&self.tidying, &self.store, &self.staged, self.staging);
+        let [blobs_us, staged_us, swapped_us, receipts_us] = self.steps;
+        tracing::debug!(
+            size = self.staged.size,
+            entries = self.entries,
+            blobs_us,
+            staged_us,
+            swapped_us,
+            receipts_us,
+            waited_us,
+            tiles_us,
+            published_us,
+            took_us = self.began.elapsed().as_micros() as u64,
+            "checkpoint"
+        );
+        Ok(())
+    }
+}
+
+/// A finished (or failed, or panicked) finish task, as the auditor's own result.
+fn joined(result: Result<Result<(), Error>, tokio::task::JoinError>) -> Result<(), Error> {
+    result.map_err(|e| Error::integrity_from("finishing a committed batch", e))?
+}
+
+/// What a finished batch leaves to tidy, done beside the next commits rather than before
+/// them: a delete on a busy local disk took 50 ms and more (this VM mounts ext4 with
+/// `discard`), which every request whose terminal event arrived meanwhile waited for. The
+/// staging object is no longer needed (the head names it until the next swap, and a start
+/// that finds it gone checks the checkpoint instead; one left by a crash is removed at the
+/// next start). Once a full tile is written, the partial ones of the same index are redundant
+/// (readers holding an older checkpoint fall back to the full tile), and no later batch writes
+/// a partial of that index again. A clean shutdown waits for both.
+fn tidy_after(tidying: &tokio_util::task::TaskTracker, store: &Store, staged: &Staged, staging: String) {
+    let store = store.clone();
+    let full_tiles: Vec<TileId> = staged
+        .tiles
+        .iter()
+        .filter_map(|object| TileId::parse(&object.path))
+        .filter(TileId::is_full)
+        .collect();
+    tidying.spawn(async move {
+        if let Err(e) = store.delete(&staging).await {
+            tracing::warn!(error = %airlock_bus::error_text(&e), "cannot delete the staging object; the next start will");
+        }
+        for id in full_tiles {
+            let prefix = format!("{}.p/", id.path());
+            if let Ok(paths) = store.list(&prefix).await {
+                for path in paths {
+                    let _ = store.delete(&path).await;
+                }
+            }
+        }
+    });
+}
+
+/// Publishes to the audit stream, pipelined, retrying the lot until every publish is
+/// acknowledged (message ids make repeats harmless).
+async fn send_all(js: &jetstream::Context, outgoing: Vec<Message>, shutdown: &CancellationToken) -> Result<(), Error> {
+    let backoff = Backoff {
+        first: Duration::from_millis(100),
+        max: Duration::from_secs(5),
+        patience: None,
+    };
+    retry_judged(
+        shutdown,
+        backoff,
+        "publishing audit messages",
+        |_| false,
+        || send_once(js, &outgoing),
+    )
+    .await
+    .map_err(|_| Error::Cancelled {
+        what: "publishing audit messages",
+    })
 }
 
 /// One attempt at publishing everything, in windows: the client caps acks in flight, and

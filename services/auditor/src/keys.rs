@@ -34,6 +34,8 @@ impl Auditor {
         if !self.pending.is_empty() {
             return self.commit(shutdown).await;
         }
+        // The tree as the writer holds it is written only once every commit's own checkpoint is.
+        self.finish_all().await?;
         self.sign_current_tree(shutdown).await
     }
 

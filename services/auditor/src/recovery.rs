@@ -86,10 +86,11 @@ impl Auditor {
         let mut auditor = Auditor::new(config, store, js, writer, head, counters, requests);
         if let Some((path, staged)) = unfinished {
             let entries = staged_entries(&staged)?;
-            for (entry, _) in &entries {
+            // The carried batches' requests were indexed and receipted when they committed.
+            for (entry, _) in entries.iter().filter(|(e, _)| e.seq >= staged.old_size) {
                 auditor.index(entry);
             }
-            let outgoing = auditor.outgoing(&staged, &entries).await?;
+            let outgoing = auditor.outgoing(&staged, &entries, staged.old_size).await?;
             auditor.send_all(outgoing.all(), shutdown).await?;
             store_step(shutdown, "deleting the staging object", || auditor.store.delete(&path)).await?;
         }
@@ -144,10 +145,12 @@ async fn finish_interrupted_commit(
     }
 }
 
-/// The entries a staged commit added, read back from its bundles.
+/// The entries a staged commit added, read back from its bundles, with those of the earlier
+/// batches it carries (their publication may not have happened).
 pub(crate) fn staged_entries(staged: &Staged) -> Result<Vec<(Entry, Vec<u8>)>, Error> {
     let mut out = Vec::new();
-    for object in &staged.tiles {
+    let from = staged.publish_from();
+    for object in staged.objects() {
         let Some(id) = TileId::parse(&object.path) else {
             continue;
         };
@@ -158,7 +161,7 @@ pub(crate) fn staged_entries(staged: &Staged) -> Result<Vec<(Entry, Vec<u8>)>, E
             .map_err(|e| Error::integrity_from(format!("staged bundle {}", object.path), e))?;
         for (i, raw) in entries.into_iter().enumerate() {
             let seq = id.index * TILE_WIDTH + i as u64;
-            if seq >= staged.old_size && seq < staged.size {
+            if seq >= from && seq < staged.size && !out.iter().any(|(e, _): &(Entry, Vec<u8>)| e.seq == seq) {
                 let entry = Entry::decode(raw).map_err(|e| Error::integrity_from(format!("staged entry {seq}"), e))?;
                 out.push((entry, raw.to_vec()));
             }

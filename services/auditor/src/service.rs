@@ -24,6 +24,7 @@ use async_nats::jetstream;
 use futures::FutureExt as _;
 use futures::StreamExt as _;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -107,7 +108,7 @@ pub(crate) struct Auditor {
     pub(crate) writer: LogWriter,
     pub(crate) head: HeadStore,
     pub(crate) counters: ServiceCounters,
-    pub(crate) crash: CrashPoint,
+    pub(crate) crash: Arc<CrashPoint>,
     /// Entries of each request not yet ended, for its receipt.
     pub(crate) requests: HashMap<String, Vec<u64>>,
     /// Events-stream sequence the committed tree covers up to.
@@ -125,8 +126,13 @@ pub(crate) struct Auditor {
     pub(crate) metrics: crate::metrics::AuditMetrics,
     /// What is stored in full and what by digest only (per-client byte budgets).
     pub(crate) retention: crate::retention::Retention,
-    /// Deletes a finished commit leaves behind (`Auditor::tidy_after`), awaited at shutdown.
+    /// Deletes a finished commit leaves behind (`commit::tidy_after`), awaited at shutdown.
     pub(crate) tidying: tokio_util::task::TaskTracker,
+    /// The last committed batch's finish (tiles, checkpoint, log messages, ack), which waits
+    /// for the one before; `None` once it was seen to end.
+    pub(crate) finishing: Option<tokio::task::JoinHandle<Result<(), Error>>>,
+    /// Committed batches whose finish may not have ended: the next batch carries their tiles.
+    pub(crate) unfinished: Vec<crate::commit::Unfinished>,
 }
 
 /// How often the audit store's use is measured (a listing of the whole store).
@@ -200,7 +206,7 @@ impl Auditor {
             writer,
             head,
             counters,
-            crash: CrashPoint::from_env(),
+            crash: Arc::new(CrashPoint::from_env()),
             requests,
             committed_seq,
             next_seq: committed_seq + 1,
@@ -212,6 +218,8 @@ impl Auditor {
             last_head_write: Instant::now(),
             metrics: Default::default(),
             tidying: tokio_util::task::TaskTracker::new(),
+            finishing: None,
+            unfinished: Vec::new(),
         }
     }
 
@@ -263,6 +271,7 @@ impl Auditor {
                     }
                 },
                 _ = tick.tick() => {
+                    self.surface_finish_failure().await?;
                     self.resolve_gap();
                     if self.pending.is_empty() && self.last_head_write.elapsed() >= self.config.lease / 3 {
                         self.head.renew(shutdown).await?;
@@ -277,6 +286,7 @@ impl Auditor {
         if !self.pending.is_empty() {
             self.commit(&CancellationToken::new()).await?;
         }
+        self.finish_all().await?;
         self.tidying.close();
         self.tidying.wait().await;
         Ok(())

@@ -179,6 +179,16 @@ pub struct Staged {
     /// Application data committed with the batch (the auditor keeps its stream position here).
     #[serde(with = "serde_bytes")]
     pub meta: Vec<u8>,
+    /// Tiles and bundles of earlier batches that were committed (their swap done) but may not
+    /// be written yet: a writer that commits the next batch while the last one's tiles are
+    /// still being written carries them here, so that finishing this batch from its staging
+    /// object alone also finishes those ([`Staged::carry`]). Empty when nothing was pending.
+    #[serde(default)]
+    pub carried: Vec<StagedObject>,
+    /// The first entry whose publication may not have happened yet: the `old_size` of the
+    /// earliest batch carried, `None` when nothing is carried (then `old_size`).
+    #[serde(default)]
+    pub published_from: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -226,7 +236,38 @@ impl Staged {
             checkpoint: checkpoint.to_text(),
             tiles,
             meta,
+            carried: Vec::new(),
+            published_from: None,
         }
+    }
+
+    /// Carries the objects of an earlier committed batch whose writing may not be finished
+    /// (`earlier`, staged before this one), and the point from which its entries may still
+    /// be unpublished. Objects this batch writes itself (the same path) are not carried.
+    pub fn carry(&mut self, earlier: &Staged) {
+        let own: std::collections::HashSet<&str> = self.tiles.iter().map(|t| t.path.as_str()).collect();
+        let mut carried: Vec<StagedObject> = earlier
+            .carried
+            .iter()
+            .chain(&earlier.tiles)
+            .filter(|t| !own.contains(t.path.as_str()))
+            .cloned()
+            .collect();
+        let seen: std::collections::HashSet<String> = carried.iter().map(|t| t.path.clone()).collect();
+        carried.extend(self.carried.drain(..).filter(|t| !seen.contains(&t.path)));
+        self.carried = carried;
+        let from = earlier.published_from.unwrap_or(earlier.old_size);
+        self.published_from = Some(self.published_from.map_or(from, |mine| mine.min(from)));
+    }
+
+    /// Where the entries that finishing this batch publishes start.
+    pub fn publish_from(&self) -> u64 {
+        self.published_from.unwrap_or(self.old_size).min(self.old_size)
+    }
+
+    /// Every tile and bundle this staging object holds, carried ones first.
+    pub fn objects(&self) -> impl Iterator<Item = &StagedObject> {
+        self.carried.iter().chain(&self.tiles)
     }
 
     /// Where this batch is staged: named by size and root, so two different batches of one
@@ -266,11 +307,26 @@ impl Staged {
 
     /// Steps 4 and 5, after the swap: every tile (write-once, idempotent), then `checkpoint`.
     /// `written` is told of each object as it lands (crash tests stop the writer there).
-    pub async fn apply(&self, store: &Store, mut written: impl FnMut(&str)) -> Result<(), CommitError> {
+    /// Carried objects are written too (before this batch's own): this finishes the earlier
+    /// batches from this staging object alone, as a restart does.
+    pub async fn apply(&self, store: &Store, written: impl FnMut(&str)) -> Result<(), CommitError> {
+        self.write(store, self.objects(), written).await
+    }
+
+    /// [`Staged::apply`] without the carried objects: for the writer that commits in order and
+    /// knows the earlier batches finished (their own writes came first).
+    pub async fn apply_own(&self, store: &Store, written: impl FnMut(&str)) -> Result<(), CommitError> {
+        self.write(store, self.tiles.iter(), written).await
+    }
+
+    async fn write<'a>(
+        &self,
+        store: &Store,
+        objects: impl Iterator<Item = &'a StagedObject>,
+        mut written: impl FnMut(&str),
+    ) -> Result<(), CommitError> {
         // Owned jobs: futures that borrow from a closure argument are not `Send` for callers.
-        let jobs: Vec<(Store, String, Bytes)> = self
-            .tiles
-            .iter()
+        let jobs: Vec<(Store, String, Bytes)> = objects
             .map(|t| (store.clone(), t.path.clone(), Bytes::from(t.bytes.clone())))
             .collect();
         let mut puts = futures::stream::iter(jobs)
