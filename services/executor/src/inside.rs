@@ -70,18 +70,34 @@ pub fn follow(
             {
                 continue;
             }
-            match tokio::time::timeout(LOOK_TIMEOUT, look(&engine, &id)).await {
-                Ok(Ok(inside)) => {
-                    // Airlock's own processes there (a read-only run's relay) are not the program's.
-                    let processes = inside.processes.saturating_sub(helpers);
-                    send.send_replace(Some(Inside { processes, ..inside }));
-                }
-                Ok(Err(error)) => tracing::debug!(container = %id, %error, "looking inside gVisor"),
-                Err(_) => tracing::debug!(container = %id, "looking inside gVisor timed out"),
+            if let Some(inside) = look_once(&engine, &id, helpers).await {
+                send.send_replace(Some(inside));
             }
         }
     });
     (latest, task.abort_handle())
+}
+
+/// One look, given up after [`LOOK_TIMEOUT`]; the program's processes leave out `helpers`,
+/// Airlock's own there (a read-only run's relay). `None` when the look failed or took too long
+/// (logged: under load a look was seen to take seconds).
+pub async fn look_once(engine: &ContainerEngine, id: &str, helpers: u32) -> Option<Inside> {
+    let started = std::time::Instant::now();
+    match tokio::time::timeout(LOOK_TIMEOUT, look(engine, id)).await {
+        Ok(Ok(inside)) => {
+            tracing::debug!(container = %id, took_ms = started.elapsed().as_millis() as u64, ?inside, "looked inside gVisor");
+            let processes = inside.processes.saturating_sub(helpers);
+            Some(Inside { processes, ..inside })
+        }
+        Ok(Err(error)) => {
+            tracing::info!(container = %id, %error, "looking inside gVisor failed");
+            None
+        }
+        Err(_) => {
+            tracing::info!(container = %id, "looking inside gVisor took longer than {LOOK_TIMEOUT:?}; given up");
+            None
+        }
+    }
 }
 
 /// Whether a pids cgroup holds more than `allowed` tasks.

@@ -588,7 +588,27 @@ impl<'a> Run<'a> {
         if !self.observer.is_host() && !docker::is_running(self.exec.engine, self.id).await {
             return Ending::Lost("the container stopped, and the engine's output stream never said so".into());
         }
-        Ending::Violation(self.timeout())
+        let timeout = self.timeout();
+        if self.exec.runtime == airlock_protocol::Runtime::Runsc
+            && let Some(violation) = self.last_look_inside().await
+        {
+            return Ending::Violation(violation);
+        }
+        Ending::Violation(timeout)
+    }
+
+    /// Under gVisor a pile of zombies or a full `/tmp` is seen only by a look inside, every
+    /// 3 s (`inside.rs`), and under load looks were seen to miss their time: the run would then
+    /// be called a timeout although the program had broken another limit long before, and
+    /// slept or spun since. One more look, before the wall time is named as the cause.
+    async fn last_look_inside(&self) -> Option<Violation> {
+        let inside = crate::inside::look_once(self.exec.engine, self.id, self.exec.helpers).await?;
+        let reading = crate::monitor::Reading {
+            disk: Some(inside.disk),
+            sandbox_processes: Some(inside.processes),
+            ..self.observer.read().await.unwrap_or_default()
+        };
+        check(&self.exec.limits, &reading)
     }
 
     /// One look at the kernel's counters: a violation, or a usage sample when one is due.
