@@ -4,27 +4,10 @@
 //! a known tool's operands its table does not describe, surveys of the machine, name
 //! references). Each risky form has a benign twin that must stay as it was.
 
-use airlock_assessor::Engine;
-use airlock_protocol::assessment::{Assessment, Level};
-use airlock_protocol::request::{Language, Origin};
+mod support;
 
-fn assess(code: &str, language: Language) -> Assessment {
-    Engine::builtin()
-        .expect("built-in rules load")
-        .assess(code.as_bytes(), language, Origin::External)
-}
-
-fn ids(a: &Assessment) -> Vec<&str> {
-    a.findings.iter().map(|f| f.rule_id.as_str()).collect()
-}
-
-fn py(code: &str) -> Assessment {
-    assess(code, Language::Python)
-}
-
-fn sh(code: &str) -> Assessment {
-    assess(code, Language::Bash)
-}
+use airlock_protocol::assessment::Level;
+use support::{ids, py, sh};
 
 #[test]
 fn a_name_spelled_in_character_codes_is_that_name() {

@@ -6,32 +6,10 @@
 //! managers, and the comprehensions, lambdas and dataclasses values go through. Each risky form
 //! has a benign twin that must stay as it was. (Written from the pass's training cases only.)
 
-use airlock_assessor::Engine;
-use airlock_protocol::assessment::{Assessment, Level};
-use airlock_protocol::request::{Language, Origin};
+mod support;
 
-fn assess(code: &str, language: Language) -> Assessment {
-    Engine::builtin()
-        .expect("built-in rules load")
-        .assess(code.as_bytes(), language, Origin::External)
-}
-
-fn ids(a: &Assessment) -> Vec<&str> {
-    a.findings.iter().map(|f| f.rule_id.as_str()).collect()
-}
-
-fn py(code: &str) -> Assessment {
-    assess(code, Language::Python)
-}
-
-fn sh(code: &str) -> Assessment {
-    assess(code, Language::Bash)
-}
-
-fn benign(a: &Assessment) {
-    assert!(a.level <= Level::Medium, "{:?} {}", ids(a), a.summary);
-    assert!(!a.unanalysed, "{:?} {}", ids(a), a.summary);
-}
+use airlock_protocol::assessment::Level;
+use support::{benign, ids, py, sh};
 
 #[test]
 fn an_object_made_with_an_address_sends_what_its_methods_are_given() {

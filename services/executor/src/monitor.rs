@@ -121,12 +121,18 @@ impl ApiObserver {
                 ..latest.unwrap_or_default()
             });
         }
+        // Read whether or not the engine has sampled the sandbox yet: its samples come from
+        // gVisor (`runsc events`), which a fork bomb can hold up for the whole run, and the
+        // threads are then the only count of the program's processes left.
         let threads = self
             .sandbox_pids
             .as_ref()
             .and_then(|pids| read_u64(&pids.join("pids.current")));
-        if let (Some(reading), Some(threads)) = (latest.as_mut(), threads) {
-            reading.sandbox_threads = Some(threads);
+        if let Some(threads) = threads {
+            latest = Some(Reading {
+                sandbox_threads: Some(threads),
+                ..latest.unwrap_or_default()
+            });
         }
         let inside = self.inside.as_ref().and_then(|(answer, _)| *answer.borrow());
         match inside {

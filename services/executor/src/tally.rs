@@ -296,8 +296,12 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    pub(crate) fn add(&mut self, reading: Reading) {
-        if self.baseline_cpu_ns.is_none() {
+    pub(crate) fn add(&mut self, mut reading: Reading) {
+        // A reading without the engine's sample (under gVisor, the host's counts alone) has no
+        // CPU time: it neither starts the count nor takes it back to zero.
+        if reading.cpu_ns == 0 {
+            reading.cpu_ns = self.last.cpu_ns;
+        } else if self.baseline_cpu_ns.is_none() {
             self.baseline_cpu_ns = Some(reading.cpu_ns);
         }
         self.peak_memory = self
