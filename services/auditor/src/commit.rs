@@ -64,6 +64,9 @@ pub(crate) struct Unfinished {
     done: Arc<AtomicBool>,
 }
 
+/// Committed batches that may still be finishing when the next one commits.
+const MAX_UNFINISHED: usize = 2;
+
 /// What finishing a committed batch needs, owned by its task.
 struct Finish {
     store: Store,
@@ -92,6 +95,15 @@ impl Auditor {
         let last_message = self.pending_last.take();
         self.pending_since = None;
         let last_stream_seq = self.next_seq - 1;
+        // A stalled finish (a store or NATS that holds up writes) must not let the pipeline
+        // grow: every batch carries the unfinished ones' tiles, so an unbounded queue writes
+        // staging objects ever larger (quadratic bytes; a small store filled up in the cluster
+        // test). Past the bound, the next commit waits, as every commit did before pipelining.
+        self.unfinished.retain(|u| !u.done.load(Ordering::Acquire));
+        if self.unfinished.len() >= MAX_UNFINISHED {
+            self.finish_all().await?;
+            self.unfinished.retain(|u| !u.done.load(Ordering::Acquire));
+        }
         let count = items.len();
         let began = Instant::now();
         let span = tracing::info_span!("audit.commit", entries = count, size = tracing::field::Empty);

@@ -625,7 +625,10 @@ impl<'a> Run<'a> {
         if let Some(found) = check(&self.exec.limits, &reading) {
             return Some(found);
         }
-        if Instant::now() >= *next_sample {
+        // Before the engine's first sample a reading holds the host's counts alone (under
+        // gVisor): nothing to show as the run's usage yet.
+        let sampled = reading.cpu_ns > 0;
+        if sampled && Instant::now() >= *next_sample {
             *next_sample += sample_every;
             self.events.send(SandboxEvent::Usage(UsageSample {
                 seq: self.tally.samples,
