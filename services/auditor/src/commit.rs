@@ -117,7 +117,6 @@ impl Auditor {
                 )
                 .map_err(|e| Error::integrity_from("preparing the batch", e))?;
             tracing::Span::current().record("size", batch.staged.size);
-            self.unfinished.retain(|u| !u.done.load(Ordering::Acquire));
             if let Some(earlier) = self.unfinished.last() {
                 batch.staged.carry(&earlier.staged);
             }
